@@ -1,0 +1,115 @@
+"""The `kaos` command line: parses arguments, calls the library, renders the result.
+
+:func:`main` is the console-script entry point. It turns every error a user can cause into one
+line on stderr and a non-zero exit code (1 for errors, 2 for usage errors); a traceback is shown
+only with ``KAOS_DEBUG=1``.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+from typing import Annotated
+
+import typer
+
+from .. import __version__
+from ..errors import KaosError
+from ..store.connect import describe_sqlite_error
+from . import db as db_cli
+from . import demo as demo_cli
+from . import memories as memories_cli
+from . import search as search_cli
+from . import skills as skills_cli
+from .common import DbOption, global_options
+from .compat import Abort, ClickException, Exit, NoArgsIsHelpError, UsageError
+
+app = typer.Typer(
+    name="kaos",
+    help="kaos-dream: a skill and memory library for AI agents that learns from use.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"kaos-dream {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    ctx: typer.Context,
+    db: DbOption = None,
+    json_out: Annotated[bool, typer.Option("--json", help="JSON output for every command.")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
+    ] = False,
+) -> None:
+    """kaos-dream: a skill and memory library for AI agents that learns from use."""
+    options = global_options(ctx)
+    options.db = db
+    options.json = json_out
+
+
+app.command("init")(db_cli.init)
+app.command("search")(search_cli.search)
+app.command("demo")(demo_cli.demo)
+app.add_typer(skills_cli.app, name="skill")
+app.add_typer(memories_cli.app, name="memory")
+app.add_typer(db_cli.app, name="db")
+
+
+def fail(message: str, code: int) -> int:
+    first_line = " ".join(message.strip().splitlines()[:1]) or "unknown error"
+    sys.stderr.write(f"kaos: {first_line}\n")
+    return code
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Run the CLI and return its exit code instead of exiting (tests and ``main`` use this)."""
+    debug = os.environ.get("KAOS_DEBUG", "").lower() in {"1", "true", "yes", "on"}
+    try:
+        result = app(args=argv, prog_name="kaos", standalone_mode=False)
+        return result if isinstance(result, int) else 0
+    except NoArgsIsHelpError as exc:
+        sys.stdout.write(exc.format_message() if hasattr(exc, "format_message") else str(exc))
+        sys.stdout.write("\n")
+        return 2
+    except UsageError as exc:
+        where = exc.ctx.command_path if exc.ctx else "kaos"
+        return fail(f"usage error: {exc.format_message()} (see `{where} --help`)", 2)
+    except Abort:
+        return fail("aborted", 130)
+    except Exit as exc:
+        return exc.exit_code
+    except ClickException as exc:
+        return fail(exc.format_message(), exc.exit_code)
+    except KaosError as exc:
+        if debug:
+            raise
+        return fail(f"error: {exc}", exc.exit_code)
+    except sqlite3.Error as exc:
+        if debug:
+            raise
+        return fail("error: " + describe_sqlite_error(exc, global_options_path()), 1)
+    except KeyboardInterrupt:
+        return fail("interrupted", 130)
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # the last line of defence: never a traceback for the user
+        if debug:
+            raise
+        return fail(f"internal error: {type(exc).__name__}: {exc} (set KAOS_DEBUG=1 for a traceback)", 1)
+
+
+def global_options_path() -> str:
+    return os.environ.get("KAOS_DB") or "the database"
+
+
+def main() -> None:
+    sys.exit(run())

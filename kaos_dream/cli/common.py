@@ -1,0 +1,74 @@
+"""Shared CLI plumbing: the ``--db`` / ``--json`` options and opening the library for a command."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Annotated
+
+import typer
+
+from ..library import Library
+from ..settings import Settings
+
+DbOption = Annotated[
+    str | None,
+    typer.Option("--db", help="Database file (default: $KAOS_DB or ./kaos.db).", show_default=False),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for programs instead of a table.")]
+
+
+@dataclass
+class GlobalOptions:
+    db: str | None = None
+    json: bool = False
+
+
+def global_options(ctx: typer.Context) -> GlobalOptions:
+    root = ctx.find_root()
+    if not isinstance(root.obj, GlobalOptions):
+        root.obj = GlobalOptions()
+    return root.obj
+
+
+def resolve_db(ctx: typer.Context, db: str | None) -> str:
+    return db or global_options(ctx).db or os.environ.get("KAOS_DB") or Settings.from_env().db
+
+
+def wants_json(ctx: typer.Context, json_flag: bool) -> bool:
+    return json_flag or global_options(ctx).json
+
+
+@contextlib.contextmanager
+def open_for_write(ctx: typer.Context, db: str | None) -> Iterator[Library]:
+    """Open (creating and migrating if needed) for a command that changes the library."""
+    lib = Library(resolve_db(ctx, db))
+    try:
+        yield lib
+    finally:
+        lib.close()
+
+
+@contextlib.contextmanager
+def open_for_read(ctx: typer.Context, db: str | None) -> Iterator[Library]:
+    """Open read-only: a read command can never write, migrate or create the file."""
+    lib = Library(resolve_db(ctx, db), readonly=True)
+    try:
+        yield lib
+    finally:
+        lib.close()
+
+
+def parse_params(pairs: list[str]) -> dict[str, str]:
+    """``k=v`` pairs from ``--param`` options."""
+    from ..errors import InvalidInputError
+
+    params: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise InvalidInputError(f"--param expects NAME=VALUE, got {pair!r}")
+        params[key.strip()] = value
+    return params

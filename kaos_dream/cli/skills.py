@@ -1,0 +1,161 @@
+"""`kaos skill …`: add, list, show, update, deprecate, restore, rm, apply."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from ..skills import Skill
+from . import output
+from .common import DbOption, JsonOption, open_for_read, open_for_write, parse_params, wants_json
+
+app = typer.Typer(help="Manage skills: parameterised procedures agents can find and apply.", no_args_is_help=True)
+
+SkillRef = Annotated[str, typer.Argument(help="Skill name or id.", show_default=False)]
+
+
+def show_skill(ctx: typer.Context, skill: Skill, as_json: bool, verb: str | None = None) -> None:
+    if wants_json(ctx, as_json):
+        output.emit_json(skill.to_dict())
+        return
+    if verb:
+        output.message(f"{verb} skill {skill.id} {skill.name!r}")
+        return
+    output.fields(
+        f"skill {skill.id}",
+        [
+            ("name", skill.name),
+            ("description", skill.description),
+            ("template", skill.template),
+            ("parameters", skill.parameters or None),
+            ("tags", skill.tags or None),
+            ("deprecated", skill.deprecated),
+            ("reason", skill.deprecated_reason),
+            ("created", output.when(skill.created_at)),
+            ("updated", output.when(skill.updated_at)),
+        ],
+    )
+
+
+@app.command("add")
+def add(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Unique skill name.", show_default=False)],
+    description: Annotated[str, typer.Option("--description", "-d", help="What the skill does.")] = "",
+    template: Annotated[str, typer.Option("--template", "-t", help="Template with {param} placeholders.")] = "",
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="A tag (repeat for more).")] = None,
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Add a skill.
+
+    Example: kaos skill add csv-to-parquet -d "Convert CSV files to Parquet" -t "Convert {path}" --tag data
+    """
+    with open_for_write(ctx, db) as lib:
+        skill = lib.skills.add(name, description, template, tag or [])
+    show_skill(ctx, skill, json_out, verb="added")
+
+
+@app.command("list")
+def list_(
+    ctx: typer.Context,
+    tag: Annotated[str | None, typer.Option(help="Only skills with this tag.")] = None,
+    deprecated: Annotated[bool, typer.Option("--deprecated", help="Only deprecated skills.")] = False,
+    all_: Annotated[bool, typer.Option("--all", help="Live and deprecated skills.")] = False,
+    limit: Annotated[int | None, typer.Option(min=0, help="At most this many.")] = None,
+    offset: Annotated[int, typer.Option(min=0, help="Skip this many first.")] = 0,
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """List skills in id order (live ones unless --deprecated or --all)."""
+    state = None if all_ else deprecated
+    with open_for_read(ctx, db) as lib:
+        skills = lib.skills.list(tag=tag, deprecated=state, limit=limit, offset=offset)
+    if wants_json(ctx, json_out):
+        output.emit_json([s.to_dict() for s in skills])
+        return
+    output.table(
+        "skills",
+        ["id", "name", "description", "tags", "deprecated"],
+        ([s.id, s.name, s.description, s.tags, s.deprecated] for s in skills),
+    )
+
+
+@app.command("show")
+def show(ctx: typer.Context, ref: SkillRef, db: DbOption = None, json_out: JsonOption = False) -> None:
+    """Show one skill."""
+    with open_for_read(ctx, db) as lib:
+        skill = lib.skills.get(ref)
+    show_skill(ctx, skill, json_out)
+
+
+@app.command("update")
+def update(
+    ctx: typer.Context,
+    ref: SkillRef,
+    name: Annotated[str | None, typer.Option(help="New name.")] = None,
+    description: Annotated[str | None, typer.Option("--description", "-d", help="New description.")] = None,
+    template: Annotated[str | None, typer.Option("--template", "-t", help="New template.")] = None,
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="Replace the tags (repeat for more).")] = None,
+    clear_tags: Annotated[bool, typer.Option("--clear-tags", help="Remove all tags.")] = False,
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Change a skill's name, description, template or tags."""
+    tags = [] if clear_tags else tag
+    with open_for_write(ctx, db) as lib:
+        skill = lib.skills.update(ref, name=name, description=description, template=template, tags=tags)
+    show_skill(ctx, skill, json_out, verb="updated")
+
+
+@app.command("deprecate")
+def deprecate(
+    ctx: typer.Context,
+    ref: SkillRef,
+    reason: Annotated[str | None, typer.Option(help="Why (shown in `skill show`).")] = None,
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Soft-delete a skill: hidden from search and lists, telemetry kept, reversible with `restore`."""
+    with open_for_write(ctx, db) as lib:
+        skill = lib.skills.deprecate(ref, reason)
+    show_skill(ctx, skill, json_out, verb="deprecated")
+
+
+@app.command("restore")
+def restore(ctx: typer.Context, ref: SkillRef, db: DbOption = None, json_out: JsonOption = False) -> None:
+    """Undo `deprecate`."""
+    with open_for_write(ctx, db) as lib:
+        skill = lib.skills.restore(ref)
+    show_skill(ctx, skill, json_out, verb="restored")
+
+
+@app.command("rm")
+def rm(ctx: typer.Context, ref: SkillRef, db: DbOption = None, json_out: JsonOption = False) -> None:
+    """Delete a skill for good, with its telemetry (use `deprecate` to keep history)."""
+    with open_for_write(ctx, db) as lib:
+        skill = lib.skills.delete(ref)
+    show_skill(ctx, skill, json_out, verb="deleted")
+
+
+@app.command("apply")
+def apply(
+    ctx: typer.Context,
+    ref: SkillRef,
+    param: Annotated[list[str] | None, typer.Option("--param", "-p", help="NAME=VALUE (repeat).")] = None,
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Render a skill's template with parameters (reads only; report results with record-outcome).
+
+    Example: kaos skill apply csv-to-parquet --param path=data/in.csv
+    """
+    params = parse_params(param or [])
+    with open_for_read(ctx, db) as lib:
+        skill = lib.skills.get(ref)
+        text = lib.skills.render(skill.id, params)
+    if wants_json(ctx, json_out):
+        output.emit_json({"skill": skill.name, "id": skill.id, "params": params, "rendered": text})
+    else:
+        output.message(text)

@@ -1,0 +1,177 @@
+"""The :class:`Library`: one connection, one clock, and the stores built on them."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any
+
+from .clock import Clock, SystemClock
+from .errors import InvalidInputError, StoreError
+from .memories import Memories
+from .search import Hit, lexical_candidates
+from .settings import Settings
+from .skills import Skills
+from .store import LATEST_VERSION, apply_migrations, connect, schema_version, transaction
+from .store.connect import describe_sqlite_error, enable_wal
+from .store.migrations import check_ownership, require_current
+
+SEARCH_KINDS = ("skill", "memory")
+FTS_TABLES = ("skills_fts", "memories_fts")
+
+
+class Library(AbstractContextManager["Library"]):
+    """A kaos-dream library stored in one SQLite file.
+
+    ``readonly=True`` opens the file with SQLite's ``mode=ro``: nothing can be written, the schema is
+    never migrated, and a file that still needs migrating is refused with a clear message.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        clock: Clock | None = None,
+        settings: Settings | None = None,
+        readonly: bool = False,
+    ) -> None:
+        self.settings = settings or Settings.from_env()
+        self.path = str(path) if path is not None else self.settings.db
+        self.clock: Clock = clock or SystemClock()
+        self.readonly = readonly
+        self.conn: sqlite3.Connection = connect(
+            self.path,
+            readonly=readonly,
+            busy_timeout_ms=self.settings.busy_timeout_ms,
+            synchronous=self.settings.synchronous,
+        )
+        try:
+            if readonly:
+                require_current(self.conn, self.path)
+            else:
+                check_ownership(self.conn, self.path)
+                enable_wal(self.conn, self.path)
+                apply_migrations(self.conn, self.now(), self.path)
+        except sqlite3.Error as exc:
+            self.conn.close()
+            raise StoreError(describe_sqlite_error(exc, self.path)) from None
+        except BaseException:
+            self.conn.close()
+            raise
+        self.skills = Skills(self)
+        self.memories = Memories(self)
+
+    # -- plumbing ---------------------------------------------------------------------------------
+    def now(self) -> float:
+        return self.clock.now()
+
+    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        """Group several library calls into one atomic write (``BEGIN IMMEDIATE`` … ``COMMIT``)."""
+        return transaction(self.conn)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- search -----------------------------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        *,
+        kind: str | None = None,
+        limit: int = 10,
+        include_deprecated: bool = False,
+    ) -> list[Hit]:
+        """Skills and/or memories matching ``query``, best first (BM25, ties by kind then id)."""
+        if limit < 0:
+            raise InvalidInputError("limit must not be negative")
+        kinds = SEARCH_KINDS if kind is None else (kind,)
+        for k in kinds:
+            if k not in SEARCH_KINDS:
+                raise InvalidInputError(f"unknown kind {k!r}: use skill or memory")
+        hits: list[Hit] = []
+        for k in kinds:
+            hits.extend(lexical_candidates(self.conn, query, k, limit, include_deprecated))
+        hits.sort(key=lambda h: (-h.score, h.kind, h.id))
+        return hits[:limit]
+
+    # -- inspection -------------------------------------------------------------------------------
+    def info(self) -> dict[str, Any]:
+        size = None
+        if self.path != ":memory:" and Path(self.path).exists():
+            size = Path(self.path).stat().st_size
+        return {
+            "path": self.path if self.path == ":memory:" else str(Path(self.path).resolve()),
+            "schema_version": schema_version(self.conn),
+            "latest_schema_version": LATEST_VERSION,
+            "size_bytes": size,
+            "skills": self.skills.count(),
+            "deprecated_skills": self.skills.count(deprecated=True),
+            "memories": self.memories.count(),
+        }
+
+    def check(self) -> list[str]:
+        """Integrity problems found (empty when the file is sound). Reads only."""
+        problems: list[str] = []
+        for (line,) in self.conn.execute("PRAGMA integrity_check"):
+            if line != "ok":
+                problems.append(f"integrity: {line}")
+        for row in self.conn.execute("PRAGMA foreign_key_check"):
+            problems.append(f"foreign key: {row[0]} row {row[1]} points at a missing {row[2]}")
+        problems.extend(self._check_fulltext())
+        return problems
+
+    def _check_fulltext(self) -> list[str]:
+        """FTS5's integrity-check is phrased as an INSERT, so it needs a writable connection; it runs
+        inside a transaction that is always rolled back, leaving the file untouched."""
+        if self.path == ":memory:" or not self.readonly:
+            conn, owned = self.conn, False
+        else:
+            try:
+                conn = connect(self.path, busy_timeout_ms=self.settings.busy_timeout_ms)
+            except StoreError as exc:
+                return [f"full-text indexes not checked: {exc}"]
+            owned = True
+        problems: list[str] = []
+        try:
+            if conn.in_transaction:
+                raise StoreError("cannot check full-text indexes inside an open transaction")
+            conn.execute("BEGIN")
+            try:
+                for table in FTS_TABLES:
+                    try:
+                        conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('integrity-check', 1)")
+                    except sqlite3.OperationalError as exc:
+                        if "readonly" in str(exc):
+                            return [f"full-text indexes not checked: {self.path} is read-only"]
+                        problems.append(f"full-text index {table}: {exc}")
+                    except sqlite3.DatabaseError as exc:
+                        problems.append(f"full-text index {table}: {exc}")
+            finally:
+                conn.execute("ROLLBACK")
+        finally:
+            if owned:
+                conn.close()
+        return problems
+
+    def iter_tables(self) -> Iterator[str]:
+        for (name,) in self.conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+        ):
+            yield name
+
+
+def open_library(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    clock: Clock | None = None,
+    settings: Settings | None = None,
+    readonly: bool = False,
+) -> Library:
+    """Open (creating and migrating when needed, unless ``readonly``) the library at ``path``."""
+    return Library(path, clock=clock, settings=settings, readonly=readonly)

@@ -1,0 +1,157 @@
+"""Memories: observations, results and notes an agent stores and later retrieves.
+
+A memory is addressed by its id or its unique ``key``; deleting one removes its telemetry too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .errors import ConflictError, InvalidInputError, NotFoundError
+from .skills import MAX_NAME, clean_text
+from .store import transaction
+
+if TYPE_CHECKING:
+    from .library import Library
+
+
+@dataclass(frozen=True)
+class Memory:
+    id: int
+    kind: str
+    key: str
+    content: str
+    metadata: dict[str, Any]
+    created_at: float
+    updated_at: float
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> Memory:
+        return cls(
+            id=row["id"],
+            kind=row["kind"],
+            key=row["key"],
+            content=row["content"],
+            metadata=json.loads(row["metadata"]),
+            created_at=row["created_at"],
+            updated_at=row["updated_at"],
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "key": self.key,
+            "content": self.content,
+            "metadata": self.metadata,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+        }
+
+
+def parse_metadata(metadata: str | Mapping[str, Any] | None) -> dict[str, Any]:
+    """Metadata is a JSON object; text is parsed strictly so a typo is an error, not a string."""
+    if metadata is None:
+        return {}
+    if isinstance(metadata, str):
+        try:
+            value = json.loads(metadata)
+        except json.JSONDecodeError as exc:
+            raise InvalidInputError(f"metadata is not valid JSON: {exc.msg} at position {exc.pos}") from None
+    else:
+        value = dict(metadata)
+    if not isinstance(value, dict):
+        raise InvalidInputError("metadata must be a JSON object, e.g. '{\"source\": \"run-42\"}'")
+    return value
+
+
+def _clean_label(value: str, what: str) -> str:
+    cleaned = value.strip()
+    if not cleaned:
+        raise InvalidInputError(f"memory {what} must not be empty")
+    if len(cleaned) > MAX_NAME or any(ord(c) < 32 for c in cleaned):
+        raise InvalidInputError(f"memory {what} must be at most {MAX_NAME} printable characters")
+    return cleaned
+
+
+class Memories:
+    """CRUD for memories; one instance per :class:`Library`."""
+
+    def __init__(self, library: Library) -> None:
+        self._lib = library
+
+    @property
+    def _conn(self) -> sqlite3.Connection:
+        return self._lib.conn
+
+    def add(
+        self,
+        content: str,
+        *,
+        kind: str = "note",
+        key: str | None = None,
+        metadata: str | Mapping[str, Any] | None = None,
+    ) -> Memory:
+        content = clean_text(content, "content")
+        if not content.strip():
+            raise InvalidInputError("memory content must not be empty")
+        kind = _clean_label(kind, "kind")
+        if key is None:
+            digest = hashlib.sha256(f"{kind}\x00{content}".encode()).hexdigest()[:12]
+            key = f"{kind}-{digest}"
+        key = _clean_label(key, "key")
+        meta = json.dumps(parse_metadata(metadata), sort_keys=True)
+        now = self._lib.now()
+        with transaction(self._conn):
+            try:
+                cur = self._conn.execute(
+                    "INSERT INTO memories (kind, key, content, metadata, created_at, updated_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (kind, key, content, meta, now, now),
+                )
+            except sqlite3.IntegrityError:
+                raise ConflictError(f"a memory with key {key!r} already exists") from None
+            memory_id = cur.lastrowid
+        return self.get(memory_id)
+
+    def resolve_id(self, ref: int | str) -> int:
+        if isinstance(ref, int):
+            row = self._conn.execute("SELECT id FROM memories WHERE id = ?", (ref,)).fetchone()
+        else:
+            row = self._conn.execute("SELECT id FROM memories WHERE key = ?", (ref.strip(),)).fetchone()
+            if row is None and ref.strip().isdigit():
+                row = self._conn.execute("SELECT id FROM memories WHERE id = ?", (int(ref.strip()),)).fetchone()
+        if row is None:
+            raise NotFoundError(f"no memory {ref!r}")
+        return int(row[0])
+
+    def get(self, ref: int | str) -> Memory:
+        memory_id = self.resolve_id(ref)
+        return Memory.from_row(self._conn.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone())
+
+    def list(self, *, kind: str | None = None, limit: int | None = None, offset: int = 0) -> list[Memory]:
+        if limit is not None and limit < 0:
+            raise InvalidInputError("limit must not be negative")
+        if offset < 0:
+            raise InvalidInputError("offset must not be negative")
+        sql, params = "SELECT * FROM memories", []
+        if kind is not None:
+            sql += " WHERE kind = ?"
+            params.append(kind)
+        sql += " ORDER BY id LIMIT ? OFFSET ?"
+        params += [-1 if limit is None else limit, offset]
+        return [Memory.from_row(r) for r in self._conn.execute(sql, params)]
+
+    def count(self) -> int:
+        return int(self._conn.execute("SELECT count(*) FROM memories").fetchone()[0])
+
+    def delete(self, ref: int | str) -> Memory:
+        with transaction(self._conn):
+            memory = self.get(ref)
+            self._conn.execute("DELETE FROM memories WHERE id = ?", (memory.id,))
+        return memory

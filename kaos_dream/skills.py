@@ -1,0 +1,281 @@
+"""Skills: named, parameterised procedures an agent can find and apply.
+
+Deleting a skill removes it and (through ``ON DELETE CASCADE``) its telemetry; deprecating is the
+reversible, soft alternative and is what the dream's prune proposals use.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .errors import ConflictError, InvalidInputError, NotFoundError
+from .store import transaction
+
+if TYPE_CHECKING:
+    from .library import Library
+
+MAX_NAME = 200
+MAX_TEXT = 1_000_000
+_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}|\{|\}")
+
+
+@dataclass(frozen=True)
+class Skill:
+    id: int
+    name: str
+    description: str
+    template: str
+    tags: tuple[str, ...]
+    deprecated: bool
+    deprecated_reason: str | None
+    created_at: float
+    updated_at: float
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> Skill:
+        return cls(
+            id=row["id"],
+            name=row["name"],
+            description=row["description"],
+            template=row["template"],
+            tags=tuple(json.loads(row["tags"])),
+            deprecated=bool(row["deprecated"]),
+            deprecated_reason=row["deprecated_reason"],
+            created_at=row["created_at"],
+            updated_at=row["updated_at"],
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "description": self.description,
+            "template": self.template,
+            "tags": list(self.tags),
+            "deprecated": self.deprecated,
+            "deprecated_reason": self.deprecated_reason,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+        }
+
+    @property
+    def parameters(self) -> tuple[str, ...]:
+        return template_parameters(self.template)
+
+
+def clean_name(name: str) -> str:
+    cleaned = name.strip()
+    if not cleaned:
+        raise InvalidInputError("skill name must not be empty")
+    if len(cleaned) > MAX_NAME:
+        raise InvalidInputError(f"skill name is {len(cleaned)} characters; the limit is {MAX_NAME}")
+    if any(ord(c) < 32 for c in cleaned):
+        raise InvalidInputError("skill name must not contain control characters")
+    return cleaned
+
+
+def clean_text(value: str, what: str) -> str:
+    if "\x00" in value:
+        raise InvalidInputError(f"{what} must not contain NUL characters")
+    if len(value) > MAX_TEXT:
+        raise InvalidInputError(f"{what} is {len(value)} characters; the limit is {MAX_TEXT}")
+    return value
+
+
+def clean_tags(tags: Iterable[str]) -> tuple[str, ...]:
+    seen: list[str] = []
+    for tag in tags:
+        t = tag.strip()
+        if not t:
+            raise InvalidInputError("tags must not be empty")
+        if any(ord(c) < 32 for c in t) or len(t) > MAX_NAME:
+            raise InvalidInputError(f"invalid tag {t[:40]!r}")
+        if t not in seen:
+            seen.append(t)
+    return tuple(seen)
+
+
+def template_parameters(template: str) -> tuple[str, ...]:
+    names: list[str] = []
+    for match in _PLACEHOLDER.finditer(template):
+        if match.group(1) and match.group(1) not in names:
+            names.append(match.group(1))
+    return tuple(names)
+
+
+def render_template(template: str, params: Mapping[str, str]) -> str:
+    """Fill ``{name}`` placeholders; ``{{`` and ``}}`` are literal braces.
+
+    Missing and unknown parameters are both errors: a typo should not silently render a template.
+    """
+    wanted = template_parameters(template)
+    missing = [p for p in wanted if p not in params]
+    if missing:
+        raise InvalidInputError("missing template parameter(s): " + ", ".join(missing))
+    unknown = sorted(set(params) - set(wanted))
+    if unknown:
+        raise InvalidInputError(
+            "unknown template parameter(s): " + ", ".join(unknown)
+            + (f" (the template takes: {', '.join(wanted)})" if wanted else " (the template takes none)")
+        )
+
+    def substitute(match: re.Match[str]) -> str:
+        token = match.group(0)
+        if token == "{{":
+            return "{"
+        if token == "}}":
+            return "}"
+        if match.group(1):
+            return str(params[match.group(1)])
+        return token
+
+    return _PLACEHOLDER.sub(substitute, template)
+
+
+class Skills:
+    """CRUD for skills; one instance per :class:`Library`."""
+
+    def __init__(self, library: Library) -> None:
+        self._lib = library
+
+    @property
+    def _conn(self) -> sqlite3.Connection:
+        return self._lib.conn
+
+    def add(
+        self, name: str, description: str = "", template: str = "", tags: Iterable[str] = ()
+    ) -> Skill:
+        name = clean_name(name)
+        description = clean_text(description, "description")
+        template = clean_text(template, "template")
+        now = self._lib.now()
+        with transaction(self._conn):
+            try:
+                cur = self._conn.execute(
+                    "INSERT INTO skills (name, description, template, tags, created_at, updated_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (name, description, template, json.dumps(list(clean_tags(tags))), now, now),
+                )
+            except sqlite3.IntegrityError:
+                raise ConflictError(f"a skill named {name!r} already exists") from None
+            skill_id = cur.lastrowid
+        return self.get(skill_id)
+
+    def resolve_id(self, ref: int | str) -> int:
+        """An id or a name to the skill's id; names win over digit-strings that look like ids."""
+        if isinstance(ref, int):
+            row = self._conn.execute("SELECT id FROM skills WHERE id = ?", (ref,)).fetchone()
+        else:
+            row = self._conn.execute("SELECT id FROM skills WHERE name = ?", (ref.strip(),)).fetchone()
+            if row is None and ref.strip().isdigit():
+                row = self._conn.execute("SELECT id FROM skills WHERE id = ?", (int(ref.strip()),)).fetchone()
+        if row is None:
+            raise NotFoundError(f"no skill {ref!r}")
+        return int(row[0])
+
+    def get(self, ref: int | str) -> Skill:
+        skill_id = self.resolve_id(ref)
+        row = self._conn.execute("SELECT * FROM skills WHERE id = ?", (skill_id,)).fetchone()
+        return Skill.from_row(row)
+
+    def list(
+        self,
+        *,
+        tag: str | None = None,
+        deprecated: bool | None = False,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[Skill]:
+        """Skills in id order. ``deprecated=None`` lists both; filters apply before the LIMIT."""
+        if limit is not None and limit < 0:
+            raise InvalidInputError("limit must not be negative")
+        if offset < 0:
+            raise InvalidInputError("offset must not be negative")
+        where: list[str] = []
+        params: list[Any] = []
+        if deprecated is not None:
+            where.append("deprecated = ?")
+            params.append(int(deprecated))
+        if tag is not None:
+            where.append("EXISTS (SELECT 1 FROM json_each(skills.tags) WHERE json_each.value = ?)")
+            params.append(tag)
+        sql = "SELECT * FROM skills"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY id LIMIT ? OFFSET ?"
+        params += [-1 if limit is None else limit, offset]
+        return [Skill.from_row(r) for r in self._conn.execute(sql, params)]
+
+    def count(self, *, deprecated: bool | None = None) -> int:
+        if deprecated is None:
+            return int(self._conn.execute("SELECT count(*) FROM skills").fetchone()[0])
+        return int(
+            self._conn.execute("SELECT count(*) FROM skills WHERE deprecated = ?", (int(deprecated),)).fetchone()[0]
+        )
+
+    def update(
+        self,
+        ref: int | str,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        template: str | None = None,
+        tags: Iterable[str] | None = None,
+    ) -> Skill:
+        changes: dict[str, Any] = {}
+        if name is not None:
+            changes["name"] = clean_name(name)
+        if description is not None:
+            changes["description"] = clean_text(description, "description")
+        if template is not None:
+            changes["template"] = clean_text(template, "template")
+        if tags is not None:
+            changes["tags"] = json.dumps(list(clean_tags(tags)))
+        if not changes:
+            raise InvalidInputError("nothing to update: give at least one field")
+        with transaction(self._conn):
+            skill_id = self.resolve_id(ref)
+            changes["updated_at"] = self._lib.now()
+            assignments = ", ".join(f"{column} = ?" for column in changes)
+            try:
+                self._conn.execute(
+                    f"UPDATE skills SET {assignments} WHERE id = ?", [*changes.values(), skill_id]
+                )
+            except sqlite3.IntegrityError:
+                raise ConflictError(f"a skill named {changes.get('name')!r} already exists") from None
+        return self.get(skill_id)
+
+    def deprecate(self, ref: int | str, reason: str | None = None) -> Skill:
+        with transaction(self._conn):
+            skill_id = self.resolve_id(ref)
+            self._conn.execute(
+                "UPDATE skills SET deprecated = 1, deprecated_reason = ?, deprecated_at = ?, updated_at = ? "
+                "WHERE id = ?",
+                (reason, self._lib.now(), self._lib.now(), skill_id),
+            )
+        return self.get(skill_id)
+
+    def restore(self, ref: int | str) -> Skill:
+        with transaction(self._conn):
+            skill_id = self.resolve_id(ref)
+            self._conn.execute(
+                "UPDATE skills SET deprecated = 0, deprecated_reason = NULL, deprecated_at = NULL, "
+                "updated_at = ? WHERE id = ?",
+                (self._lib.now(), skill_id),
+            )
+        return self.get(skill_id)
+
+    def delete(self, ref: int | str) -> Skill:
+        """Remove the skill for good; its telemetry rows go with it (cascade)."""
+        with transaction(self._conn):
+            skill = self.get(ref)
+            self._conn.execute("DELETE FROM skills WHERE id = ?", (skill.id,))
+        return skill
+
+    def render(self, ref: int | str, params: Mapping[str, str]) -> str:
+        return render_template(self.get(ref).template, params)

@@ -1,0 +1,195 @@
+"""The real `kaos` binary: hostile input, exit codes, one-line errors, read commands that never write."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from kaos_dream.store import LATEST_VERSION
+
+from .conftest import file_digest, run_kaos
+
+
+@pytest.fixture
+def populated(tmp_path: Path) -> Path:
+    db = tmp_path / "cli.db"
+    assert run_kaos("init", db=db).returncode == 0
+    r = run_kaos("skill", "add", "csv-to-parquet", "-d", "Convert CSV files to Parquet", "-t", "Convert {path}",
+                 "--tag", "data", db=db)
+    assert r.returncode == 0, r.stderr
+    assert run_kaos("skill", "add", "postgres-backup", "-d", "Backup postgres", db=db).returncode == 0
+    assert run_kaos("memory", "add", "Staging postgres rejects TLS 1.0", "--key", "tls", "--meta", '{"a": 1}',
+                    db=db).returncode == 0
+    return db
+
+
+def assert_one_line_error(result, code: int = 1) -> None:
+    assert result.returncode == code, (result.returncode, result.stdout, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("kaos: ")
+    assert "Traceback" not in result.stderr
+
+
+def test_version_and_help() -> None:
+    r = run_kaos("--version")
+    assert r.returncode == 0 and "kaos-dream" in r.stdout
+    for args in (["--help"], ["skill", "--help"], ["skill", "add", "--help"], ["memory", "list", "--help"],
+                 ["search", "--help"], ["db", "check", "--help"], ["init", "--help"], ["demo", "--help"]):
+        r = run_kaos(*args)
+        assert r.returncode == 0 and "Usage" in r.stdout, args
+
+
+def test_json_outputs(populated: Path) -> None:
+    skills = json.loads(run_kaos("skill", "list", "--json", db=populated).stdout)
+    assert [s["name"] for s in skills] == ["csv-to-parquet", "postgres-backup"]
+    shown = json.loads(run_kaos("--json", "skill", "show", "csv-to-parquet", db=populated).stdout)
+    assert shown["tags"] == ["data"]
+    hits = json.loads(run_kaos("search", "postgres", "--json", db=populated).stdout)
+    assert {h["name"] for h in hits} == {"postgres-backup", "tls"}
+    mem = json.loads(run_kaos("memory", "show", "tls", "--json", db=populated).stdout)
+    assert mem["metadata"] == {"a": 1}
+    info = json.loads(run_kaos("db", "info", "--json", db=populated).stdout)
+    assert (info["skills"], info["memories"], info["schema_version"]) == (2, 1, LATEST_VERSION)
+    rendered = json.loads(
+        run_kaos("skill", "apply", "csv-to-parquet", "-p", "path=a.csv", "--json", db=populated).stdout
+    )
+    assert rendered["rendered"] == "Convert a.csv"
+
+
+def test_db_option_after_subcommand_and_env(populated: Path) -> None:
+    r = run_kaos("skill", "list", "--db", str(populated), "--json")
+    assert len(json.loads(r.stdout)) == 2
+    r = run_kaos("skill", "list", "--json", env={"KAOS_DB": str(populated)})
+    assert len(json.loads(r.stdout)) == 2
+
+
+def test_read_commands_leave_the_file_byte_for_byte_unchanged(populated: Path) -> None:
+    before = file_digest(populated)
+    for args in (
+        ["search", "postgres"], ["search", '"AND (*'], ["search", "x", "--kind", "memory", "--json"],
+        ["skill", "list"], ["skill", "list", "--all", "--json"], ["skill", "show", "csv-to-parquet"],
+        ["skill", "apply", "csv-to-parquet", "-p", "path=x"], ["memory", "list"], ["memory", "show", "tls"],
+        ["db", "info"], ["db", "check"], ["skill", "show", "missing"],
+    ):
+        run_kaos(*args, db=populated)
+        assert file_digest(populated) == before, args
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["skill", "show", "no-such-skill"], "no skill"),
+        (["skill", "show", "9999"], "no skill"),
+        (["skill", "update", "no-such-skill", "-d", "x"], "no skill"),
+        (["skill", "deprecate", "no-such-skill"], "no skill"),
+        (["skill", "rm", "no-such-skill"], "no skill"),
+        (["skill", "add", "csv-to-parquet"], "already exists"),
+        (["skill", "add", ""], "must not be empty"),
+        (["skill", "add", "   "], "must not be empty"),
+        (["skill", "update", "postgres-backup", "--name", "csv-to-parquet"], "already exists"),
+        (["skill", "apply", "csv-to-parquet"], "missing template parameter"),
+        (["skill", "apply", "csv-to-parquet", "-p", "nonsense"], "NAME=VALUE"),
+        (["memory", "add", "x", "--meta", "{bad json"], "not valid JSON"),
+        (["memory", "add", "x", "--meta", "[1]"], "JSON object"),
+        (["memory", "add", "dup", "--key", "tls"], "already exists"),
+        (["memory", "show", "nope"], "no memory"),
+        (["memory", "rm", "nope"], "no memory"),
+    ],
+)
+def test_hostile_input_one_line_error_file_unchanged(populated: Path, args: list[str], message: str) -> None:
+    before = file_digest(populated)
+    r = run_kaos(*args, db=populated)
+    assert_one_line_error(r)
+    assert message in r.stderr
+    assert file_digest(populated) == before
+
+
+def test_usage_errors_exit_2(populated: Path) -> None:
+    for args in (["skill", "add"], ["skill", "list", "--limit", "-1"], ["search"], ["skill", "bogus"],
+                 ["search", "x", "--kind", "planet"]):
+        assert_one_line_error(run_kaos(*args, db=populated), code=2)
+
+
+def test_newer_schema_file_refused_untouched(populated: Path) -> None:
+    conn = sqlite3.connect(populated)
+    conn.execute(f"PRAGMA user_version = {LATEST_VERSION + 3}")
+    conn.close()
+    before = file_digest(populated)
+    for args in (["skill", "list"], ["skill", "add", "new"], ["init"], ["db", "migrate"], ["search", "x"]):
+        r = run_kaos(*args, db=populated)
+        assert_one_line_error(r)
+        assert "newer" in r.stderr
+    assert file_digest(populated) == before
+
+
+def test_non_sqlite_file_refused_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "readme.txt"
+    path.write_text("hello, I am not a database\n" * 100)
+    before = file_digest(path)
+    for args in (["skill", "list"], ["skill", "add", "x"], ["init"], ["db", "check"], ["search", "x"]):
+        r = run_kaos(*args, db=path)
+        assert_one_line_error(r)
+        assert "not a SQLite database" in r.stderr
+    assert file_digest(path) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["readme.txt"]
+
+
+def test_missing_file_for_read_is_an_error_and_not_created(tmp_path: Path) -> None:
+    path = tmp_path / "absent.db"
+    r = run_kaos("search", "x", db=path)
+    assert_one_line_error(r)
+    assert not path.exists()
+
+
+def test_db_check_reports_corruption(populated: Path) -> None:
+    conn = sqlite3.connect(populated)
+    conn.execute("UPDATE skills_fts_data SET block = x'00' WHERE id > 1")
+    conn.commit()
+    conn.close()
+    r = run_kaos("db", "check", db=populated)
+    assert r.returncode == 1
+    assert "skills_fts" in r.stdout
+    assert "problem(s) found" in r.stderr
+
+
+def test_update_then_search_through_cli(populated: Path) -> None:
+    assert run_kaos("skill", "update", "postgres-backup", "-d", "Snapshot mysql", db=populated).returncode == 0
+    assert json.loads(run_kaos("search", "backup", "--kind", "skill", "--json", db=populated).stdout)[0]["name"] == \
+        "postgres-backup"  # the name still says backup
+    assert json.loads(run_kaos("search", "mysql", "--json", db=populated).stdout)[0]["name"] == "postgres-backup"
+    assert run_kaos("skill", "deprecate", "postgres-backup", "--reason", "old", db=populated).returncode == 0
+    assert json.loads(run_kaos("search", "mysql", "--json", db=populated).stdout) == []
+    assert run_kaos("db", "check", db=populated).returncode == 0
+
+
+def test_memory_content_from_stdin(populated: Path) -> None:
+    r = run_kaos("memory", "add", "-", "--key", "long", input="line one\nline two\n" * 1000, db=populated)
+    assert r.returncode == 0, r.stderr
+    shown = json.loads(run_kaos("memory", "show", "long", "--json", db=populated).stdout)
+    assert shown["content"].count("line two") == 1000
+
+
+def test_markup_in_user_text_is_printed_literally(populated: Path) -> None:
+    assert run_kaos("skill", "add", "[bold]shout[/bold]", "-d", "[red]x[/red]", db=populated).returncode == 0
+    out = run_kaos("skill", "list", db=populated).stdout
+    assert "[bold]shout[/bold]" in out.replace("\n", "") or "[bold]shout[/bo" in out
+
+
+def test_demo_builds_and_reruns(tmp_path: Path) -> None:
+    path = tmp_path / "demo.db"
+    for _ in range(2):
+        r = run_kaos("demo", "--db", str(path), "--json")
+        assert r.returncode == 0, r.stderr
+        report = json.loads(r.stdout)
+        assert report["skills"] > 10
+        assert all(report["searches"].values())
+    other = tmp_path / "precious.db"
+    run_kaos("init", db=other)
+    before = file_digest(other)
+    r = run_kaos("demo", "--db", str(other))
+    assert_one_line_error(r)
+    assert file_digest(other) == before

@@ -1,0 +1,102 @@
+"""Search: safe queries for any text, exact FTS sync, BM25 order checked against rank-bm25."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from rank_bm25 import BM25Okapi
+
+from kaos_dream import Library, ManualClock, Settings
+from kaos_dream.search import fts_query, tokenize
+
+HOSTILE = [
+    '"', "'", 'AND', 'OR NOT', '-', '*', '(', ')', 'NEAR(a b)', 'name:foo', '^start', 'a"b', '\x00',
+    'DROP TABLE skills;--', '{col}: x', '"""', '+', 'x' * 10_000, '   ', '', '🙂 emoji', 'ÄÖÜ straße',
+]
+
+
+def test_hostile_queries_never_raise(mem_lib: Library) -> None:
+    mem_lib.skills.add("drop-table", "drop table helper")
+    for text in HOSTILE:
+        mem_lib.search(text)
+        mem_lib.search(text, kind="skill")
+        mem_lib.search(text, kind="memory")
+
+
+def test_fts_query_quotes_every_token() -> None:
+    assert fts_query('convert "csv" AND parquet*') == '"convert" OR "csv" OR "parquet"'
+    assert fts_query("the and of") == '"the" OR "and" OR "of"'  # only stop words: keep them
+    assert fts_query("*** ---") is None
+    assert tokenize("snake_case words") == ["snake", "case", "words"]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.one_of(st.text(max_size=200), st.sampled_from(HOSTILE), st.text(alphabet='"*()-:^ ANDORT', max_size=50)))
+def test_any_text_is_a_valid_query_and_never_returns_deprecated(text: str) -> None:
+    with Library(":memory:", clock=ManualClock(), settings=Settings()) as lib:
+        lib.skills.add("live-and", "and or not near quote star paren")
+        lib.skills.add("dead-and", "and or not near quote star paren")
+        lib.skills.deprecate("dead-and")
+        hits = lib.search(text)
+        assert all(not h.deprecated and h.name != "dead-and" for h in hits)
+        with_dep = lib.search(text, include_deprecated=True)
+        assert len(with_dep) >= len(hits)
+
+
+def test_update_then_search_and_delete_keep_index_in_sync(mem_lib: Library) -> None:
+    mem_lib.skills.add("s", "walrus migration", tags=["arctic"])
+    mem_lib.memories.add("penguin colony notes", key="m")
+    assert [h.name for h in mem_lib.search("walrus")] == ["s"]
+    mem_lib.skills.update("s", description="narwhal tusk", tags=["ocean"])
+    assert mem_lib.search("walrus") == []
+    assert mem_lib.search("arctic") == []
+    assert [h.name for h in mem_lib.search("narwhal ocean")] == ["s"]
+    mem_lib.skills.update("s", name="renamed")
+    assert [h.name for h in mem_lib.search("renamed")] == ["renamed"]
+    mem_lib.memories.delete("m")
+    assert mem_lib.search("penguin") == []
+    mem_lib.skills.delete("renamed")
+    assert mem_lib.search("narwhal") == []
+    assert mem_lib.check() == []
+
+
+def test_ties_break_by_id_deterministically(mem_lib: Library) -> None:
+    for i in range(5):
+        mem_lib.skills.add(f"twin-{i}", "identical description words")
+    first = [h.id for h in mem_lib.search("identical words", kind="skill")]
+    assert first == sorted(first)
+    assert [h.id for h in mem_lib.search("identical words", kind="skill")] == first
+
+
+def test_kinds_and_limit(mem_lib: Library) -> None:
+    mem_lib.skills.add("postgres-backup", "backup postgres")
+    mem_lib.memories.add("postgres rejects tls", key="pg")
+    assert {h.kind for h in mem_lib.search("postgres")} == {"skill", "memory"}
+    assert [h.kind for h in mem_lib.search("postgres", kind="memory")] == ["memory"]
+    assert len(mem_lib.search("postgres", limit=1)) == 1
+    assert mem_lib.search("postgres", limit=0) == []
+
+
+def test_bm25_order_matches_rank_bm25_reference(mem_lib: Library, clock: ManualClock) -> None:
+    """An independent BM25 (rank-bm25, same k1/b, whole document as one field) ranks like FTS5.
+
+    Words are chosen so stemming and stop words do not apply, and every query word is in under half
+    of the documents so both IDF formulas agree.
+    """
+    rng = random.Random(7)
+    vocab = [f"w{i}x" for i in range(60)]
+    docs: list[list[str]] = []
+    for i in range(200):
+        words = [rng.choice(vocab) for _ in range(rng.randint(3, 15))]
+        docs.append([f"skill{i}q", *words])
+        mem_lib.skills.add(f"skill{i}q", " ".join(words))
+    reference = BM25Okapi(docs, k1=1.2, b=0.75)
+    for _ in range(20):
+        query = rng.sample(vocab, 3)
+        scores = reference.get_scores(query)
+        expected = sorted(range(len(docs)), key=lambda d: (-scores[d], d))
+        expected = [f"skill{d}q" for d in expected if scores[d] > 0][:10]
+        got = [h.name for h in mem_lib.search(" ".join(query), kind="skill", limit=10)]
+        assert got == expected, query
