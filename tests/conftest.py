@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -46,9 +45,13 @@ def file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
 def kaos_command() -> list[str]:
-    exe = shutil.which("kaos")
-    return [exe] if exe else [sys.executable, "-m", "kaos_dream"]
+    """`python -m kaos_dream` runs the same ``main()`` as the `kaos` console script, and with
+    PYTHONPATH set below it always runs *this* checkout, whichever copy pip installed."""
+    return [sys.executable, "-m", "kaos_dream"]
 
 
 @dataclass
@@ -62,6 +65,7 @@ def run_kaos(*args: str, db: Path | None = None, input: str | None = None, env: 
              timeout: float = 60) -> Result:
     """Run the installed `kaos` console script as a user would."""
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("KAOS_") and k != "ANTHROPIC_API_KEY"}
+    full_env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), full_env.get("PYTHONPATH")]))
     full_env.update(env or {})
     cmd = kaos_command() + (["--db", str(db)] if db is not None else []) + list(args)
     proc = subprocess.run(cmd, input=input, capture_output=True, text=True, env=full_env, timeout=timeout)

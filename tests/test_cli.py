@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -32,6 +34,15 @@ def assert_one_line_error(result, code: int = 1) -> None:
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("kaos: ")
     assert "Traceback" not in result.stderr
+
+
+def test_installed_console_script_runs() -> None:
+    """The `kaos` entry point that pip installs starts and reports its version."""
+    exe = shutil.which("kaos")
+    if exe is None:
+        pytest.skip("the kaos console script is not on PATH (package not installed)")
+    proc = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.startswith("kaos-dream ")
 
 
 def test_version_and_help() -> None:
