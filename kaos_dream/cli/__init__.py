@@ -19,6 +19,7 @@ from ..errors import KaosError
 from ..store.connect import describe_sqlite_error
 from . import db as db_cli
 from . import demo as demo_cli
+from . import dream as dream_cli
 from . import memories as memories_cli
 from . import search as search_cli
 from . import skills as skills_cli
@@ -62,6 +63,7 @@ app.command("demo")(demo_cli.demo)
 app.add_typer(skills_cli.app, name="skill")
 app.add_typer(memories_cli.app, name="memory")
 app.add_typer(db_cli.app, name="db")
+app.add_typer(dream_cli.app, name="dream")
 
 
 def fail(message: str, code: int) -> int:
