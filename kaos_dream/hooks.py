@@ -1,0 +1,113 @@
+"""Extension points between features, so each feature stays in its own module.
+
+* **Episode gates** decide whether an ended episode may teach the graph (co-activation counts and
+  Hebbian strengthening). Every gate must pass. The default gate passes completed episodes only;
+  the validation gate (Kairos validators) adds more.
+* **Episode-end hooks** run inside the episode-end transaction, after the gate has been decided,
+  for every ended episode (gated or not): causal evidence, failure bookkeeping, …
+* **After-episode hooks** run after that transaction has committed: the automatic dream trigger,
+  which must not hold the write lock of the completing agent.
+
+Registration happens at import time of the feature module; hooks run in ``order`` then name order,
+so the sequence is deterministic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .library import Library
+
+
+@dataclass(frozen=True)
+class EpisodeEnd:
+    """What one ended agent session implies: the input of gates and hooks."""
+
+    agent_id: str
+    state: str  # completed | failed | killed
+    started_at: float
+    ended_at: float
+    skills: tuple[int, ...]  # distinct skills the agent reported outcomes for, in id order
+    memories: tuple[int, ...]  # distinct memories its searches returned with record_hits, in id order
+    conclusion: str | None = None
+    citations: tuple[tuple[str, str], ...] = ()  # (kind, name-or-key) the agent says it relied on
+    failure_ids: tuple[int, ...] = ()  # failure fingerprints recorded by the agent, in id order
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class GateDecision:
+    passed: bool
+    reason: str
+
+
+Gate = Callable[["Library", EpisodeEnd], GateDecision]
+EpisodeHook = Callable[["Library", EpisodeEnd, GateDecision], None]
+AfterHook = Callable[["Library", EpisodeEnd], None]
+
+
+@dataclass(frozen=True)
+class _Entry:
+    order: int
+    name: str
+    fn: Callable[..., object]
+
+
+_GATES: list[_Entry] = []
+_EPISODE_END: list[_Entry] = []
+_AFTER_EPISODE: list[_Entry] = []
+
+
+def _register(registry: list[_Entry], name: str, fn: Callable[..., object], order: int) -> None:
+    registry[:] = [e for e in registry if e.name != name]  # re-registering replaces
+    registry.append(_Entry(order, name, fn))
+    registry.sort(key=lambda e: (e.order, e.name))
+
+
+def register_gate(name: str, fn: Gate, order: int = 100) -> None:
+    _register(_GATES, name, fn, order)
+
+
+def register_episode_end(name: str, fn: EpisodeHook, order: int = 100) -> None:
+    _register(_EPISODE_END, name, fn, order)
+
+
+def register_after_episode(name: str, fn: AfterHook, order: int = 100) -> None:
+    _register(_AFTER_EPISODE, name, fn, order)
+
+
+def unregister(name: str) -> None:
+    for registry in (_GATES, _EPISODE_END, _AFTER_EPISODE):
+        registry[:] = [e for e in registry if e.name != name]
+
+
+def decide_gate(lib: Library, episode: EpisodeEnd) -> GateDecision:
+    """All gates must pass; the first one that fails gives the reason."""
+    for entry in _GATES:
+        decision = entry.fn(lib, episode)
+        if not decision.passed:
+            return decision
+    return GateDecision(True, "all gates passed")
+
+
+def run_episode_end(lib: Library, episode: EpisodeEnd, decision: GateDecision) -> None:
+    for entry in list(_EPISODE_END):
+        entry.fn(lib, episode, decision)
+
+
+def run_after_episode(lib: Library, episode: EpisodeEnd) -> None:
+    for entry in list(_AFTER_EPISODE):
+        entry.fn(lib, episode)
+
+
+def outcome_gate(lib: Library, episode: EpisodeEnd) -> GateDecision:
+    """The default gate: only an episode that completed successfully may reinforce anything."""
+    if episode.state == "completed":
+        return GateDecision(True, "episode completed")
+    return GateDecision(False, f"episode {episode.state}")
+
+
+register_gate("outcome", outcome_gate, order=0)
