@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from .clock import Clock, SystemClock
+from .coordination import CoordinationLog
 from .errors import InvalidInputError, StoreError
 from .memories import Memories
+from .policies import Policies
 from .search import Hit, lexical_candidates
 from .settings import Settings
 from .skills import Skills
@@ -63,6 +65,8 @@ class Library(AbstractContextManager["Library"]):
             raise
         self.skills = Skills(self)
         self.memories = Memories(self)
+        self.log = CoordinationLog(self)
+        self.policies = Policies(self)
 
     # -- plumbing ---------------------------------------------------------------------------------
     def now(self) -> float:

@@ -33,6 +33,10 @@ class Settings:
     busy_timeout_ms: int = 10_000
     synchronous: str = "NORMAL"
     dream_auto: bool = True
+    # Policies: an action approved at least this share of the time over at least this many
+    # human-decided intents becomes a policy (KAOS_POLICY_MIN_APPROVAL, KAOS_POLICY_MIN_SUPPORT).
+    policy_min_approval: float = 0.9
+    policy_min_support: int = 3
     extra: dict[str, str] = field(default_factory=dict)
 
     @classmethod

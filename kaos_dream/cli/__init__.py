@@ -17,6 +17,7 @@ import typer
 from .. import __version__
 from ..errors import KaosError
 from ..store.connect import describe_sqlite_error
+from . import coordination as coordination_cli
 from . import db as db_cli
 from . import demo as demo_cli
 from . import dream as dream_cli
@@ -64,6 +65,8 @@ app.add_typer(skills_cli.app, name="skill")
 app.add_typer(memories_cli.app, name="memory")
 app.add_typer(db_cli.app, name="db")
 app.add_typer(dream_cli.app, name="dream")
+app.add_typer(coordination_cli.log_app, name="log")
+app.add_typer(coordination_cli.policy_app, name="policy")
 
 
 def fail(message: str, code: int) -> int:

@@ -74,3 +74,9 @@ def json_text(value: Any) -> str:
 def shorten(text: str, width: int = 80) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def emit_json_line(value: Any) -> None:
+    """One compact JSON document per line (for streams such as `log tail --follow --json`)."""
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, default=str) + "\n")
+    sys.stdout.flush()
