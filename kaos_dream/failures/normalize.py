@@ -4,7 +4,8 @@ The algorithm is versioned (:data:`ALGORITHM`): the version is part of every fin
 stored with it, so changing the rules makes new fingerprints instead of silently regrouping old ones.
 
 Rules (DESIGN.md §8): keep the first two non-empty lines, then replace, in this order, emails, URLs,
-hosts, IPs and ports, UUIDs/ULIDs, hashes/hex/opaque ids, dates and times, durations, file paths,
+hosts, IPs and ports, UUIDs/ULIDs, hashes/hex/opaque ids (and Kubernetes pod suffixes), dates and times,
+durations and sizes, file paths,
 numbers and quoted values after ``=``. (Dates are matched just before hex runs, so a fractional
 second is never taken for a hash.) HTTP status codes, ``errno`` values and exit codes are kept:
 they tell failures apart. A Python traceback is reduced to its exception line plus the function of
@@ -32,10 +33,14 @@ _TLDS = ("com|net|org|io|ai|dev|app|co|cloud|internal|local|localdomain|svc|lan|
 _HOST = re.compile(rf"\b(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+(?:{_TLDS})\b(?::\d{{1,5}})?", re.IGNORECASE)
 _LOCALHOST = re.compile(r"\blocalhost(?::\d{1,5})?\b", re.IGNORECASE)
 _IPV4 = re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}(?::\d{1,5})?\b")
-_IPV6 = re.compile(r"\[?\b(?:[0-9a-f]{1,4}:){2,7}[0-9a-f]{0,4}\b\]?(?::\d{1,5})?|\[::1?\](?::\d{1,5})?", re.IGNORECASE)
+_IPV6 = re.compile(r"\[?(?:\b(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}\b|(?<![\w:])(?:[0-9a-f]{1,4}:){1,6}:(?:[0-9a-f]{1,4}:){0,5}"
+                   r"(?:[0-9a-f]{1,4}\b)?"
+                   r"|::1\b)\]?(?::\d{1,5})?", re.IGNORECASE)
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.IGNORECASE)
 _ULID = re.compile(r"\b[0-7][0-9A-HJKMNP-TV-Z]{25}\b")
-_HEX = re.compile(r"\b(?:0x[0-9a-f]+|[0-9a-f]{7,})\b", re.IGNORECASE)
+_HEX = re.compile(r"\b(?:0x[0-9a-f]+|(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}|[0-9a-f]{2,8}(?::[0-9a-f]{2,8}){3,})\b",
+                  re.IGNORECASE)
+_POD = re.compile(r"\b([a-z0-9][a-z0-9-]*?)-(?:[a-f0-9]{6,10}-)?[bcdfghjklmnpqrstvwxz2-9]{5}\b")
 _OPAQUE = re.compile(r"\b(?=[A-Za-z0-9_-]*\d[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{12,}\b")
 _MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec"
 _DATES = (
@@ -46,8 +51,9 @@ _DATES = (
     re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b\d{4}/\d{2}/\d{2}\b"),
     re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"),
 )
-_DURATION = re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|msec|µs|us|ns|s|sec|secs|seconds?|m|mins?|minutes?|h|hrs?|hours?)\b",
-                       re.IGNORECASE)
+_DURATION = re.compile(r"\b(?:\d+h)?(?:\d+m)?\d+(?:\.\d+)?s\b|\b\d+(?:\.\d+)?\s?(?:ms|msec|µs|us|ns|s|sec|secs|seconds?"
+                       r"|m|mins?|minutes?|h|hrs?|hours?)\b", re.IGNORECASE)
+_SIZE = re.compile(r"\b\d+(?:\.\d+)?\s?(?:[KMGTP]i?B|bytes?|B)\b")
 _WIN_PATH = re.compile(r"\b[A-Za-z]:\\[^\s'\"]*|\\\\[\w.$-]+\\[^\s'\"]*")
 _POSIX_PATH = re.compile(r"(?<![\w.:/<>-])(?:~|\.{1,2})?(?:/[\w.@+%=-]+)+/?")
 _REL_PATH = re.compile(r"(?<![\w/<>-])(?:[\w.-]+/)+[\w.-]+\.[A-Za-z]{1,6}\b")
@@ -56,6 +62,9 @@ _KEEP = re.compile(r"\b(?:(?:HTTP|status|code|errno|error|response|returned|got|
 _NUMBER = re.compile(r"(?<![\w<])[-+]?\d+(?:[.,]\d+)*(?![\w>])")
 _ASSIGNED = re.compile(r"""=\s*(?:'[^']*'|"[^"]*")""")
 _SPACES = re.compile(r"\s+")
+# An OS error names the file it failed on ("[Errno 28] No space left on device: '/x'"): the file is an
+# identifier, not part of what went wrong, so a trailing path is dropped after paths are replaced.
+_TRAILING_PATH = re.compile(r"""(?:(?<=\])|(?<=\w)):\s*['"]?<path>['"]?\s*$""")
 
 
 @dataclass(frozen=True)
@@ -114,17 +123,21 @@ def scrub(text: str) -> str:
     text = _ULID.sub("<uuid>", text)
     for pattern in _DATES:
         text = pattern.sub("<date>", text)
+    text = _POD.sub(lambda m: m.group(1) + "-<pod>", text)
     text = _HEX.sub("<hex>", text)
     text = _OPAQUE.sub("<id>", text)
     text = _KEEP.sub(keep, text)
     text = _DURATION.sub("<dur>", text)
+    text = _SIZE.sub("<size>", text)
     text = _WIN_PATH.sub("<path>", text)
     text = _POSIX_PATH.sub("<path>", text)
     text = _REL_PATH.sub("<path>", text)
     text = _NUMBER.sub("<n>", text)
     text = _ASSIGNED.sub("=<v>", text)
     text = re.sub("\ue000(.)\ue000", lambda m: kept[ord(m.group(1)) - 0xE100], text)
-    return _SPACES.sub(" ", text).strip().lower()
+    if re.search(r"\[(?:errno|winerror) -?\d+\]", text, re.IGNORECASE):
+        text = _TRAILING_PATH.sub("", text)
+    return _SPACES.sub(" ", text).strip().rstrip(".!;,").lower()
 
 
 def normalize(message: str) -> Normalized:
