@@ -36,7 +36,6 @@ class Settings:
     # Failure intelligence (DESIGN.md §8).
     systemic_threshold: int = 5  # distinct agents on one fingerprint within the window raise an alert
     systemic_window_s: float = 120.0  # sliding window for the systemic detector, seconds
-    systemic_debounce_s: float = 60.0  # no second alert for one fingerprint within this many seconds
     fix_min_attempts: int = 5  # a fix is judged only after this many reported outcomes
     fix_min_success: float = 0.5  # ... and withdrawn when its success rate is below this
     failure_sample_chars: int = 2000  # bound on the stored message sample (the full hash is kept)
@@ -90,8 +89,8 @@ class Settings:
             )
         if self.systemic_threshold < 1:
             raise InvalidInputError("KAOS_SYSTEMIC_THRESHOLD must be at least 1")
-        if self.systemic_window_s <= 0 or self.systemic_debounce_s < 0:
-            raise InvalidInputError("KAOS_SYSTEMIC_WINDOW_S must be positive and KAOS_SYSTEMIC_DEBOUNCE_S not negative")
+        if self.systemic_window_s <= 0:
+            raise InvalidInputError("KAOS_SYSTEMIC_WINDOW_S must be positive")
         if self.fix_min_attempts < 1 or not 0 <= self.fix_min_success <= 1:
             raise InvalidInputError("KAOS_FIX_MIN_ATTEMPTS must be >= 1 and KAOS_FIX_MIN_SUCCESS within [0, 1]")
         if self.failure_sample_chars < 200:

@@ -11,6 +11,7 @@ CREATE TABLE failure_fingerprints (
     tool              TEXT NOT NULL CHECK (length(trim(tool)) > 0),
     exception_type    TEXT,
     normalized        TEXT NOT NULL,
+    key_text          TEXT NOT NULL,
     example           TEXT NOT NULL,
     occurrences       INTEGER NOT NULL DEFAULT 0,
     first_seen        REAL NOT NULL,
