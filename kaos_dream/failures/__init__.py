@@ -1,6 +1,6 @@
 """Failure intelligence: fingerprints, diagnosis, fix plasticity and systemic alerts (DESIGN.md §8)."""
 
-from .diagnosis import CATEGORIES, Diagnosis, DiagnoserRegistry, FailureInput, register_diagnoser, unregister_diagnoser
+from .diagnosis import CATEGORIES, DiagnoserRegistry, Diagnosis, FailureInput, register_diagnoser, unregister_diagnoser
 from .heuristics import BUILTINS, PatternDiagnoser
 from .normalize import ALGORITHM, normalize
 from .records import Failures, Recorded

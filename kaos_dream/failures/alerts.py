@@ -25,7 +25,7 @@ _SELECT = (
 
 
 def _alert_dict(row: sqlite3.Row) -> dict[str, Any]:
-    data = {key: row[key] for key in row.keys()}
+    data = dict(row)
     data["short_hash"] = data["hash"][:12]
     data["active"] = data["status"] != "resolved"
     return data

@@ -20,7 +20,7 @@ MAX_SUMMARY_CHARS = 2000
 def _fix_dict(row: sqlite3.Row | None) -> dict[str, Any] | None:
     if row is None:
         return None
-    data = {key: row[key] for key in row.keys()}
+    data = dict(row)
     attempts = data["attempts"]
     data["success_rate"] = (data["successes"] / attempts) if attempts else None
     return data

@@ -80,7 +80,7 @@ def clean_message(message: str) -> str:
 
 
 def fingerprint_dict(row: sqlite3.Row) -> dict[str, Any]:
-    data = {key: row[key] for key in row.keys()}
+    data = dict(row)
     data["short_hash"] = row["hash"][:12]
     return data
 
