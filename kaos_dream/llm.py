@@ -174,7 +174,6 @@ class LLMClient:
         response = self._client().messages.create(
             model=self.model,
             max_tokens=self.settings.llm_max_tokens,
-            temperature=0,
             system=system,
             messages=[{"role": "user", "content": prompt}],
         )

@@ -41,7 +41,7 @@ class Settings:
     failure_sample_chars: int = 2000  # bound on the stored message sample (the full hash is kept)
     # Optional LLM (Anthropic). The key comes from ANTHROPIC_API_KEY; without it the LLM parts are off.
     llm: bool = True  # KAOS_LLM=0 turns every LLM call off even when a key is set
-    llm_model: str = "claude-3-5-haiku-latest"
+    llm_model: str = "claude-haiku-4-5"
     llm_timeout_s: float = 10.0
     llm_base_url: str = ""  # empty: the SDK's default endpoint
     llm_max_tokens: int = 400

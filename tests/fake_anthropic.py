@@ -103,7 +103,10 @@ class FakeAnthropic:
                 except ValueError:
                     body = {"unparseable": raw.decode("utf-8", "replace")}
                 body["_path"] = self.path
-                body["_api_key"] = self.headers.get("x-api-key")
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                bearer = headers.get("authorization", "")
+                body["_headers"] = headers
+                body["_api_key"] = headers.get("x-api-key") or (bearer[7:] if bearer.lower().startswith("bearer ") else None)
                 with fake._lock:
                     fake.requests.append(body)
                 reply = fake.next_reply()
@@ -143,7 +146,9 @@ class FakeAnthropic:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-anthropic", daemon=True)
+        self._server.block_on_close = False
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
+                                        name="fake-anthropic", daemon=True)
         self._thread.start()
         return self
 

@@ -115,7 +115,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
     PatternDiagnoser(
         "db_contention", "transient", "Concurrent transactions collided (lock, deadlock or serialisation failure).",
         "Retry the whole transaction with jittered backoff; keep transactions short.", 0.8,
-        (r"\bdeadlock\b", r"\bDeadlockDetected\b", r"\bdatabase is locked\b", r"\bcould not serialize access\b",
+        (r"\bdeadlock\b", r"\bDeadlockDetected\b", r"\bdatabase (?:table )?is locked\b(?! (?:down|out)\b)", r"\bcould not serialize access\b",
          r"\bSerializationFailure\b", r"\block wait timeout\b", r"\bLockNotAvailable\b",
          r"\btry restarting transaction\b"),
     ),

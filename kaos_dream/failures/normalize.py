@@ -60,7 +60,10 @@ _WIN_PATH = re.compile(r"\b[A-Za-z]:\\[^\s'\"]*|\\\\[\w.$-]+\\[^\s'\"]*")
 _POSIX_PATH = re.compile(r"(?<![\w.:/<>-])(?:~|\.{1,2})?(?:/[\w.@+%=-]+)+/?")
 _REL_PATH = re.compile(r"(?<![\w/<>-])(?:[\w.-]+/)+[\w.-]+\.[A-Za-z]{1,6}\b")
 _KEEP = re.compile(r"\b(?:(?:HTTP|status|code|errno|error|response|returned|got|exit status|exit code|exited with)"
-                   r"[\s:=/]*(?:code\s*)?)(\d{1,3})\b|\b[1-5]\d\d(?= [A-Z][a-z]+)", re.IGNORECASE)
+                   r"[\s:=/]*(?:code\s*)?)(\d{1,3})\b"
+                   r"|\b[1-5]\d\d(?= (?:OK|Created|Accepted|Moved|Found|See|Not|Bad|Unauthori[sz]ed|Payment|Forbidden|Method"
+                   r"|Request|Conflict|Gone|Precondition|Unprocessable|Too|Internal|Service|Gateway|Unavailable"
+                   r"|Temporary|Permanent|Proxy|Unsupported|Misdirected|Locked|Upgrade)\b)", re.IGNORECASE)
 _NUMBER = re.compile(r"(?<![\w<])[-+]?\d+(?:[.,]\d+)*(?![\w>])")
 _ASSIGNED = re.compile(r"""=\s*(?:'[^']*'|"[^"]*")""")
 _SPACES = re.compile(r"\s+")
