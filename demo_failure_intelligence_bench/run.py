@@ -64,8 +64,9 @@ def kaos(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
     full = {k: v for k, v in os.environ.items() if not k.startswith("KAOS_") and k != "ANTHROPIC_API_KEY"}
     full["PYTHONPATH"] = str(REPO)
     full.update(env or {})
-    return subprocess.run([sys.executable, "-m", "kaos_dream", *args], capture_output=True, text=True, env=full,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "kaos_dream", *args], capture_output=True, text=True, env=full, timeout=120
+    )
 
 
 def digest(path: Path) -> str:
@@ -87,12 +88,20 @@ def replay_scenario(spec: dict[str, Any], workdir: Path, checks: Checks) -> None
             name = plant["agent_name"]
             checks.add("planted", f"{name}: fingerprint exists", len(rows) == 1, len(rows))
             row = rows[0] if rows else {}
-            checks.add("planted", f"{name}: category == {plant['expected_category']}",
-                       row.get("category") == plant["expected_category"], row.get("category"))
+            checks.add(
+                "planted",
+                f"{name}: category == {plant['expected_category']}",
+                row.get("category") == plant["expected_category"],
+                row.get("category"),
+            )
             checks.add("planted", f"{name}: root cause", bool(row.get("root_cause")), row.get("diagnoser"))
             checks.add("planted", f"{name}: suggested action", bool(row.get("suggested_action")), None)
-            checks.add("planted", f"{name}: method heuristic", row.get("diagnostic_method") == "heuristic",
-                       row.get("diagnostic_method"))
+            checks.add(
+                "planted",
+                f"{name}: method heuristic",
+                row.get("diagnostic_method") == "heuristic",
+                row.get("diagnostic_method"),
+            )
 
         fix_spec = spec["fix_outcome_phase"]
         first = lib.conn.execute("SELECT id FROM failure_fingerprints ORDER BY id LIMIT 1").fetchone()[0]
@@ -102,10 +111,18 @@ def replay_scenario(spec: dict[str, Any], workdir: Path, checks: Checks) -> None
             clock.advance(1)
             result = lib.failures.record_fix_outcome(first, ok)
             expected = attempt >= 5
-            checks.add("fix", f"attempt {attempt}: downgraded is {expected}", result["downgraded"] == expected,
-                       result["downgraded"])
-        checks.add("fix", "fix summary cleared after downgrade", lib.failures.get(first)["fix_summary"] is None,
-                   lib.failures.get(first)["fix_summary"])
+            checks.add(
+                "fix",
+                f"attempt {attempt}: downgraded is {expected}",
+                result["downgraded"] == expected,
+                result["downgraded"],
+            )
+        checks.add(
+            "fix",
+            "fix summary cleared after downgrade",
+            lib.failures.get(first)["fix_summary"] is None,
+            lib.failures.get(first)["fix_summary"],
+        )
 
         wave = spec["systemic_phase"]["wave"]
         before = lib.conn.execute("SELECT COUNT(*) FROM systemic_alerts").fetchone()[0]
@@ -114,32 +131,55 @@ def replay_scenario(spec: dict[str, Any], workdir: Path, checks: Checks) -> None
             lib.failures.record(hit["tool"], hit["error"], agent=hit["agent_name"])
         after = lib.conn.execute("SELECT COUNT(*) FROM systemic_alerts").fetchone()[0]
         fp = lib.failures.lookup(wave[0]["tool"], wave[0]["error"])
-        fp_alerts = [a for a in lib.failures.alerts(include_resolved=True) if a["fingerprint_id"] == fp["fingerprint_id"]]
+        fp_alerts = [
+            a for a in lib.failures.alerts(include_resolved=True) if a["fingerprint_id"] == fp["fingerprint_id"]
+        ]
         active = lib.failures.active_alerts()
         checks.add("systemic", "alert count increases", after > before, {"before": before, "after": after})
         checks.add("systemic", "exactly one alert for the fingerprint", len(fp_alerts) == 1, len(fp_alerts))
-        checks.add("systemic", "alert agent_count >= threshold",
-                   bool(fp_alerts) and fp_alerts[0]["agent_count"] >= settings.systemic_threshold,
-                   fp_alerts[0]["agent_count"] if fp_alerts else None)
+        checks.add(
+            "systemic",
+            "alert agent_count >= threshold",
+            bool(fp_alerts) and fp_alerts[0]["agent_count"] >= settings.systemic_threshold,
+            fp_alerts[0]["agent_count"] if fp_alerts else None,
+        )
         checks.add("systemic", "active alerts listed", bool(active), len(active))
         checks.add("systemic", "active alert has a root cause", bool(active) and bool(active[0]["root_cause"]), None)
 
         alert_id = fp_alerts[0]["id"] if fp_alerts else -1
         checks.add("lifecycle", "ack returns True", lib.failures.ack_alert(alert_id, by="scenario") is True, None)
         acked = [a for a in lib.failures.alerts(include_resolved=True) if a["id"] == alert_id][0]
-        checks.add("lifecycle", "acked_at set and acked_by == scenario",
-                   acked["acked_at"] is not None and acked["acked_by"] == "scenario", acked["acked_by"])
-        checks.add("lifecycle", "acked alert still active", any(a["id"] == alert_id for a in lib.failures.active_alerts()),
-                   acked["status"])
-        checks.add("lifecycle", "resolve returns True", lib.failures.resolve_alert(alert_id, by="scenario") is True, None)
-        checks.add("lifecycle", "resolved alert not active",
-                   not any(a["id"] == alert_id for a in lib.failures.active_alerts()), None)
+        checks.add(
+            "lifecycle",
+            "acked_at set and acked_by == scenario",
+            acked["acked_at"] is not None and acked["acked_by"] == "scenario",
+            acked["acked_by"],
+        )
+        checks.add(
+            "lifecycle",
+            "acked alert still active",
+            any(a["id"] == alert_id for a in lib.failures.active_alerts()),
+            acked["status"],
+        )
+        checks.add(
+            "lifecycle", "resolve returns True", lib.failures.resolve_alert(alert_id, by="scenario") is True, None
+        )
+        checks.add(
+            "lifecycle",
+            "resolved alert not active",
+            not any(a["id"] == alert_id for a in lib.failures.active_alerts()),
+            None,
+        )
 
         plant = spec["recategorise_phase"]["plant"]
         clock.advance(1)
         rec = lib.failures.record(plant["tool"], plant["error"], agent=plant["agent_name"])
-        checks.add("recategorise", "mystery failure starts unknown", rec.diagnosis.category == "unknown",
-                   rec.diagnosis.category)
+        checks.add(
+            "recategorise",
+            "mystery failure starts unknown",
+            rec.diagnosis.category == "unknown",
+            rec.diagnosis.category,
+        )
 
         def mystery(failure: FailureInput) -> Diagnosis | None:
             if "CustomMysteryException" in failure.message:
@@ -152,14 +192,22 @@ def replay_scenario(spec: dict[str, Any], workdir: Path, checks: Checks) -> None
         finally:
             unregister_diagnoser("scenario-mystery")
         checks.add("recategorise", "recategorize returns 1", changed == 1, changed)
-        checks.add("recategorise", "category becomes code", lib.failures.get(rec.fingerprint_id)["category"] == "code",
-                   lib.failures.get(rec.fingerprint_id)["category"])
+        checks.add(
+            "recategorise",
+            "category becomes code",
+            lib.failures.get(rec.fingerprint_id)["category"] == "code",
+            lib.failures.get(rec.fingerprint_id)["category"],
+        )
 
     proc = kaos("--json", "dream", "failures", "--db", str(db), "--min-count", "1")
     checks.add("cli", "dream failures exits 0", proc.returncode == 0, proc.stderr.strip()[:200])
     listed = json.loads(proc.stdout) if proc.returncode == 0 else None
-    checks.add("cli", "dream failures lists categories",
-               isinstance(listed, list) and bool(listed) and all("category" in r for r in listed), None)
+    checks.add(
+        "cli",
+        "dream failures lists categories",
+        isinstance(listed, list) and bool(listed) and all("category" in r for r in listed),
+        None,
+    )
     first_id = str(listed[-1]["id"] if listed else 1)
     first_id = str(min(r["id"] for r in listed)) if listed else "1"
     proc = kaos("--json", "dream", "diagnose", first_id, "--db", str(db))
@@ -168,8 +216,9 @@ def replay_scenario(spec: dict[str, Any], workdir: Path, checks: Checks) -> None
     checks.add("cli", "dream diagnose shows a category", isinstance(shown, dict) and "category" in shown, None)
     proc = kaos("--json", "dream", "systemic", "--db", str(db))
     checks.add("cli", "dream systemic exits 0", proc.returncode == 0, proc.stderr.strip()[:200])
-    checks.add("cli", "dream systemic returns a list", proc.returncode == 0 and isinstance(json.loads(proc.stdout), list),
-               None)
+    checks.add(
+        "cli", "dream systemic returns a list", proc.returncode == 0 and isinstance(json.loads(proc.stdout), list), None
+    )
 
 
 def extra_validations(workdir: Path, checks: Checks) -> None:
@@ -178,35 +227,74 @@ def extra_validations(workdir: Path, checks: Checks) -> None:
     settings = Settings(systemic_threshold=5, systemic_window_s=120)
     with Library(db, clock=clock, settings=settings) as lib:
         for i in range(5):
-            lib.failures.record("etl", "psql: error: connection to server failed: Connection refused",
-                                agent=f"old-{i}", at=T0 - 86_400 + i)
-        checks.add("extra", "five agents timestamped a day ago raise no alert", not lib.failures.alerts(include_resolved=True), None)
+            lib.failures.record(
+                "etl",
+                "psql: error: connection to server failed: Connection refused",
+                agent=f"old-{i}",
+                at=T0 - 86_400 + i,
+            )
+        checks.add(
+            "extra",
+            "five agents timestamped a day ago raise no alert",
+            not lib.failures.alerts(include_resolved=True),
+            None,
+        )
         raised = []
         for i in range(6):
             clock.advance(2)
-            raised.append(lib.failures.record("etl", "psql: error: connection to server failed: Connection refused",
-                                              agent=f"now-{i}").alert_id)
-        checks.add("extra", "five agents within the window raise exactly one alert",
-                   sum(1 for a in raised if a is not None) == 1 and raised[4] is not None, raised)
+            raised.append(
+                lib.failures.record(
+                    "etl", "psql: error: connection to server failed: Connection refused", agent=f"now-{i}"
+                ).alert_id
+            )
+        checks.add(
+            "extra",
+            "five agents within the window raise exactly one alert",
+            sum(1 for a in raised if a is not None) == 1 and raised[4] is not None,
+            raised,
+        )
         alert = lib.failures.alerts()[0]["id"]
         lib.failures.resolve_alert(alert, by="bench")
         clock.advance(1)
-        again = lib.failures.record("etl", "psql: error: connection to server failed: Connection refused", agent="now-0")
+        again = lib.failures.record(
+            "etl", "psql: error: connection to server failed: Connection refused", agent="now-0"
+        )
         checks.add("extra", "resolving does not re-raise for the same wave", again.alert_id is None, again.alert_id)
         clock.advance(600)
-        second = [lib.failures.record("etl", "psql: error: connection to server failed: Connection refused",
-                                      agent=f"wave2-{i}").alert_id for i in range(5)]
-        checks.add("extra", "a new incident after resolution raises a new alert",
-                   sum(1 for a in second if a is not None) == 1, second)
+        second = [
+            lib.failures.record(
+                "etl", "psql: error: connection to server failed: Connection refused", agent=f"wave2-{i}"
+            ).alert_id
+            for i in range(5)
+        ]
+        checks.add(
+            "extra",
+            "a new incident after resolution raises a new alert",
+            sum(1 for a in second if a is not None) == 1,
+            second,
+        )
     before = digest(db)
-    for args in (["dream", "failures"], ["dream", "systemic", "--all"], ["dream", "diagnose", "1"],
-                 ["failure", "lookup", "--tool", "etl", "Connection refused"], ["dream", "fix", "show", "1"]):
+    for args in (
+        ["dream", "failures"],
+        ["dream", "systemic", "--all"],
+        ["dream", "diagnose", "1"],
+        ["failure", "lookup", "--tool", "etl", "Connection refused"],
+        ["dream", "fix", "show", "1"],
+    ):
         proc = kaos("--json", "--db", str(db), *args)
-        checks.add("extra", f"`kaos {' '.join(args)}` exits 0 and leaves the file unchanged",
-                   proc.returncode == 0 and digest(db) == before, proc.stderr.strip()[:200])
+        checks.add(
+            "extra",
+            f"`kaos {' '.join(args)}` exits 0 and leaves the file unchanged",
+            proc.returncode == 0 and digest(db) == before,
+            proc.stderr.strip()[:200],
+        )
     proc = kaos("--db", str(db), "alerts", "check")
-    checks.add("extra", "`kaos alerts check` exits 3 while an alert is open, file unchanged",
-               proc.returncode == 3 and digest(db) == before and "systemic alert" in proc.stderr, proc.returncode)
+    checks.add(
+        "extra",
+        "`kaos alerts check` exits 3 while an alert is open, file unchanged",
+        proc.returncode == 3 and digest(db) == before and "systemic alert" in proc.stderr,
+        proc.returncode,
+    )
 
 
 def load_corpus(path: Path) -> list[dict[str, Any]]:
@@ -257,7 +345,9 @@ def evaluate_corpus(rows: list[dict[str, Any]], workdir: Path, name: str) -> dic
         "grouping": {
             "precision": round(tp / (tp + fp), 4) if tp + fp else 1.0,
             "recall": round(tp / (tp + fn), 4) if tp + fn else 1.0,
-            "true_pairs": tp, "false_merges": fp, "missed_pairs": fn,
+            "true_pairs": tp,
+            "false_merges": fp,
+            "missed_pairs": fn,
             "fingerprints": len(set(fingerprints)),
         },
         "confusion": {f"{a}->{b}": n for (a, b), n in sorted(confusion.items())},
@@ -284,8 +374,15 @@ def latency(rows: list[dict[str, Any]], workdir: Path, repeats: int) -> dict[str
                 samples.sort()
                 runs[f"{op}_p50_us"].append(statistics.median(samples))
                 runs[f"{op}_p99_us"].append(samples[min(len(samples) - 1, int(len(samples) * 0.99))])
-    return {key: {"median": round(statistics.median(v), 1), "min": round(min(v), 1), "max": round(max(v), 1),
-                  "repeats": len(v)} for key, v in sorted(runs.items())}
+    return {
+        key: {
+            "median": round(statistics.median(v), 1),
+            "min": round(min(v), 1),
+            "max": round(max(v), 1),
+            "repeats": len(v),
+        }
+        for key, v in sorted(runs.items())
+    }
 
 
 def write_markdown(path: Path, results: dict[str, Any]) -> None:
@@ -305,22 +402,33 @@ def write_markdown(path: Path, results: dict[str, Any]) -> None:
         f"recall **{c['grouping']['recall']:.3f}** (targets 90 % / 0.95 / 0.90)",
     ]
     if b:
-        lines.append(f"* Blind set (written after the heuristics were frozen, not gated): {b['messages']} messages, "
-                     f"accuracy {b['accuracy']['all']:.1%}, precision {b['grouping']['precision']:.3f}, "
-                     f"recall {b['grouping']['recall']:.3f}")
-    lines += ["", "## Latency (µs, median of per-repeat values; min–max across repeats)", "",
-              "| measure | median | min | max |", "|---|---|---|---|"]
+        lines.append(
+            f"* Blind set (written after the heuristics were frozen, not gated): {b['messages']} messages, "
+            f"accuracy {b['accuracy']['all']:.1%}, precision {b['grouping']['precision']:.3f}, "
+            f"recall {b['grouping']['recall']:.3f}"
+        )
+    lines += [
+        "",
+        "## Latency (µs, median of per-repeat values; min–max across repeats)",
+        "",
+        "| measure | median | min | max |",
+        "|---|---|---|---|",
+    ]
     for key, v in results["latency"].items():
         lines.append(f"| {key} | {v['median']} | {v['min']} | {v['max']} |")
     lines += ["", "## Corpus misclassifications", ""]
-    lines += [f"* #{m['id']} {m['group']}: expected {m['expected']}, got {m['got']}" for m in c["misclassified"]] or ["none"]
+    lines += [f"* #{m['id']} {m['group']}: expected {m['expected']}, got {m['got']}" for m in c["misclassified"]] or [
+        "none"
+    ]
     if b:
         lines += ["", "## Blind-set misclassifications", ""]
-        lines += [f"* #{m['id']} {m['group']}: expected {m['expected']}, got {m['got']}" for m in b["misclassified"]] or [
-            "none"]
+        lines += [
+            f"* #{m['id']} {m['group']}: expected {m['expected']}, got {m['got']}" for m in b["misclassified"]
+        ] or ["none"]
     failed = [i for i in s["checks"] + results["extra"]["checks"] if not i["passed"]]
-    lines += ["", "## Failed validations", ""] + ([f"* {i['phase']}: {i['check']} ({i['detail']})" for i in failed]
-                                                  or ["none"])
+    lines += ["", "## Failed validations", ""] + (
+        [f"* {i['phase']}: {i['check']} ({i['detail']})" for i in failed] or ["none"]
+    )
     path.write_text("\n".join(lines) + "\n", "utf-8")
 
 
@@ -349,8 +457,12 @@ def main(argv: list[str] | None = None) -> int:
         if blind_path.exists():
             results["blind"] = evaluate_corpus(load_corpus(blind_path), work, "blind")
         results["latency"] = latency(corpus, work, repeats)
-    results["scenario"] = {"available": available, "passed": scenario_checks.passed,
-                           "total": len(scenario_checks.items), "checks": scenario_checks.items}
+    results["scenario"] = {
+        "available": available,
+        "passed": scenario_checks.passed,
+        "total": len(scenario_checks.items),
+        "checks": scenario_checks.items,
+    }
     results["extra"] = {"passed": extra_checks.passed, "total": len(extra_checks.items), "checks": extra_checks.items}
     c = results["corpus"]
     problems = [f"validation failed: {i['phase']}: {i['check']}" for i in scenario_checks.failures()]
@@ -367,12 +479,16 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "results.json").write_text(json.dumps(results, indent=2, sort_keys=True) + "\n", "utf-8")
     write_markdown(args.out / "results.md", results)
-    print(f"scenario validations {scenario_checks.passed}/{len(scenario_checks.items)}; "
-          f"extra {extra_checks.passed}/{len(extra_checks.items)}")
+    print(
+        f"scenario validations {scenario_checks.passed}/{len(scenario_checks.items)}; "
+        f"extra {extra_checks.passed}/{len(extra_checks.items)}"
+    )
     print(f"corpus: accuracy {c['accuracy']} precision {c['grouping']['precision']} recall {c['grouping']['recall']}")
     if "blind" in results:
         b = results["blind"]
-        print(f"blind:  accuracy {b['accuracy']} precision {b['grouping']['precision']} recall {b['grouping']['recall']}")
+        print(
+            f"blind:  accuracy {b['accuracy']} precision {b['grouping']['precision']} recall {b['grouping']['recall']}"
+        )
     for key, v in results["latency"].items():
         print(f"{key}: median {v['median']} µs (min {v['min']}, max {v['max']}, {v['repeats']} repeats)")
     for problem in problems:

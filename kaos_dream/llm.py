@@ -187,8 +187,13 @@ class LLMClient:
             with transaction(conn):
                 conn.execute(
                     "INSERT OR REPLACE INTO llm_cache (key, purpose, model, answer, created_at) VALUES (?, ?, ?, ?, ?)",
-                    (self.cache_key(purpose, self.model, key), purpose, self.model,
-                     json.dumps(raw, sort_keys=True, ensure_ascii=False), now),
+                    (
+                        self.cache_key(purpose, self.model, key),
+                        purpose,
+                        self.model,
+                        json.dumps(raw, sort_keys=True, ensure_ascii=False),
+                        now,
+                    ),
                 )
         except sqlite3.Error:
             pass  # a read-only or busy file only loses the cache entry, never the answer

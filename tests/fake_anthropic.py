@@ -106,7 +106,9 @@ class FakeAnthropic:
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 bearer = headers.get("authorization", "")
                 body["_headers"] = headers
-                body["_api_key"] = headers.get("x-api-key") or (bearer[7:] if bearer.lower().startswith("bearer ") else None)
+                body["_api_key"] = headers.get("x-api-key") or (
+                    bearer[7:] if bearer.lower().startswith("bearer ") else None
+                )
                 with fake._lock:
                     fake.requests.append(body)
                 reply = fake.next_reply()
@@ -122,16 +124,18 @@ class FakeAnthropic:
                 elif reply.error_body is not None:
                     payload = json.dumps(reply.error_body).encode()
                 else:
-                    payload = json.dumps({
-                        "id": f"msg_fake_{len(fake.requests):04d}",
-                        "type": "message",
-                        "role": "assistant",
-                        "model": request.get("model", "fake-model"),
-                        "content": [{"type": "text", "text": reply.text_body or ""}],
-                        "stop_reason": "end_turn",
-                        "stop_sequence": None,
-                        "usage": {"input_tokens": 10, "output_tokens": 10},
-                    }).encode()
+                    payload = json.dumps(
+                        {
+                            "id": f"msg_fake_{len(fake.requests):04d}",
+                            "type": "message",
+                            "role": "assistant",
+                            "model": request.get("model", "fake-model"),
+                            "content": [{"type": "text", "text": reply.text_body or ""}],
+                            "stop_reason": "end_turn",
+                            "stop_sequence": None,
+                            "usage": {"input_tokens": 10, "output_tokens": 10},
+                        }
+                    ).encode()
                 try:
                     self.send_response(reply.status_code)
                     self.send_header("content-type", "application/json")
@@ -147,8 +151,9 @@ class FakeAnthropic:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._server.block_on_close = False
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
-                                        name="fake-anthropic", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, name="fake-anthropic", daemon=True
+        )
         self._thread.start()
         return self
 

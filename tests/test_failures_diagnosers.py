@@ -9,38 +9,65 @@ from pathlib import Path
 import pytest
 
 from kaos_dream.errors import InvalidInputError
-from kaos_dream.failures import BUILTINS, Diagnosis, DiagnoserRegistry, FailureInput, normalize
+from kaos_dream.failures import BUILTINS, DiagnoserRegistry, Diagnosis, FailureInput, normalize
 from kaos_dream.failures.diagnosis import REGISTRY
 
 BY_NAME = {d.name: d for d in BUILTINS}
 
 # name -> (message that must be diagnosed by it, near-miss it must decline, expected category)
 CASES = {
-    "billing": ("You exceeded your current quota, please check your plan and billing details", "credit card field is empty",
-                "config"),
+    "billing": (
+        "You exceeded your current quota, please check your plan and billing details",
+        "credit card field is empty",
+        "config",
+    ),
     "rate_limit": ("HTTP 429 Too Many Requests", "moderate limits apply to accelerate mode", "transient"),
     "auth": ("HTTP 401 Unauthorized: invalid api key", "author field missing in commit metadata", "config"),
-    "tls": ("SSLError: [SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed", "the certificate was uploaded",
-            "config"),
+    "tls": (
+        "SSLError: [SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed",
+        "the certificate was uploaded",
+        "config",
+    ),
     "dns": ("curl: (6) Could not resolve host: api.example.com", "resolved 3 hosts successfully", "infra"),
-    "connection_refused": ("Error: connect ECONNREFUSED 127.0.0.1:5432", "the user refused the connection request",
-                           "infra"),
-    "resource_exhaustion": ("OSError: [Errno 28] No space left on device", "there is no space before the colon",
-                            "infra"),
-    "connection_reset": ("ConnectionResetError: [Errno 104] Connection reset by peer", "password reset email sent",
-                         "transient"),
+    "connection_refused": (
+        "Error: connect ECONNREFUSED 127.0.0.1:5432",
+        "the user refused the connection request",
+        "infra",
+    ),
+    "resource_exhaustion": (
+        "OSError: [Errno 28] No space left on device",
+        "there is no space before the colon",
+        "infra",
+    ),
+    "connection_reset": (
+        "ConnectionResetError: [Errno 104] Connection reset by peer",
+        "password reset email sent",
+        "transient",
+    ),
     "timeout": ("requests.exceptions.ReadTimeout: Read timed out", "timeouts configured per endpoint", "transient"),
     "upstream_5xx": ("HTTP 503 Service Unavailable", "processed 503 records", "transient"),
-    "db_contention": ("sqlite3.OperationalError: database is locked", "the database is locked down by policy",
-                      "transient"),
+    "db_contention": (
+        "sqlite3.OperationalError: database is locked",
+        "the database is locked down by policy",
+        "transient",
+    ),
     "llm_request": ("prompt is too long: 215332 tokens > 200000 maximum", "the prompt is long but fine", "code"),
     "missing_dependency": ("ModuleNotFoundError: No module named 'pandas'", "module pandas loaded", "config"),
-    "permission": ("PermissionError: [Errno 13] Permission denied: '/var/log/x.log'", "permission granted to write",
-                   "config"),
-    "missing_config": ("Error: Missing required environment variable DATABASE_URL", "the environment is healthy",
-                       "config"),
-    "missing_data": ("FileNotFoundError: [Errno 2] No such file or directory: 'data.csv'", "the file was found",
-                     "code"),
+    "permission": (
+        "PermissionError: [Errno 13] Permission denied: '/var/log/x.log'",
+        "permission granted to write",
+        "config",
+    ),
+    "missing_config": (
+        "Error: Missing required environment variable DATABASE_URL",
+        "the environment is healthy",
+        "config",
+    ),
+    "missing_data": (
+        "FileNotFoundError: [Errno 2] No such file or directory: 'data.csv'",
+        "the file was found",
+        "code",
+    ),
     "code_exception": ("KeyError: 'tried_actions'", "MyKeyErrorHandler registered", "code"),
 }
 
@@ -71,32 +98,45 @@ def test_diagnoser_near_miss_negative(name: str) -> None:
     assert BY_NAME[name](inp(near_miss)) is None
 
 
-@pytest.mark.parametrize(("message", "expected"), [
-    # a DNS failure wrapped in a connection error is DNS, not a generic connection problem
-    ("requests.exceptions.ConnectionError: HTTPSConnectionPool(host='a.io', port=443): Max retries exceeded "
-     "(Caused by NameResolutionError(\"Failed to resolve 'a.io' ([Errno -3] Temporary failure in name resolution)\"))",
-     "dns"),
-    # a certificate failure wrapped in "Max retries exceeded" is TLS
-    ("requests.exceptions.SSLError: HTTPSConnectionPool(host='x.corp', port=443): Max retries exceeded "
-     "(Caused by SSLError(SSLCertVerificationError(1, '[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed')))",
-     "tls"),
-    # a 403 that says "rate limit" is a rate limit, not an auth problem
-    ("HTTP 403: You have exceeded a secondary rate limit.", "rate_limit"),
-    # OpenAI's insufficient_quota arrives as a 429 but retrying cannot help
-    ("openai.RateLimitError: Error code: 429 - {'error': {'code': 'insufficient_quota'}}", "billing"),
-    # a refused connection reported by a *Timeout* exception is still a refused connection
-    ("pymongo.errors.ServerSelectionTimeoutError: m:27017: [Errno 111] Connection refused, Timeout: 30s",
-     "connection_refused"),
-    # an environment variable looked up with [] is configuration, other KeyErrors are code
-    ("KeyError: 'OPENAI_API_KEY'", "missing_config"),
-    ("KeyError: 'tried_actions'", "code_exception"),
-    # a missing config file is configuration, a missing data file is code
-    ("Error: ENOENT: no such file or directory, open '/app/config/settings.json'", "missing_config"),
-    ("Error: ENOENT: no such file or directory, open '/app/data/input.csv'", "missing_data"),
-    # credit exhaustion inside an invalid_request_error is billing
-    ("anthropic.BadRequestError: {'type': 'invalid_request_error', 'message': 'Your credit balance is too low'}",
-     "billing"),
-])
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        # a DNS failure wrapped in a connection error is DNS, not a generic connection problem
+        (
+            "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='a.io', port=443): Max retries exceeded "
+            "(Caused by NameResolutionError(\"Failed to resolve 'a.io' "
+            "([Errno -3] Temporary failure in name resolution)\"))",
+            "dns",
+        ),
+        # a certificate failure wrapped in "Max retries exceeded" is TLS
+        (
+            "requests.exceptions.SSLError: HTTPSConnectionPool(host='x.corp', port=443): Max retries exceeded "
+            "(Caused by SSLError(SSLCertVerificationError(1, "
+            "'[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed')))",
+            "tls",
+        ),
+        # a 403 that says "rate limit" is a rate limit, not an auth problem
+        ("HTTP 403: You have exceeded a secondary rate limit.", "rate_limit"),
+        # OpenAI's insufficient_quota arrives as a 429 but retrying cannot help
+        ("openai.RateLimitError: Error code: 429 - {'error': {'code': 'insufficient_quota'}}", "billing"),
+        # a refused connection reported by a *Timeout* exception is still a refused connection
+        (
+            "pymongo.errors.ServerSelectionTimeoutError: m:27017: [Errno 111] Connection refused, Timeout: 30s",
+            "connection_refused",
+        ),
+        # an environment variable looked up with [] is configuration, other KeyErrors are code
+        ("KeyError: 'OPENAI_API_KEY'", "missing_config"),
+        ("KeyError: 'tried_actions'", "code_exception"),
+        # a missing config file is configuration, a missing data file is code
+        ("Error: ENOENT: no such file or directory, open '/app/config/settings.json'", "missing_config"),
+        ("Error: ENOENT: no such file or directory, open '/app/data/input.csv'", "missing_data"),
+        # credit exhaustion inside an invalid_request_error is billing
+        (
+            "anthropic.BadRequestError: {'type': 'invalid_request_error', 'message': 'Your credit balance is too low'}",
+            "billing",
+        ),
+    ],
+)
 def test_order_resolves_nested_causes(message: str, expected: str) -> None:
     result = REGISTRY.diagnose(inp(message))
     assert result is not None and result.diagnoser == expected
@@ -143,7 +183,8 @@ def test_diagnosis_rejects_bad_values() -> None:
 
 def test_entry_point_group_is_loaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A real installed distribution (a dist-info folder on sys.path) publishing a diagnoser."""
-    (tmp_path / "kaos_test_plugin.py").write_text(textwrap.dedent("""
+    (tmp_path / "kaos_test_plugin.py").write_text(
+        textwrap.dedent("""
         from kaos_dream.failures import Diagnosis
 
         def diagnose(failure):
@@ -152,7 +193,8 @@ def test_entry_point_group_is_loaded(tmp_path: Path, monkeypatch: pytest.MonkeyP
             return None
 
         diagnose.order = 5
-    """))
+    """)
+    )
     dist = tmp_path / "kaos_test_plugin-1.0.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: kaos-test-plugin\nVersion: 1.0\n")

@@ -22,7 +22,11 @@ def tb(func: str, line: int, exc: str, path: str = "/srv/app/jobs.py") -> str:
 
 
 SAME = [
-    ("emails", "invite failed for ana@example.com: mailbox full", "invite failed for bo.li+x@corp.example.org: mailbox full"),
+    (
+        "emails",
+        "invite failed for ana@example.com: mailbox full",
+        "invite failed for bo.li+x@corp.example.org: mailbox full",
+    ),
     ("urls", "GET https://api.x.io/v1/users/17 failed", "GET http://api.y.dev/v2/items?id=9 failed"),
     ("hosts", "could not resolve hostname api.internal", "could not resolve hostname db-2.prod.internal"),
     ("ip and port", "connect ECONNREFUSED 127.0.0.1:6379", "connect ECONNREFUSED 10.1.4.20:6380"),
@@ -43,9 +47,16 @@ SAME = [
     ("case and spacing", "Connection   Refused", "connection refused"),
     ("only first two lines", "boom\nsecond line\nthird line A", "boom\nsecond line\nthird line B"),
     ("blank lines ignored", "\n\nboom\n\nsecond", "boom\nsecond"),
-    ("traceback line numbers", tb("compute_total", 120, "TypeError: bad operand"),
-     tb("compute_total", 131, "TypeError: bad operand", "/home/ci/app/jobs.py")),
-    ("os error path", "OSError: [Errno 28] No space left on device: '/a/b.bin'", "OSError: [Errno 28] No space left on device"),
+    (
+        "traceback line numbers",
+        tb("compute_total", 120, "TypeError: bad operand"),
+        tb("compute_total", 131, "TypeError: bad operand", "/home/ci/app/jobs.py"),
+    ),
+    (
+        "os error path",
+        "OSError: [Errno 28] No space left on device: '/a/b.bin'",
+        "OSError: [Errno 28] No space left on device",
+    ),
     ("pod names", "pod/worker-7d9f8b6c5-x2k4p crashed", "pod/worker-5c8d7f9b4-q8m2z crashed"),
     ("sizes", "tried to allocate 2.00 GiB", "tried to allocate 512 MiB"),
 ]
@@ -54,7 +65,11 @@ DIFFERENT = [
     ("tool counts", ("http_get", "HTTP 429 Too Many Requests"), ("http_post", "HTTP 429 Too Many Requests")),
     ("status codes", ("h", "Request failed with status code 404"), ("h", "Request failed with status code 500")),
     ("http reason", ("h", "HTTP 429 Too Many Requests"), ("h", "HTTP 503 Service Unavailable")),
-    ("errno", ("f", "OSError: [Errno 28] No space left on device"), ("f", "OSError: [Errno 13] No space left on device")),
+    (
+        "errno",
+        ("f", "OSError: [Errno 28] No space left on device"),
+        ("f", "OSError: [Errno 13] No space left on device"),
+    ),
     ("exit codes", ("s", "process exited with exit code 137"), ("s", "process exited with exit code 1")),
     ("exception type", ("p", "KeyError: 'x'"), ("p", "IndexError: 'x'")),
     ("traceback function", ("p", tb("parse_row", 10, "KeyError: 'id'")), ("p", tb("load_user", 10, "KeyError: 'id'"))),

@@ -79,13 +79,13 @@ def record(
         output.emit_json(result.to_dict())
         return
     status = "new fingerprint" if result.new else "known fingerprint"
-    output.fields(f"failure {result.fingerprint_id} ({status} {result.hash[:12]})",
-                  diagnosis_pairs(result.to_dict()))
+    output.fields(f"failure {result.fingerprint_id} ({status} {result.hash[:12]})", diagnosis_pairs(result.to_dict()))
     if result.llm_note and result.diagnosis.category == "unknown":
         output.message(f"LLM diagnosis not used: {result.llm_note}", "dim")
     if result.alert_id is not None:
-        output.err_console.print(output.cell(f"systemic alert {result.alert_id} raised for this failure"),
-                                 style="bold red")
+        output.err_console.print(
+            output.cell(f"systemic alert {result.alert_id} raised for this failure"), style="bold red"
+        )
 
 
 @app.command("lookup")
@@ -109,8 +109,10 @@ def lookup(
     if found is None:
         output.message("no recorded failure matches this message", "dim")
         return
-    output.fields(f"failure {found['fingerprint_id']} ({found['hash'][:12]}, seen {found['occurrences']}x)",
-                  [*diagnosis_pairs(found), ("fix", fix_text(found["fix"]))])
+    output.fields(
+        f"failure {found['fingerprint_id']} ({found['hash'][:12]}, seen {found['occurrences']}x)",
+        [*diagnosis_pairs(found), ("fix", fix_text(found["fix"]))],
+    )
 
 
 # -- kaos alerts ----------------------------------------------------------------------------------
@@ -164,10 +166,24 @@ def failures(
     if wants_json(ctx, json_out):
         output.emit_json(rows)
         return
-    output.table("failures", ["id", "hash", "tool", "category", "seen", "agents", "last seen", "fix", "example"], [
-        (r["id"], r["short_hash"], r["tool"], r["category"], r["occurrences"], r["agents"], output.when(r["last_seen"]),
-         r["fix_summary"], output.shorten(r["key_text"], 60)) for r in rows
-    ])
+    output.table(
+        "failures",
+        ["id", "hash", "tool", "category", "seen", "agents", "last seen", "fix", "example"],
+        [
+            (
+                r["id"],
+                r["short_hash"],
+                r["tool"],
+                r["category"],
+                r["occurrences"],
+                r["agents"],
+                output.when(r["last_seen"]),
+                r["fix_summary"],
+                output.shorten(r["key_text"], 60),
+            )
+            for r in rows
+        ],
+    )
     if not llm["enabled"]:
         output.message(f"LLM diagnosis: off ({llm['reason']})", "dim")
 
@@ -191,8 +207,13 @@ def diagnose(
     if overriding:
         with open_for_write(ctx, db) as lib:
             current = lib.failures.get(fingerprint)
-            data = lib.failures.diagnose(fingerprint, category=category or current["category"],
-                                         root_cause=root_cause, suggested_action=action, by=by)
+            data = lib.failures.diagnose(
+                fingerprint,
+                category=category or current["category"],
+                root_cause=root_cause,
+                suggested_action=action,
+                by=by,
+            )
             history = lib.failures.history(data["id"])
     else:
         with open_for_read(ctx, db) as lib:
@@ -201,14 +222,24 @@ def diagnose(
     if wants_json(ctx, json_out):
         output.emit_json({**data, "history": history})
         return
-    output.fields(f"failure {data['id']} ({data['short_hash']})", [
-        ("tool", data["tool"]), ("exception", data["exception_type"]), ("seen", data["occurrences"]),
-        ("agents", data["agents"]), *diagnosis_pairs(data), ("diagnoser", data["diagnoser"]),
-        ("fix", fix_text(data["fix"])), ("example", data["key_text"]),
-    ])
-    output.table("diagnosis history", ["when", "category", "method", "by"], [
-        (output.when(h["created_at"]), h["category"], h["method"], h["decided_by"]) for h in history
-    ])
+    output.fields(
+        f"failure {data['id']} ({data['short_hash']})",
+        [
+            ("tool", data["tool"]),
+            ("exception", data["exception_type"]),
+            ("seen", data["occurrences"]),
+            ("agents", data["agents"]),
+            *diagnosis_pairs(data),
+            ("diagnoser", data["diagnoser"]),
+            ("fix", fix_text(data["fix"])),
+            ("example", data["key_text"]),
+        ],
+    )
+    output.table(
+        "diagnosis history",
+        ["when", "category", "method", "by"],
+        [(output.when(h["created_at"]), h["category"], h["method"], h["decided_by"]) for h in history],
+    )
 
 
 @dream_app.command("systemic")
@@ -231,8 +262,9 @@ def systemic(
         with open_for_write(ctx, db) as lib:
             alert_id = ack if ack is not None else resolve
             assert alert_id is not None
-            changed = lib.failures.ack_alert(alert_id, by) if ack is not None else lib.failures.resolve_alert(
-                alert_id, by)
+            changed = (
+                lib.failures.ack_alert(alert_id, by) if ack is not None else lib.failures.resolve_alert(alert_id, by)
+            )
             rows = [a for a in lib.failures.alerts(include_resolved=True) if a["id"] == alert_id]
         if wants_json(ctx, json_out):
             output.emit_json({"changed": changed, "alert": rows[0] if rows else None})
@@ -245,10 +277,23 @@ def systemic(
     if wants_json(ctx, json_out):
         output.emit_json(rows)
         return
-    output.table("systemic alerts", ["id", "status", "failure", "tool", "category", "agents", "raised", "by"], [
-        (a["id"], a["status"], a["fingerprint_id"], a["tool"], a["category"], a["agent_count"],
-         output.when(a["raised_at"]), a["resolved_by"] or a["acked_by"]) for a in rows
-    ])
+    output.table(
+        "systemic alerts",
+        ["id", "status", "failure", "tool", "category", "agents", "raised", "by"],
+        [
+            (
+                a["id"],
+                a["status"],
+                a["fingerprint_id"],
+                a["tool"],
+                a["category"],
+                a["agent_count"],
+                output.when(a["raised_at"]),
+                a["resolved_by"] or a["acked_by"],
+            )
+            for a in rows
+        ],
+    )
 
 
 @fix_app.command("attach")
@@ -284,18 +329,32 @@ def fix_show(ctx: typer.Context, fingerprint: FpArg, db: DbOption = None, json_o
     if wants_json(ctx, json_out):
         output.emit_json(rows)
         return
-    output.table("fixes", ["id", "status", "summary", "skill", "worked", "attempts", "attached", "ended"], [
-        (f["id"], f["status"], f["summary"], f["skill_id"], f["successes"], f["attempts"], output.when(f["attached_at"]),
-         f["end_reason"]) for f in rows
-    ])
+    output.table(
+        "fixes",
+        ["id", "status", "summary", "skill", "worked", "attempts", "attached", "ended"],
+        [
+            (
+                f["id"],
+                f["status"],
+                f["summary"],
+                f["skill_id"],
+                f["successes"],
+                f["attempts"],
+                output.when(f["attached_at"]),
+                f["end_reason"],
+            )
+            for f in rows
+        ],
+    )
 
 
 @dream_app.command("fix-outcome")
 def fix_outcome(
     ctx: typer.Context,
     fingerprint: FpArg,
-    succeeded: Annotated[bool | None, typer.Option("--succeeded/--failed", help="Did applying the fix work?",
-                                                   show_default=False)] = None,
+    succeeded: Annotated[
+        bool | None, typer.Option("--succeeded/--failed", help="Did applying the fix work?", show_default=False)
+    ] = None,
     agent: Annotated[str | None, typer.Option("--agent", help="Agent that applied the fix.")] = None,
     db: DbOption = None,
     json_out: JsonOption = False,

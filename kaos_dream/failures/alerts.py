@@ -45,11 +45,13 @@ def evaluate(conn: sqlite3.Connection, fp_id: int, when: float, now: float, sett
     if last is not None and last["status"] == "resolved" and last["resolved_at"] is not None:
         since = max(since, last["resolved_at"])
     strict = last is not None and last["status"] == "resolved" and since == last["resolved_at"]
-    agents = int(conn.execute(
-        "SELECT COUNT(DISTINCT agent_id) FROM failure_occurrences WHERE fingerprint_id = ? AND agent_id IS NOT NULL"
-        f" AND created_at {'>' if strict else '>='} ? AND created_at <= ?",
-        (fp_id, since, now),
-    ).fetchone()[0])
+    agents = int(
+        conn.execute(
+            "SELECT COUNT(DISTINCT agent_id) FROM failure_occurrences WHERE fingerprint_id = ? AND agent_id IS NOT NULL"
+            f" AND created_at {'>' if strict else '>='} ? AND created_at <= ?",
+            (fp_id, since, now),
+        ).fetchone()[0]
+    )
     if last is not None and last["status"] != "resolved":
         conn.execute(
             "UPDATE systemic_alerts SET agent_count = max(agent_count, ?), last_seen_at = max(last_seen_at, ?)"
@@ -59,11 +61,13 @@ def evaluate(conn: sqlite3.Connection, fp_id: int, when: float, now: float, sett
         return None
     if agents < settings.systemic_threshold:
         return None
-    return int(conn.execute(
-        "INSERT INTO systemic_alerts (fingerprint_id, agent_count, threshold, window_s, raised_at, last_seen_at)"
-        " VALUES (?, ?, ?, ?, ?, ?)",
-        (fp_id, agents, settings.systemic_threshold, window, now, when),
-    ).lastrowid)
+    return int(
+        conn.execute(
+            "INSERT INTO systemic_alerts (fingerprint_id, agent_count, threshold, window_s, raised_at, last_seen_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (fp_id, agents, settings.systemic_threshold, window, now, when),
+        ).lastrowid
+    )
 
 
 def list_alerts(conn: sqlite3.Connection, *, include_resolved: bool = False) -> list[dict[str, Any]]:
@@ -87,8 +91,9 @@ def ack(conn: sqlite3.Connection, alert_id: int, by: str | None, now: float) -> 
         raise ConflictError(f"alert {alert_id} is already resolved")
     if alert["status"] == "acked":
         return False
-    conn.execute("UPDATE systemic_alerts SET status = 'acked', acked_at = ?, acked_by = ? WHERE id = ?",
-                 (now, by, alert_id))
+    conn.execute(
+        "UPDATE systemic_alerts SET status = 'acked', acked_at = ?, acked_by = ? WHERE id = ?", (now, by, alert_id)
+    )
     return True
 
 
@@ -97,6 +102,8 @@ def resolve(conn: sqlite3.Connection, alert_id: int, by: str | None, now: float)
     alert = get(conn, alert_id)
     if alert["status"] == "resolved":
         return False
-    conn.execute("UPDATE systemic_alerts SET status = 'resolved', resolved_at = ?, resolved_by = ? WHERE id = ?",
-                 (now, by, alert_id))
+    conn.execute(
+        "UPDATE systemic_alerts SET status = 'resolved', resolved_at = ?, resolved_by = ? WHERE id = ?",
+        (now, by, alert_id),
+    )
     return True

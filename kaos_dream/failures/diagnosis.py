@@ -12,7 +12,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib import metadata
 
 from ..errors import InvalidInputError
 
@@ -111,6 +110,8 @@ class DiagnoserRegistry:
         if self._entry_points_loaded:
             return
         self._entry_points_loaded = True
+        from importlib import metadata  # only when a diagnosis is actually needed (keeps CLI start fast)
+
         for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
             try:
                 fn = ep.load()
@@ -134,8 +135,14 @@ class DiagnoserRegistry:
                 self.load_errors.append(f"{entry.name} returned {type(result).__name__}, not a Diagnosis")
                 continue
             if result.diagnoser is None or result.method != "heuristic":
-                result = Diagnosis(result.category, result.root_cause, result.suggested_action, result.confidence,
-                                   "heuristic", result.diagnoser or entry.name)
+                result = Diagnosis(
+                    result.category,
+                    result.root_cause,
+                    result.suggested_action,
+                    result.confidence,
+                    "heuristic",
+                    result.diagnoser or entry.name,
+                )
             return result
         return None
 

@@ -27,13 +27,14 @@ def _fix_dict(row: sqlite3.Row | None) -> dict[str, Any] | None:
 
 
 def active_fix(conn: sqlite3.Connection, fp_id: int) -> dict[str, Any] | None:
-    return _fix_dict(conn.execute(
-        "SELECT * FROM failure_fixes WHERE fingerprint_id = ? AND status = 'active'", (fp_id,)
-    ).fetchone())
+    return _fix_dict(
+        conn.execute("SELECT * FROM failure_fixes WHERE fingerprint_id = ? AND status = 'active'", (fp_id,)).fetchone()
+    )
 
 
-def attach(conn: sqlite3.Connection, fp_id: int, summary: str | None, skill_id: int | None, by: str | None,
-           now: float) -> dict[str, Any]:
+def attach(
+    conn: sqlite3.Connection, fp_id: int, summary: str | None, skill_id: int | None, by: str | None, now: float
+) -> dict[str, Any]:
     """Make a new fix the active one (the caller holds the transaction)."""
     text = " ".join(summary.split()) if summary else None
     if not text and skill_id is None:
@@ -53,8 +54,9 @@ def attach(conn: sqlite3.Connection, fp_id: int, summary: str | None, skill_id: 
     return _fix_dict(conn.execute("SELECT * FROM failure_fixes WHERE id = ?", (fix_id,)).fetchone()) or {}
 
 
-def record_outcome(conn: sqlite3.Connection, fp_id: int, succeeded: bool, agent: str | None, now: float,
-                   settings: Settings) -> dict[str, Any]:
+def record_outcome(
+    conn: sqlite3.Connection, fp_id: int, succeeded: bool, agent: str | None, now: float, settings: Settings
+) -> dict[str, Any]:
     """Count one outcome of the active fix; withdraw it when it has proven not to work."""
     fix = active_fix(conn, fp_id)
     if fix is None:
@@ -72,19 +74,35 @@ def record_outcome(conn: sqlite3.Connection, fp_id: int, succeeded: bool, agent:
         conn.execute(
             "UPDATE failure_fixes SET attempts = ?, successes = ?, status = 'withdrawn', ended_at = ?, end_reason = ?"
             " WHERE id = ?",
-            (attempts, successes, now, f"withdrawn after {attempts} attempts at {successes / attempts:.0%} success",
-             fix["id"]),
+            (
+                attempts,
+                successes,
+                now,
+                f"withdrawn after {attempts} attempts at {successes / attempts:.0%} success",
+                fix["id"],
+            ),
         )
     else:
-        conn.execute("UPDATE failure_fixes SET attempts = ?, successes = ? WHERE id = ?",
-                     (attempts, successes, fix["id"]))
+        conn.execute(
+            "UPDATE failure_fixes SET attempts = ?, successes = ? WHERE id = ?", (attempts, successes, fix["id"])
+        )
     updated = _fix_dict(conn.execute("SELECT * FROM failure_fixes WHERE id = ?", (fix["id"],)).fetchone()) or {}
-    return {"fingerprint_id": fp_id, "fix": updated, "attempts": attempts, "successes": successes,
-            "downgraded": withdrawn}
+    return {
+        "fingerprint_id": fp_id,
+        "fix": updated,
+        "attempts": attempts,
+        "successes": successes,
+        "downgraded": withdrawn,
+    }
 
 
 def history(conn: sqlite3.Connection, fp_id: int) -> list[dict[str, Any]]:
     """Every fix this fingerprint ever had, oldest first."""
-    return [d for d in (_fix_dict(r) for r in conn.execute(
-        "SELECT * FROM failure_fixes WHERE fingerprint_id = ? ORDER BY id", (fp_id,)
-    )) if d is not None]
+    return [
+        d
+        for d in (
+            _fix_dict(r)
+            for r in conn.execute("SELECT * FROM failure_fixes WHERE fingerprint_id = ? ORDER BY id", (fp_id,))
+        )
+        if d is not None
+    ]

@@ -63,5 +63,6 @@ def llm_diagnose(
         return None, answer.error
     v = answer.value
     method = "llm-cached" if answer.cached else "llm"
-    return Diagnosis(v["category"], v["root_cause"], v["suggested_action"], v["confidence"], method,
-                     f"llm:{client.model}"), None
+    return Diagnosis(
+        v["category"], v["root_cause"], v["suggested_action"], v["confidence"], method, f"llm:{client.model}"
+    ), None

@@ -21,49 +21,71 @@ ALGORITHM = 1
 
 _TRACEBACK = re.compile(r"^\s*Traceback \(most recent call last\):\s*$", re.MULTILINE)
 _FRAME = re.compile(r'^\s*File "[^"]*", line \d+, in (?P<func>[^\s]+)', re.MULTILINE)
-_EXC_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Fault|Failure|Timeout"
-                       r"|Refused|Reset|NotFound|Denied|Iteration))(?:\s*:\s*(?P<msg>.*))?$")
-_LEADING_TYPE = re.compile(r"^\s*(?:Uncaught\s+|raise\s+)?(?P<type>[A-Za-z_][\w.]*"
-                           r"(?:Error|Exception|Exit|Interrupt|Fault|Failure|Warning))(?:\s*\[[A-Z_0-9]+\])?\s*(?::|$|\(|\s-\s)")
+_EXC_LINE = re.compile(
+    r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Fault|Failure|Timeout"
+    r"|Refused|Reset|NotFound|Denied|Iteration))(?:\s*:\s*(?P<msg>.*))?$"
+)
+_LEADING_TYPE = re.compile(
+    r"^\s*(?:Uncaught\s+|raise\s+)?(?P<type>[A-Za-z_][\w.]*"
+    r"(?:Error|Exception|Exit|Interrupt|Fault|Failure|Warning))(?:\s*\[[A-Z_0-9]+\])?\s*(?::|$|\(|\s-\s)"
+)
 
 _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
 _URL = re.compile(r"\b(?:[a-z][a-z0-9+.-]*)://[^\s'\"<>)\]]+", re.IGNORECASE)
-_TLDS = ("com|net|org|io|ai|dev|app|co|cloud|internal|local|localdomain|svc|lan|corp|example|test|invalid|edu|gov"
-         "|us|uk|de|fr|sh|xyz|me|tech|run|info|biz|cluster")
+_TLDS = (
+    "com|net|org|io|ai|dev|app|co|cloud|internal|local|localdomain|svc|lan|corp|example|test|invalid|edu|gov"
+    "|us|uk|de|fr|sh|xyz|me|tech|run|info|biz|cluster"
+)
 _HOST = re.compile(rf"\b(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+(?:{_TLDS})\b(?::\d{{1,5}})?", re.IGNORECASE)
 _LOCALHOST = re.compile(r"\blocalhost(?::\d{1,5})?\b", re.IGNORECASE)
 _IPV4 = re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}(?::\d{1,5})?\b")
-_IPV6 = re.compile(r"\[?(?:\b(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}\b"
-                   r"|(?<![\w:])(?:[0-9a-f]{1,4}:){1,6}:(?:[0-9a-f]{1,4}:){0,5}"
-                   r"(?:[0-9a-f]{1,4}\b)?"
-                   r"|::1\b)\]?(?::\d{1,5})?", re.IGNORECASE)
+_IPV6 = re.compile(
+    r"\[?(?:\b(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}\b"
+    r"|(?<![\w:])(?:[0-9a-f]{1,4}:){1,6}:(?:[0-9a-f]{1,4}:){0,5}"
+    r"(?:[0-9a-f]{1,4}\b)?"
+    r"|::1\b)\]?(?::\d{1,5})?",
+    re.IGNORECASE,
+)
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.IGNORECASE)
 _ULID = re.compile(r"\b[0-7][0-9A-HJKMNP-TV-Z]{25}\b")
-_HEX = re.compile(r"\b(?:0x[0-9a-f]+|(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}"
-                  r"|[0-9a-f]{2,8}(?::[0-9a-f]{2,8}){3,})\b", re.IGNORECASE)
+_HEX = re.compile(
+    r"\b(?:0x[0-9a-f]+|(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}"
+    r"|[0-9a-f]{2,8}(?::[0-9a-f]{2,8}){3,})\b",
+    re.IGNORECASE,
+)
 _POD = re.compile(r"\b([a-z0-9][a-z0-9-]*?)-(?:[a-f0-9]{6,10}-)?[bcdfghjklmnpqrstvwxz2-9]{5}\b")
 _OPAQUE = re.compile(r"\b(?=[A-Za-z0-9_-]*\d[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{12,}\b")
 _MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec"
 _DATES = (
-    re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2}| ?UTC)?",
-               re.IGNORECASE),
-    re.compile(rf"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun),? \d{{1,2}} (?:{_MONTHS}) \d{{4}} \d{{2}}:\d{{2}}:\d{{2}}"
-               r"(?: ?(?:GMT|UTC|[+-]\d{4}))?", re.IGNORECASE),
+    re.compile(
+        r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2}| ?UTC)?", re.IGNORECASE
+    ),
+    re.compile(
+        rf"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun),? \d{{1,2}} (?:{_MONTHS}) \d{{4}} \d{{2}}:\d{{2}}:\d{{2}}"
+        r"(?: ?(?:GMT|UTC|[+-]\d{4}))?",
+        re.IGNORECASE,
+    ),
     re.compile(rf"\b(?:{_MONTHS}) +\d{{1,2}},? (?:\d{{4}} )?\d{{2}}:\d{{2}}:\d{{2}}", re.IGNORECASE),
     re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b\d{4}/\d{2}/\d{2}\b"),
     re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"),
 )
-_DURATION = re.compile(r"\b(?:\d+h)?(?:\d+m)?\d+(?:\.\d+)?s\b|\b\d+(?:\.\d+)?\s?(?:ms|msec|µs|us|ns|s|sec|secs|seconds?"
-                       r"|m|mins?|minutes?|h|hrs?|hours?)\b", re.IGNORECASE)
+_DURATION = re.compile(
+    r"\b(?:\d+h)?(?:\d+m)?\d+(?:\.\d+)?s\b|\b\d+(?:\.\d+)?\s?(?:ms|msec|µs|us|ns|s|sec|secs|seconds?"
+    r"|m|mins?|minutes?|h|hrs?|hours?)\b",
+    re.IGNORECASE,
+)
 _SIZE = re.compile(r"\b\d+(?:\.\d+)?\s?(?:[KMGTP]i?B|bytes?|B)\b")
 _WIN_PATH = re.compile(r"\b[A-Za-z]:\\[^\s'\"]*|\\\\[\w.$-]+\\[^\s'\"]*")
 _POSIX_PATH = re.compile(r"(?<![\w.:/<>-])(?:~|\.{1,2})?(?:/[\w.@+%=-]+)+/?")
 _REL_PATH = re.compile(r"(?<![\w/<>-])(?:[\w.-]+/)+[\w.-]+\.[A-Za-z]{1,6}\b")
-_KEEP = re.compile(r"\b(?:(?:HTTP|status|code|errno|error|response|returned|got|exit status|exit code|exited with)"
-                   r"[\s:=/]*(?:code\s*)?)(\d{1,3})\b"
-                   r"|\b[1-5]\d\d(?= (?:OK|Created|Accepted|Moved|Found|See|Not|Bad|Unauthori[sz]ed|Payment|Forbidden|Method"
-                   r"|Request|Conflict|Gone|Precondition|Unprocessable|Too|Internal|Service|Gateway|Unavailable"
-                   r"|Temporary|Permanent|Proxy|Unsupported|Misdirected|Locked|Upgrade)\b)", re.IGNORECASE)
+_KEEP = re.compile(
+    r"\b(?:(?:HTTP|status|code|errno|error|response|returned|got|exit status|exit code|exited with)"
+    r"[\s:=/]*(?:code\s*)?)(\d{1,3})\b"
+    r"|\b[1-5]\d\d(?= (?:OK|Created|Accepted|Moved|Found|See|Not|Bad|Unauthori[sz]ed|Payment|Forbidden|Method"
+    r"|Request|Conflict|Gone|Precondition|Unprocessable|Too|Internal|Service|Gateway|Unavailable"
+    r"|Temporary|Permanent|Proxy|Unsupported|Misdirected|Locked|Upgrade)\b)",
+    re.IGNORECASE,
+)
 _NUMBER = re.compile(r"(?<![\w<])[-+]?\d+(?:[.,]\d+)*(?![\w>])")
 _ASSIGNED = re.compile(r"""=\s*(?:'[^']*'|"[^"]*")""")
 _SPACES = re.compile(r"\s+")
@@ -90,7 +112,7 @@ def _traceback_parts(message: str) -> tuple[str, str | None, str] | None:
     match = _TRACEBACK.search(message)
     if not match:
         return None
-    tail = message[match.end():]
+    tail = message[match.end() :]
     frames = _FRAME.findall(tail)
     exc_line = ""
     exc_type = ""

@@ -126,20 +126,24 @@ class Failures:
             new = row is None
             if new:
                 diagnosis = REGISTRY.diagnose(FailureInput(tool, key_text, sample, norm.exception_type)) or FALLBACK
-                fp_id = int(conn.execute(
-                    "INSERT INTO failure_fingerprints (hash, algorithm, tool, exception_type, normalized, key_text,"
-                    " example, occurrences, first_seen, last_seen) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?)",
-                    (digest, ALGORITHM, tool, norm.exception_type, norm.text, key_text, sample, when, when),
-                ).lastrowid)
+                fp_id = int(
+                    conn.execute(
+                        "INSERT INTO failure_fingerprints (hash, algorithm, tool, exception_type, normalized, key_text,"
+                        " example, occurrences, first_seen, last_seen) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?)",
+                        (digest, ALGORITHM, tool, norm.exception_type, norm.text, key_text, sample, when, when),
+                    ).lastrowid
+                )
                 self._set_diagnosis(fp_id, diagnosis, now, decided_by=None)
             else:
                 fp_id = int(row[0])
                 diagnosis = self._current_diagnosis(fp_id)
-            occurrence_id = int(conn.execute(
-                "INSERT INTO failure_occurrences (fingerprint_id, agent_id, message_sample, message_hash,"
-                " message_chars, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                (fp_id, agent, sample, message_hash(message), len(message), when),
-            ).lastrowid)
+            occurrence_id = int(
+                conn.execute(
+                    "INSERT INTO failure_occurrences (fingerprint_id, agent_id, message_sample, message_hash,"
+                    " message_chars, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                    (fp_id, agent, sample, message_hash(message), len(message), when),
+                ).lastrowid
+            )
             conn.execute(
                 "UPDATE failure_fingerprints SET occurrences = occurrences + 1, first_seen = min(first_seen, ?),"
                 " last_seen = max(last_seen, ?) WHERE id = ?",
@@ -174,8 +178,7 @@ class Failures:
         self.conn.execute(
             "INSERT INTO failure_diagnoses (fingerprint_id, category, root_cause, suggested_action, confidence,"
             " method, diagnoser, decided_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (fp_id, d.category, d.root_cause, d.suggested_action, d.confidence, d.method, d.diagnoser, decided_by,
-             now),
+            (fp_id, d.category, d.root_cause, d.suggested_action, d.confidence, d.method, d.diagnoser, decided_by, now),
         )
 
     def _current_diagnosis(self, fp_id: int) -> Diagnosis:
@@ -262,9 +265,11 @@ class Failures:
         fp_id = self.resolve_id(ref)
         row = self.conn.execute("SELECT * FROM failure_fingerprints WHERE id = ?", (fp_id,)).fetchone()
         data = fingerprint_dict(row)
-        data["agents"] = int(self.conn.execute(
-            "SELECT COUNT(DISTINCT agent_id) FROM failure_occurrences WHERE fingerprint_id = ?", (fp_id,)
-        ).fetchone()[0])
+        data["agents"] = int(
+            self.conn.execute(
+                "SELECT COUNT(DISTINCT agent_id) FROM failure_occurrences WHERE fingerprint_id = ?", (fp_id,)
+            ).fetchone()[0]
+        )
         fix = fixes.active_fix(self.conn, fp_id)
         data["fix"] = fix
         data["fix_summary"] = fix["summary"] if fix else None
@@ -320,28 +325,36 @@ class Failures:
 
     def history(self, ref: int | str) -> list[dict[str, Any]]:
         fp_id = self.resolve_id(ref)
-        return [dict(r) for r in self.conn.execute(
-            "SELECT * FROM failure_diagnoses WHERE fingerprint_id = ? ORDER BY id", (fp_id,)
-        )]
+        return [
+            dict(r)
+            for r in self.conn.execute("SELECT * FROM failure_diagnoses WHERE fingerprint_id = ? ORDER BY id", (fp_id,))
+        ]
 
     def ids_for_agent(self, agent_id: str) -> tuple[int, ...]:
         """Distinct fingerprints an agent hit, in id order (for ``EpisodeEnd.failure_ids``)."""
-        return tuple(int(r[0]) for r in self.conn.execute(
-            "SELECT DISTINCT fingerprint_id FROM failure_occurrences WHERE agent_id = ? ORDER BY fingerprint_id",
-            (agent_id,),
-        ))
+        return tuple(
+            int(r[0])
+            for r in self.conn.execute(
+                "SELECT DISTINCT fingerprint_id FROM failure_occurrences WHERE agent_id = ? ORDER BY fingerprint_id",
+                (agent_id,),
+            )
+        )
 
     def occurrences(self, ref: int | str, limit: int = 20) -> list[dict[str, Any]]:
         fp_id = self.resolve_id(ref)
-        return [dict(r) for r in self.conn.execute(
-            "SELECT id, agent_id, message_sample, message_hash, message_chars, created_at FROM failure_occurrences"
-            " WHERE fingerprint_id = ? ORDER BY created_at DESC, id DESC LIMIT ?",
-            (fp_id, limit),
-        )]
+        return [
+            dict(r)
+            for r in self.conn.execute(
+                "SELECT id, agent_id, message_sample, message_hash, message_chars, created_at FROM failure_occurrences"
+                " WHERE fingerprint_id = ? ORDER BY created_at DESC, id DESC LIMIT ?",
+                (fp_id, limit),
+            )
+        ]
 
     # -- fixes and alerts (thin delegates so callers need one object) ---------------------------------
-    def attach_fix(self, ref: int | str, *, summary: str | None = None, skill: int | str | None = None,
-                   by: str | None = None) -> dict[str, Any]:
+    def attach_fix(
+        self, ref: int | str, *, summary: str | None = None, skill: int | str | None = None, by: str | None = None
+    ) -> dict[str, Any]:
         with transaction(self.conn):
             fp_id = self.resolve_id(ref)
             skill_id = self.lib.skills.resolve_id(skill) if skill is not None else None
