@@ -31,7 +31,7 @@ _LEADING_TYPE = re.compile(
 )
 
 _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
-_URL = re.compile(r"\b(?:[a-z][a-z0-9+.-]*)://[^\s'\"<>)\]]+", re.IGNORECASE)
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]{0,15}://[^\s'\"<>)\]]+", re.IGNORECASE)
 _TLDS = (
     "com|net|org|io|ai|dev|app|co|cloud|internal|local|localdomain|svc|lan|corp|example|test|invalid|edu|gov"
     "|us|uk|de|fr|sh|xyz|me|tech|run|info|biz|cluster"
