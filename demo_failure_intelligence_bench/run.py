@@ -401,6 +401,13 @@ def write_markdown(path: Path, results: dict[str, Any]) -> None:
         f"{c['accuracy'].get('holdout', 0):.1%}); grouping precision **{c['grouping']['precision']:.3f}**, "
         f"recall **{c['grouping']['recall']:.3f}** (targets 90 % / 0.95 / 0.90)",
     ]
+    lines.append(
+        "* Note: the dev/holdout split of `corpus.jsonl` is not blind — the corpus was written first, but the "
+        "heuristics were then improved with every corpus message in view. `corpus_blind.jsonl` was written after "
+        "the heuristics were committed and is only measured; its misses are all `unknown` (no wrong category)."
+        if b and all(m["got"] == "unknown" for m in b["misclassified"])
+        else "* Note: the dev/holdout split of `corpus.jsonl` is not blind; `corpus_blind.jsonl` is."
+    )
     if b:
         lines.append(
             f"* Blind set (written after the heuristics were frozen, not gated): {b['messages']} messages, "
