@@ -12,6 +12,7 @@ from typing import Any
 from .clock import Clock, SystemClock
 from .errors import InvalidInputError, StoreError
 from .failures import Failures
+from .llm import LLMClient
 from .memories import Memories
 from .search import Hit, lexical_candidates
 from .settings import Settings
@@ -64,6 +65,7 @@ class Library(AbstractContextManager["Library"]):
             raise
         self.skills = Skills(self)
         self.memories = Memories(self)
+        self.llm = LLMClient(self.settings)  # shared by every LLM feature; disabled (with a reason) without a key
         self.failures = Failures(self)
 
     # -- plumbing ---------------------------------------------------------------------------------

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kaos_dream.failures.fingerprint import bounded_sample, fingerprint_hash
 from kaos_dream.failures.normalize import ALGORITHM, normalize
@@ -114,3 +116,12 @@ def test_bounded_sample_keeps_head_and_tail() -> None:
     assert sample.startswith("HEAD ") and sample.endswith("KeyError: 'tail'")
     assert "characters omitted" in sample
     assert bounded_sample("short", 2000) == "short"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=600) | st.text("\ue000\ue100\ue101abc 404:=/'", max_size=60), st.text(min_size=1, max_size=20))
+def test_any_text_normalises_deterministically(message: str, tool: str) -> None:
+    first = normalize(message)
+    assert normalize(message) == first
+    assert fingerprint_hash(tool, first) == fingerprint_hash(tool, normalize(message))
+    assert "\ue000" not in first.text  # protected tokens are always restored

@@ -195,3 +195,14 @@ def test_cli_record_uses_the_llm_through_environment(kaos, tmp_path: Path, fake:
     data = json.loads(result.stdout)
     assert (data["category"], data["diagnostic_method"]) == ("infra", "llm")
     assert fake.requests[0]["_api_key"] == "sk-cli"
+
+
+def test_no_llm_call_inside_a_callers_transaction(db_path: Path, fake: FakeAnthropic) -> None:
+    fake.queue(Reply.json(GOOD))
+    with open_lib(db_path, settings_for(fake)) as lib:
+        with lib.transaction():
+            rec = lib.failures.record("mystery_tool", UNKNOWN, agent="a1")
+        assert rec.diagnosis.category == "unknown" and "deferred" in (rec.llm_note or "")
+        assert fake.calls == 0
+        assert lib.failures.recategorize() == 1 and fake.calls == 1
+        assert lib.llm is lib.failures.llm

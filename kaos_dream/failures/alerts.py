@@ -49,7 +49,7 @@ def evaluate(conn: sqlite3.Connection, fp_id: int, when: float, now: float, sett
         conn.execute(
             "SELECT COUNT(DISTINCT agent_id) FROM failure_occurrences WHERE fingerprint_id = ? AND agent_id IS NOT NULL"
             f" AND created_at {'>' if strict else '>='} ? AND created_at <= ?",
-            (fp_id, since, now),
+            (fp_id, since, max(now, when)),
         ).fetchone()[0]
     )
     if last is not None and last["status"] != "resolved":

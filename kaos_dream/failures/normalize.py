@@ -135,6 +135,7 @@ def _traceback_parts(message: str) -> tuple[str, str | None, str] | None:
 def scrub(text: str) -> str:
     """Apply the replacement rules, in the documented order, to one piece of text."""
     kept: list[str] = []
+    text = text.replace("\ue000", " ")  # the marker of protected tokens below can never come from the input
 
     def keep(match: re.Match[str]) -> str:
         kept.append(match.group(0))

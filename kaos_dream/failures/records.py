@@ -90,7 +90,6 @@ class Failures:
 
     def __init__(self, library: Library) -> None:
         self.lib = library
-        self._llm: LLMClient | None = None
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -98,9 +97,7 @@ class Failures:
 
     @property
     def llm(self) -> LLMClient:
-        if self._llm is None:
-            self._llm = LLMClient(self.lib.settings)
-        return self._llm
+        return self.lib.llm
 
     # -- writing ----------------------------------------------------------------------------------
     def record(self, tool: str, message: str, agent: str | None = None, *, at: float | None = None) -> Recorded:
@@ -151,7 +148,10 @@ class Failures:
             )
             alert_id = alerts.evaluate(conn, fp_id, when, now, self.lib.settings)
         note = None
-        if new and diagnosis.method == "fallback":
+        if new and diagnosis.method == "fallback" and conn.in_transaction:
+            # Inside a caller's transaction a network call would hold the write lock for every other agent.
+            note = "LLM diagnosis deferred (recorded inside a transaction): run `kaos dream recategorize`"
+        elif new and diagnosis.method == "fallback":
             better, note = self._llm_diagnosis(fp_id, digest, tool, key_text)
             if better is not None:
                 diagnosis = better
