@@ -23,8 +23,10 @@ fix_app = typer.Typer(help="Fixes attached to failure fingerprints.", no_args_is
 dream_app.add_typer(fix_app, name="fix")
 
 ToolOption = Annotated[str, typer.Option("--tool", "-t", help="The tool that failed (part of the fingerprint).")]
-MessageArg = Annotated[str, typer.Argument(help="The error message, or - to read it from stdin.", show_default=False)]
-FpArg = Annotated[str, typer.Argument(help="Fingerprint id or hash prefix (6+ hex characters).")]
+MessageArg = Annotated[
+    str, typer.Argument(help="The error message, or - to read it from stdin.", show_default=False, metavar="MESSAGE")
+]
+FpArg = Annotated[str, typer.Argument(help="Fingerprint id or hash prefix (6+ hex characters).", metavar="FP")]
 ByOption = Annotated[str | None, typer.Option("--by", help="Who did it (kept in the record).")]
 
 
@@ -70,7 +72,8 @@ def record(
     """Record a failure: fingerprint it, diagnose it on first sight, check for a systemic incident.
 
     Example: kaos failure record --tool http_get --agent a7 "HTTP 429 Too Many Requests"
-    (long tracebacks: some_command 2>&1 | kaos failure record --tool pytest -)
+    (long tracebacks: some_command 2>&1 | kaos failure record --tool pytest -;
+    a message starting with "-": kaos failure record --tool sh -- "-bash: jq: command not found")
     """
     text = read_message(message)
     with open_for_write(ctx, db) as lib:
