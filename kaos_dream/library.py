@@ -12,6 +12,8 @@ from typing import Any
 from .clock import Clock, SystemClock
 from .coordination import CoordinationLog
 from .errors import InvalidInputError, StoreError
+from .failures import Failures
+from .llm import LLMClient
 from .memories import Memories
 from .policies import Policies
 from .search import Hit, lexical_candidates
@@ -67,6 +69,8 @@ class Library(AbstractContextManager["Library"]):
         self.memories = Memories(self)
         self.log = CoordinationLog(self)
         self.policies = Policies(self)
+        self.llm = LLMClient(self.settings)  # shared by every LLM feature; disabled (with a reason) without a key
+        self.failures = Failures(self)
 
     # -- plumbing ---------------------------------------------------------------------------------
     def now(self) -> float:
