@@ -11,6 +11,7 @@ from typing import Any
 
 from .clock import Clock, SystemClock
 from .errors import InvalidInputError, StoreError
+from .graph import Graph
 from .memories import Memories
 from .search import Hit, lexical_candidates
 from .settings import Settings
@@ -63,6 +64,7 @@ class Library(AbstractContextManager["Library"]):
             raise
         self.skills = Skills(self)
         self.memories = Memories(self)
+        self.graph = Graph(self)
 
     # -- plumbing ---------------------------------------------------------------------------------
     def now(self) -> float:

@@ -33,6 +33,17 @@ class Settings:
     busy_timeout_ms: int = 10_000
     synchronous: str = "NORMAL"
     dream_auto: bool = True
+    # Graph (DESIGN §6): gate strength β₀ for gated/adaptive activation; online-learning rate η;
+    # confidence lost per dream cycle by causal edges with no new evidence (λ_neglect); the strength a
+    # newly observed edge starts from; sparsification tolerance ε and the weight strategy's
+    # "weak" and "dormant" limits.
+    graph_beta: float = 5.0
+    graph_learning_rate: float = 0.2
+    graph_neglect_rate: float = 0.02
+    graph_evidence_initial: float = 0.5
+    graph_prune_epsilon: float = 0.02
+    graph_prune_weak: float = 0.2
+    graph_prune_dormant_days: float = 30.0
     extra: dict[str, str] = field(default_factory=dict)
 
     @classmethod
