@@ -37,8 +37,8 @@ class Settings:
     # confidence lost per dream cycle by causal edges with no new evidence (λ_neglect); the strength a
     # newly observed edge starts from; sparsification tolerance ε and the weight strategy's
     # "weak" and "dormant" limits.
-    graph_beta: float = 5.0
-    graph_learning_rate: float = 0.2
+    graph_beta: float = 10.0
+    graph_learning_rate: float = 0.1
     graph_neglect_rate: float = 0.02
     graph_evidence_initial: float = 0.5
     graph_prune_epsilon: float = 0.02

@@ -20,6 +20,7 @@ from ..store.connect import describe_sqlite_error
 from . import db as db_cli
 from . import demo as demo_cli
 from . import dream as dream_cli
+from . import graph as graph_cli
 from . import memories as memories_cli
 from . import search as search_cli
 from . import skills as skills_cli
@@ -64,6 +65,7 @@ app.add_typer(skills_cli.app, name="skill")
 app.add_typer(memories_cli.app, name="memory")
 app.add_typer(db_cli.app, name="db")
 app.add_typer(dream_cli.app, name="dream")
+app.add_typer(graph_cli.app, name="graph")
 
 
 def fail(message: str, code: int) -> int:

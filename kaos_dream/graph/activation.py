@@ -31,7 +31,7 @@ MODES = ("additive", "gated", "adaptive")
 DEFAULT_HOPS = 5
 DEFAULT_DECAY = 0.7
 DEFAULT_THRESHOLD = 0.1
-DEFAULT_BETA = 5.0
+DEFAULT_BETA = 10.0
 MAX_HOPS = 5
 
 
