@@ -11,7 +11,7 @@ from typing import Any
 
 from .clock import Clock, SystemClock
 from .errors import InvalidInputError, StoreError
-from .graph import Graph
+from .graph.edges import Graph
 from .memories import Memories
 from .search import Hit, lexical_candidates
 from .settings import Settings

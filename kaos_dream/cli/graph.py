@@ -10,22 +10,10 @@ from typing import Annotated
 
 import typer
 
+from .. import graph as kg
 from ..errors import InvalidInputError
-from ..graph import (
-    activate,
-    describe,
-    neglect,
-    observe,
-    pruned,
-    purge,
-    record_query,
-    resolve_node,
-    restore,
-    search_expanded,
-    seeds_from_query,
-    sparsify,
-)
-from ..graph.retrieval import DEFAULT_EXTRA, DEFAULT_SEEDS
+from ..graph.nodes import resolve_node
+from ..graph.relations import DEFAULT_EXTRA, DEFAULT_SEEDS
 from . import output
 from .common import DbOption, JsonOption, open_for_read, open_for_write, wants_json
 
@@ -164,11 +152,11 @@ def activate_cmd(
         raise InvalidInputError("give either a QUERY or one or more --from NODE")
     with open_for_read(ctx, db) as lib:
         if query is not None:
-            seed_map = seeds_from_query(lib, query, limit=seeds)
+            seed_map = kg.seeds_from_query(lib, query, limit=seeds)
         else:
             seed_map = {resolve_node(lib.conn, n): 1.0 for n in from_nodes or []}
-        act = activate(lib, seed_map, mode=mode.value, beta=beta)
-        items = describe(lib, act, seed_map, top=top)
+        act = kg.activate(lib, seed_map, mode=mode.value, beta=beta)
+        items = kg.describe(lib, act, seed_map, top=top)
     if wants_json(ctx, json_out):
         output.emit_json({"mode": mode.value, "seeds": {str(k): v for k, v in seed_map.items()},
                           "nodes": [i.to_dict() for i in items]})
@@ -201,7 +189,7 @@ def search_cmd(
     Example: kaos graph search "postgres backup" --extra 3
     """
     with open_for_read(ctx, db) as lib:
-        results = search_expanded(lib, query, limit=limit, extra=extra, mode=mode.value)
+        results = kg.search_expanded(lib, query, limit=limit, extra=extra, mode=mode.value)
     if wants_json(ctx, json_out):
         output.emit_json([r.to_dict() for r in results])
         return
@@ -228,7 +216,7 @@ def observe_cmd(
     Example: kaos graph observe --action skill:deploy-friday --outcome failure:12 --absent failure:7
     """
     with open_for_write(ctx, db) as lib:
-        result = observe(lib, resolve_node(lib.conn, action),
+        result = kg.observe(lib, resolve_node(lib.conn, action),
                          happened=[resolve_node(lib.conn, n) for n in outcome or []],
                          absent=[resolve_node(lib.conn, n) for n in absent or []],
                          closed_world=not open_world)
@@ -255,7 +243,7 @@ def neglect_cmd(
     Example: kaos graph neglect --days 7
     """
     with open_for_write(ctx, db) as lib:
-        changed = neglect(lib, since=lib.now() - days * 86_400.0)
+        changed = kg.neglect(lib, since=lib.now() - days * 86_400.0)
     if wants_json(ctx, json_out):
         output.emit_json({"changed": changed})
         return
@@ -275,11 +263,11 @@ def record_query_cmd(
     Example: kaos graph record-query "deploy failed" --target skill:rollback
     """
     with open_for_write(ctx, db) as lib:
-        seed_map = seeds_from_query(lib, query)
+        seed_map = kg.seeds_from_query(lib, query)
         if not seed_map:
             raise InvalidInputError(f"query {query!r} matches nothing, so it cannot seed activation")
         node = resolve_node(lib.conn, target) if target else None
-        qid = record_query(lib, query, seed_map, node)
+        qid = kg.record_query(lib, query, seed_map, node)
     if wants_json(ctx, json_out):
         output.emit_json({"id": qid, "seeds": len(seed_map)})
         return
@@ -306,7 +294,7 @@ def prune_cmd(
     """
     opener = open_for_write if apply else open_for_read
     with opener(ctx, db) as lib:
-        report = sparsify(lib, strategy=strategy.value, epsilon=epsilon, max_fraction=max_fraction, apply=apply,
+        report = kg.sparsify(lib, strategy=strategy.value, epsilon=epsilon, max_fraction=max_fraction, apply=apply,
                           seed=seed)
     if wants_json(ctx, json_out):
         output.emit_json(report.to_dict())
@@ -326,7 +314,7 @@ def pruned_cmd(ctx: typer.Context, run: Annotated[str | None, typer.Option(help=
     Example: kaos graph pruned --run prune-1
     """
     with open_for_read(ctx, db) as lib:
-        rows = pruned(lib, run=run)
+        rows = kg.pruned(lib, run=run)
     if wants_json(ctx, json_out):
         output.emit_json(rows)
         return
@@ -348,7 +336,7 @@ def restore_cmd(
     Example: kaos graph restore --run prune-1
     """
     with open_for_write(ctx, db) as lib:
-        ids = restore(lib, run=run, edge_ids=edge or [])
+        ids = kg.restore(lib, run=run, edge_ids=edge or [])
     if wants_json(ctx, json_out):
         output.emit_json({"restored": ids})
         return
@@ -368,7 +356,7 @@ def purge_cmd(
     Example: kaos graph purge --older-than-days 30
     """
     with open_for_write(ctx, db) as lib:
-        n = purge(lib, older_than_s=older_than_days * 86_400.0)
+        n = kg.purge(lib, older_than_s=older_than_days * 86_400.0)
     if wants_json(ctx, json_out):
         output.emit_json({"purged": n})
         return

@@ -7,47 +7,70 @@ Library entry points (``lib.graph`` is a :class:`Graph`):
 * search: :func:`expand`, :func:`search_expanded`
 * learning: :func:`observe`, :func:`neglect`
 * sparsification: :func:`sparsify`, :func:`restore`, :func:`purge`, :func:`pruned`, :func:`record_query`
+
+Names are imported lazily so that opening a library (which needs only :class:`Graph`) does not pay
+for importing numpy on every CLI call.
 """
 
-from .activation import MODES, Activation, Step, gate, spread
-from .arrays import EdgeList, GraphArrays, edge_list, load_edge_list
-from .edges import EVIDENCE_SHAPES, Edge, Graph
-from .learning import Observation, Update, neglect, observe
-from .nodes import KINDS, Node, NodeLabel, labels, make_node, resolve_node, split_node
-from .quality import EvalQuery, quality
-from .relations import RELATIONS
-from .retrieval import (
-    Activated,
-    ExpandedHit,
-    activate,
-    describe,
-    expand,
-    search_expanded,
-    seeds_from_hits,
-    seeds_from_query,
-)
-from .sparsify import (
-    STRATEGIES,
-    SparsifyReport,
-    greedy_prune,
-    prune_order,
-    pruned,
-    purge,
-    record_query,
-    recorded_queries,
-    restore,
-    sparsify,
-)
+from __future__ import annotations
 
-__all__ = [
-    "MODES", "Activation", "Step", "gate", "spread",
-    "EdgeList", "GraphArrays", "edge_list", "load_edge_list",
-    "EVIDENCE_SHAPES", "Edge", "Graph",
-    "Observation", "Update", "neglect", "observe",
-    "KINDS", "Node", "NodeLabel", "labels", "make_node", "resolve_node", "split_node",
-    "EvalQuery", "quality", "RELATIONS",
-    "Activated", "ExpandedHit", "activate", "describe", "expand", "search_expanded", "seeds_from_hits",
-    "seeds_from_query",
-    "STRATEGIES", "SparsifyReport", "greedy_prune", "prune_order", "pruned", "purge", "record_query",
-    "recorded_queries", "restore", "sparsify",
-]
+import importlib
+from typing import Any
+
+_EXPORTS: dict[str, str] = {
+    "MODES": "activation",
+    "Activation": "activation",
+    "Step": "activation",
+    "gate": "activation",
+    "spread": "activation",
+    "EdgeList": "arrays",
+    "GraphArrays": "arrays",
+    "edge_list": "arrays",
+    "load_edge_list": "arrays",
+    "EVIDENCE_SHAPES": "edges",
+    "Edge": "edges",
+    "Graph": "edges",
+    "Observation": "learning",
+    "Update": "learning",
+    "neglect": "learning",
+    "observe": "learning",
+    "KINDS": "nodes",
+    "Node": "nodes",
+    "NodeLabel": "nodes",
+    "labels": "nodes",
+    "make_node": "nodes",
+    "resolve_node": "nodes",
+    "split_node": "nodes",
+    "EvalQuery": "objective",
+    "quality": "objective",
+    "RELATIONS": "relations",
+    "Activated": "retrieval",
+    "ExpandedHit": "retrieval",
+    "activate": "retrieval",
+    "describe": "retrieval",
+    "expand": "retrieval",
+    "search_expanded": "retrieval",
+    "seeds_from_hits": "retrieval",
+    "seeds_from_query": "retrieval",
+    "STRATEGIES": "pruning",
+    "SparsifyReport": "pruning",
+    "greedy_prune": "pruning",
+    "prune_order": "pruning",
+    "pruned": "pruning",
+    "purge": "pruning",
+    "record_query": "pruning",
+    "recorded_queries": "pruning",
+    "restore": "pruning",
+    "sparsify": "pruning",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value

@@ -37,6 +37,10 @@ STRENGTH_FLOOR = 0.1
 STRENGTH_CEIL = 1.0
 DEFAULT_DECLARED_STRENGTH = 0.8
 
+# Retrieval: search hits used as activation seeds, and items `search --expand` may add at most.
+DEFAULT_SEEDS = 5
+DEFAULT_EXTRA = 3
+
 
 def check_relation(relation: str) -> str:
     from ..errors import InvalidInputError

@@ -15,12 +15,11 @@ from ..search import Hit
 from .activation import DEFAULT_THRESHOLD, Activation, spread
 from .arrays import GraphArrays, load_edge_list
 from .nodes import Node, labels
+from .relations import DEFAULT_EXTRA, DEFAULT_SEEDS
 
 if TYPE_CHECKING:
     from ..library import Library
 
-DEFAULT_SEEDS = 5
-DEFAULT_EXTRA = 3
 
 
 def seeds_from_hits(hits: Sequence[Hit]) -> dict[Node, float]:

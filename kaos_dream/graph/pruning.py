@@ -5,7 +5,7 @@ Three orderings of the edges to prune:
 * ``weight`` — weakest first (then least activated, then id); in the library only edges that are
   weak ∧ dormant ∧ never activated are candidates;
 * ``coverage`` — edges that lie on the fewest retrieval paths of the recorded queries first (the
-  paths that reached each query's top-k and target), weakest first among equals;
+  path to each query's target, or to its top-k answers when it has none), weakest first among equals;
 * ``random`` — a seeded shuffle, the baseline.
 
 :func:`greedy_prune` walks an ordering in batches and stops before quality on the recorded queries
@@ -30,7 +30,7 @@ from ..store import transaction
 from .activation import DEFAULT_BETA, spread
 from .arrays import EdgeList, GraphArrays, load_edge_list
 from .nodes import Node
-from .quality import EvalQuery, quality, reference_answers
+from .objective import EvalQuery, quality, reference_answers
 
 if TYPE_CHECKING:
     from ..library import Library
@@ -40,15 +40,15 @@ STRATEGIES = ("weight", "coverage", "random")
 
 def coverage_counts(edges: EdgeList, queries: Sequence[EvalQuery], *, mode: str = "gated",
                     beta: float = DEFAULT_BETA, k: int = 3) -> np.ndarray:
-    """How many retrieval paths (query × answer in its top-k, plus its target) use each edge."""
+    """How many retrieval paths (query -> its target, or query -> each top-k answer) use each edge."""
     graph = GraphArrays.build(edges)
     position = {int(e): i for i, e in enumerate(edges.edge_id)}
     counts = np.zeros(len(edges), dtype=np.int64)
     for q in queries:
         act = spread(graph, q.seeds, mode=mode, beta=beta, paths=True)
-        answers = [key for key, _ in act.ranked()[:k]]
-        if q.target is not None and q.target not in answers:
-            answers.append(q.target)
+        # The paths the quality objective depends on: to the target when there is one, else to
+        # every answer in the top k.
+        answers = [q.target] if q.target is not None else [key for key, _ in act.ranked()[:k]]
         for key in answers:
             for edge_id in act.path_edge_ids(key):
                 counts[position[edge_id]] += 1
