@@ -234,3 +234,42 @@ def test_expand_never_evicts_lexical_hits(lib: Library) -> None:
 def test_settings_read_graph_tunables_from_env() -> None:
     s = Settings.from_env({"KAOS_GRAPH_BETA": "2.5", "KAOS_GRAPH_LEARNING_RATE": "0.3"})
     assert (s.graph_beta, s.graph_learning_rate) == (2.5, 0.3)
+
+
+def test_episode_evidence_rules(world) -> None:
+    from kaos_dream.graph import record_episode_evidence
+    from kaos_dream.hooks import EpisodeEnd, GateDecision
+
+    lib, deploy, rollback, canary, note = world
+    f = Node("failure", 5)
+    failed = EpisodeEnd("a1", "failed", 0.0, 1.0, skills=(deploy.id, rollback.id), memories=(), failure_ids=(5,))
+    counts = record_episode_evidence(lib, failed, GateDecision(False, "episode failed"))
+    assert counts == {"predictions_checked": 0, "caused_created": 2, "enabled_evidence": 0}
+    assert lib.graph.get(deploy, "caused", f).strength == pytest.approx(0.55)
+    # a second failure learns through observe (no double count), a success lowers the prediction
+    record_episode_evidence(lib, failed, GateDecision(False, "episode failed"))
+    assert lib.graph.get(deploy, "caused", f).strength == pytest.approx(0.55 + 0.1 * 0.45)
+    ok = EpisodeEnd("a2", "completed", 0.0, 1.0, skills=(deploy.id,), memories=(),
+                    citations=(("memory", "friday"), ("memory", "missing"), ("skill", "x")))
+    counts = record_episode_evidence(lib, ok, GateDecision(True, "passed"))
+    assert counts["enabled_evidence"] == 1 and counts["predictions_checked"] == 1
+    assert lib.graph.get(note, "enabled", deploy).provenance == "observed"
+    assert lib.graph.get(deploy, "caused", f).strength == pytest.approx(0.595 * 0.9)
+    rejected = EpisodeEnd("a3", "completed", 0.0, 1.0, skills=(rollback.id,), memories=(),
+                          citations=(("memory", "friday"),))
+    assert record_episode_evidence(lib, rejected, GateDecision(False, "gate"))["enabled_evidence"] == 0
+
+
+def test_episode_evidence_hook_registers_and_runs(world) -> None:
+    from kaos_dream import hooks
+    from kaos_dream.graph.episode_evidence import HOOK_NAME, register
+
+    lib, deploy, *_ = world
+    register()
+    try:
+        ep = hooks.EpisodeEnd("a9", "failed", 0.0, 1.0, skills=(deploy.id,), memories=(), failure_ids=(8,))
+        with lib.transaction():
+            hooks.run_episode_end(lib, ep, hooks.GateDecision(False, "episode failed"))
+        assert lib.graph.get(deploy, "caused", Node("failure", 8)) is not None
+    finally:
+        hooks.unregister(HOOK_NAME)

@@ -30,6 +30,7 @@ _EXPORTS: dict[str, str] = {
     "EVIDENCE_SHAPES": "edges",
     "Edge": "edges",
     "Graph": "edges",
+    "record_episode_evidence": "episode_evidence",
     "Observation": "learning",
     "Update": "learning",
     "neglect": "learning",
