@@ -273,3 +273,50 @@ def test_episode_evidence_hook_registers_and_runs(world) -> None:
         assert lib.graph.get(deploy, "caused", Node("failure", 8)) is not None
     finally:
         hooks.unregister(HOOK_NAME)
+
+
+def test_graph_phase_dry_run_writes_nothing_and_apply_does(lib: Library, clock, db_path) -> None:
+    from kaos_dream.graph import graph_phase
+
+    from .conftest import file_digest
+
+    a = Node("skill", lib.skills.add("a").id)
+    b = Node("skill", lib.skills.add("b").id)
+    causal = lib.graph.link(a, "caused", Node("failure", 1), strength=0.5)
+    weak = lib.graph.link(a, "co_occurs_with", b, strength=0.1)
+    clock.advance(40 * DAY)
+    lib.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    before = file_digest(db_path)
+    dry = graph_phase(lib, since=lib.now() - DAY)
+    assert dry["sparsify"]["pruned_edge_ids"] == [weak.id] and file_digest(db_path) == before
+    done = graph_phase(lib, since=lib.now() - DAY, apply=True)
+    assert done["neglected"] == 1 and done["sparsify"]["run"] == "prune-1"
+    assert lib.graph.edge(causal.id).strength == pytest.approx(0.5 * 0.98)
+    assert lib.graph.edge(weak.id).pruned_at is not None
+
+
+def _evidence_worker(path: str, skill_id: int, n: int) -> None:
+    with Library(path, settings=Settings()) as lib:
+        for _ in range(n):
+            lib.graph.add_evidence(Node("skill", skill_id), "caused", Node("failure", 77))
+
+
+def test_evidence_from_concurrent_processes_is_never_lost(db_path) -> None:
+    import multiprocessing as mp
+
+    with Library(db_path, settings=Settings()) as lib:
+        sid = lib.skills.add("shared").id
+    ctx = mp.get_context("spawn")
+    procs = [ctx.Process(target=_evidence_worker, args=(str(db_path), sid, 10)) for _ in range(3)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    with Library(db_path, settings=Settings()) as lib:
+        edge = lib.graph.get(Node("skill", sid), "caused", Node("failure", 77))
+        assert (edge.verifications, edge.verified_correct) == (30, 30)
+        w = 0.5
+        for _ in range(30):
+            w += 0.1 * (1 - w)
+        assert edge.strength == pytest.approx(w)

@@ -31,6 +31,7 @@ _EXPORTS: dict[str, str] = {
     "Edge": "edges",
     "Graph": "edges",
     "record_episode_evidence": "episode_evidence",
+    "graph_phase": "dream_phase",
     "Observation": "learning",
     "Update": "learning",
     "neglect": "learning",
