@@ -33,7 +33,8 @@ class Settings:
     busy_timeout_ms: int = 10_000
     synchronous: str = "NORMAL"
     dream_auto: bool = True
-    # Graph (DESIGN §6): gate strength β₀ for gated/adaptive activation; online-learning rate η;
+    # Graph (DESIGN §6): gate strength β₀ for gated/adaptive activation (10: the best point of the
+    # β sweep in demo_causal_bench); online-learning rate η;
     # confidence lost per dream cycle by causal edges with no new evidence (λ_neglect); the strength a
     # newly observed edge starts from; sparsification tolerance ε and the weight strategy's
     # "weak" and "dormant" limits.
@@ -84,3 +85,12 @@ class Settings:
             )
         if self.busy_timeout_ms < 0:
             raise InvalidInputError("KAOS_BUSY_TIMEOUT_MS must not be negative")
+        if self.graph_beta < 0:
+            raise InvalidInputError("KAOS_GRAPH_BETA must not be negative")
+        if not 0.0 < self.graph_learning_rate <= 1.0:
+            raise InvalidInputError("KAOS_GRAPH_LEARNING_RATE must be in (0, 1]")
+        if not 0.0 <= self.graph_neglect_rate < 1.0:
+            raise InvalidInputError("KAOS_GRAPH_NEGLECT_RATE must be in [0, 1)")
+        for name in ("graph_evidence_initial", "graph_prune_epsilon", "graph_prune_weak"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise InvalidInputError(f"KAOS_{name.upper()} must be between 0 and 1")

@@ -234,6 +234,22 @@ def test_expand_never_evicts_lexical_hits(lib: Library) -> None:
 def test_settings_read_graph_tunables_from_env() -> None:
     s = Settings.from_env({"KAOS_GRAPH_BETA": "2.5", "KAOS_GRAPH_LEARNING_RATE": "0.3"})
     assert (s.graph_beta, s.graph_learning_rate) == (2.5, 0.3)
+    for bad in ({"KAOS_GRAPH_LEARNING_RATE": "0"}, {"KAOS_GRAPH_BETA": "-1"}, {"KAOS_GRAPH_PRUNE_EPSILON": "2"}):
+        with pytest.raises(InvalidInputError):
+            Settings.from_env(bad)
+
+
+def test_relinking_a_pruned_edge_closes_its_prune_record(lib: Library, clock) -> None:
+    a = Node("skill", lib.skills.add("a").id)
+    b = Node("skill", lib.skills.add("b").id)
+    lib.graph.link(a, "co_occurs_with", b, strength=0.1)
+    clock.advance(40 * DAY)
+    sparsify(lib, strategy="weight", max_fraction=1.0, apply=True)
+    assert len(pruned(lib)) == 1
+    lib.graph.link(a, "co_occurs_with", b, strength=0.7)  # the user declares it again
+    assert pruned(lib) == []
+    with pytest.raises(NotFoundError):
+        restore(lib, run="prune-1")
 
 
 def test_episode_evidence_rules(world) -> None:

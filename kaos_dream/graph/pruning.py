@@ -263,7 +263,7 @@ def pruned(lib: Library, *, run: str | None = None) -> list[dict[str, Any]]:
     """Open prune records (not restored, not purged), oldest first."""
     sql = ("SELECT p.id, p.run, p.edge_id, p.strategy, p.pruned_at, e.src_kind, e.src_id, e.relation, e.dst_kind, "
            "e.dst_id, e.strength FROM edge_prunes p JOIN edges e ON e.id = p.edge_id "
-           "WHERE p.restored_at IS NULL AND p.purged_at IS NULL")
+           "WHERE p.restored_at IS NULL AND p.purged_at IS NULL AND e.pruned_at IS NOT NULL")
     params: list[Any] = []
     if run is not None:
         sql += " AND p.run = ?"
@@ -281,15 +281,16 @@ def restore(lib: Library, *, run: str | None = None, edge_ids: Sequence[int] = (
     if run is None and not edge_ids:
         raise InvalidInputError("say what to restore: a run or edge ids")
     with transaction(lib.conn):
-        sql = "SELECT id, edge_id FROM edge_prunes WHERE restored_at IS NULL AND purged_at IS NULL"
+        sql = ("SELECT p.id, p.edge_id FROM edge_prunes p JOIN edges e ON e.id = p.edge_id "
+               "WHERE p.restored_at IS NULL AND p.purged_at IS NULL AND e.pruned_at IS NOT NULL")
         params: list[Any] = []
         if run is not None:
-            sql += " AND run = ?"
+            sql += " AND p.run = ?"
             params.append(run)
         if edge_ids:
-            sql += f" AND edge_id IN ({','.join('?' * len(edge_ids))})"
+            sql += f" AND p.edge_id IN ({','.join('?' * len(edge_ids))})"
             params += [int(e) for e in edge_ids]
-        rows = lib.conn.execute(sql + " ORDER BY id", params).fetchall()
+        rows = lib.conn.execute(sql + " ORDER BY p.id", params).fetchall()
         if not rows:
             what = f"run {run}" if run is not None else "edge(s) " + ", ".join(map(str, edge_ids))
             raise NotFoundError(f"nothing pruned to restore for {what}")
