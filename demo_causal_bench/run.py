@@ -136,6 +136,22 @@ def causaleval_ranks(graphs: list[dict], mode: str, beta: float, edges_of=None) 
     return rows
 
 
+def beta_holdout(graphs: list[dict]) -> dict:
+    """β₀ chosen on the first half of the graphs (best overall top-1 + top-3, then C4 top-1, then the
+    smaller β), reported on the second half beside additive: the sweep itself has no held-out set."""
+    half = len(graphs) // 2
+    tune, test = graphs[:half], graphs[half:]
+    out: dict[str, dict] = {"tune_graphs": [g["id"] for g in tune], "test_graphs": [g["id"] for g in test],
+                            "additive_on_test": score_rankings(causaleval_ranks(test, "additive", 0.0))}
+    for mode in ("gated", "adaptive"):
+        def merit(b: float, mode: str = mode) -> tuple:
+            r = score_rankings(causaleval_ranks(tune, mode, b))
+            return (r["overall"]["top1"] + r["overall"]["top3"], r["C4"]["top1"], -b)
+        best = max(BETAS, key=merit)
+        out[mode] = {"beta": best, "on_test": score_rankings(causaleval_ranks(test, mode, best))}
+    return out
+
+
 # -- 2. dense stress set ---------------------------------------------------------------------------
 def stress_graph(seed: int, hubs: int, lo: int, hi: int) -> tuple[EdgeList, dict, list, list]:
     """Hubs with n ~ U[lo, hi] active excitatory inputs; half also get one confident `prevented`
@@ -428,7 +444,7 @@ def main(argv: list[str] | None = None) -> int:
                 r = score_rankings(causaleval_ranks(graphs, mode, b))
                 sweep[f"{mode}@{b:g}"] = {"overall": r["overall"], "C4": r["C4"]}
         results["causaleval"] = {"questions": sum(len(g["questions"]) for g in graphs), "by_mode": causal,
-                                 "beta_sweep": sweep,
+                                 "beta_sweep": sweep, "beta_holdout": beta_holdout(graphs),
                                  "metric": "judge-free: gold node within top-1 / top-3 of the ranked nodes "
                                            "(BM25 order for bm25; activation order, seeds included, otherwise)"}
         summary_file = args.data / "results_summary.json"
@@ -508,6 +524,14 @@ def render_md(r: dict) -> str:
         if ref:
             lines += ["", "Published reference (LLM-judged answers, a different metric; context only): "
                       + ", ".join(f"{k} {v}" for k, v in ref["accuracy"].items()) + f", overall {ref['overall']}."]
+        ho = ce["beta_holdout"]
+        add_t = ho["additive_on_test"]
+        lines += ["", f"β₀ held out (chosen on graphs {ho['tune_graphs'][0]}–{ho['tune_graphs'][-1]}, scored on "
+                  f"{ho['test_graphs'][0]}–{ho['test_graphs'][-1]}): additive C4 {add_t['C4']['top1']:g} / "
+                  f"{add_t['C4']['top3']:g}, overall {add_t['overall']['top1']:g} / {add_t['overall']['top3']:g}; "
+                  + "; ".join(f"{m} (β₀ = {ho[m]['beta']:g}) C4 {ho[m]['on_test']['C4']['top1']:g} / "
+                              f"{ho[m]['on_test']['C4']['top3']:g}, overall {ho[m]['on_test']['overall']['top1']:g} / "
+                              f"{ho[m]['on_test']['overall']['top3']:g}" for m in ("gated", "adaptive"))]
         lines += ["", "beta sweep (overall and C4, top-1 / top-3):", ""]
         for name, res in ce["beta_sweep"].items():
             lines.append(f"* {name}: overall {res['overall']['top1']:g} / {res['overall']['top3']:g}, "

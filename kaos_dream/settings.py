@@ -33,8 +33,8 @@ class Settings:
     busy_timeout_ms: int = 10_000
     synchronous: str = "NORMAL"
     dream_auto: bool = True
-    # Graph (DESIGN §6): gate strength β₀ for gated/adaptive activation (10: the best point of the
-    # β sweep in demo_causal_bench); online-learning rate η;
+    # Graph (DESIGN §6): gate strength β₀ for gated/adaptive activation (10: the smallest β of the
+    # sweep at which both modes silence every blocked hub of demo_causal_bench's stress set); online-learning rate η;
     # confidence lost per dream cycle by causal edges with no new evidence (λ_neglect); the strength a
     # newly observed edge starts from; sparsification tolerance ε and the weight strategy's
     # "weak" and "dormant" limits.
