@@ -336,3 +336,18 @@ def test_evidence_from_concurrent_processes_is_never_lost(db_path) -> None:
         for _ in range(30):
             w += 0.1 * (1 - w)
         assert edge.strength == pytest.approx(w)
+
+
+def test_graph_arrays_cache_follows_own_and_other_writes(lib: Library, db_path) -> None:
+    a = Node("skill", lib.skills.add("a").id)
+    b = Node("skill", lib.skills.add("b").id)
+    lib.graph.link(a, "caused", Node("failure", 1))
+    first = lib.graph.arrays()
+    assert lib.graph.arrays() is first  # nothing changed: cached
+    lib.graph.link(a, "enabled", b)
+    second = lib.graph.arrays()
+    assert second is not first and len(second.edges) == 2
+    with Library(db_path, settings=Settings()) as other:
+        other.graph.link(b, "caused", Node("failure", 2))
+    third = lib.graph.arrays()
+    assert third is not second and len(third.edges) == 3

@@ -2,7 +2,8 @@
 
 Library entry points (``lib.graph`` is a :class:`Graph`):
 
-* edges: ``lib.graph.link / unlink / get / neighbours / preventers / add_evidence / record_activation``
+* edges: ``lib.graph.link / unlink / get / neighbours / preventers / add_evidence / record_activation``;
+  ``lib.graph.arrays()`` is the live graph as CSR arrays, cached until the file changes
 * activation: :func:`activate`, :func:`spread` (pure, on :class:`GraphArrays`), :func:`describe`
 * search: :func:`expand`, :func:`search_expanded`
 * learning: :func:`observe`, :func:`neglect`

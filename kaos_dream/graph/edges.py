@@ -103,6 +103,21 @@ class Graph:
 
     def __init__(self, library: Library) -> None:
         self._lib = library
+        self._arrays: tuple[tuple[int, int], Any] | None = None
+
+    def arrays(self) -> Any:
+        """The live graph as CSR arrays (:class:`GraphArrays`), cached until the file changes.
+
+        The cache key is SQLite's ``data_version`` (moves when another connection commits) and this
+        connection's ``total_changes`` (moves on its own writes), so a long-lived process pays the
+        load once per change instead of once per query."""
+        from .arrays import GraphArrays, load_edge_list
+
+        conn = self._conn
+        key = (int(conn.execute("PRAGMA data_version").fetchone()[0]), conn.total_changes)
+        if self._arrays is None or self._arrays[0] != key:
+            self._arrays = (key, GraphArrays.build(load_edge_list(conn)))
+        return self._arrays[1]
 
     @property
     def _conn(self) -> sqlite3.Connection:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidInputError
 from ..search import Hit
 from .activation import DEFAULT_THRESHOLD, Activation, spread
-from .arrays import GraphArrays, load_edge_list
+from .arrays import GraphArrays
 from .nodes import Node, labels
 from .relations import DEFAULT_EXTRA, DEFAULT_SEEDS
 
@@ -46,8 +46,8 @@ def activate(
     beta: float | None = None,
     graph: GraphArrays | None = None,
 ) -> Activation:
-    """Spread from ``seeds`` over the live graph (loaded once unless ``graph`` is given)."""
-    g = graph or GraphArrays.build(load_edge_list(lib.conn))
+    """Spread from ``seeds`` over the live graph (cached per library until the file changes)."""
+    g = graph or lib.graph.arrays()
     b = lib.settings.graph_beta if beta is None else beta
     return spread(g, seeds, mode=mode, beta=b)
 
