@@ -13,6 +13,7 @@ from .clock import Clock, SystemClock
 from .coordination import CoordinationLog
 from .errors import InvalidInputError, StoreError
 from .failures import Failures
+from .graph.edges import Graph
 from .llm import LLMClient
 from .memories import Memories
 from .policies import Policies
@@ -71,6 +72,7 @@ class Library(AbstractContextManager["Library"]):
         self.policies = Policies(self)
         self.llm = LLMClient(self.settings)  # shared by every LLM feature; disabled (with a reason) without a key
         self.failures = Failures(self)
+        self.graph = Graph(self)
 
     # -- plumbing ---------------------------------------------------------------------------------
     def now(self) -> float:

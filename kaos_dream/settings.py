@@ -51,6 +51,18 @@ class Settings:
     llm_max_tokens: int = 400
     llm_max_retries: int = 1
     anthropic_api_key: str = field(default="", repr=False)
+    # Graph (DESIGN §6): gate strength β₀ for gated/adaptive activation (10: the smallest β of the
+    # sweep at which both modes silence every blocked hub of demo_causal_bench's stress set); online-learning rate η;
+    # confidence lost per dream cycle by causal edges with no new evidence (λ_neglect); the strength a
+    # newly observed edge starts from; sparsification tolerance ε and the weight strategy's
+    # "weak" and "dormant" limits.
+    graph_beta: float = 10.0
+    graph_learning_rate: float = 0.1
+    graph_neglect_rate: float = 0.02
+    graph_evidence_initial: float = 0.5
+    graph_prune_epsilon: float = 0.02
+    graph_prune_weak: float = 0.2
+    graph_prune_dormant_days: float = 30.0
     extra: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -103,3 +115,12 @@ class Settings:
             raise InvalidInputError("KAOS_LLM_TIMEOUT_S must be positive, KAOS_LLM_MAX_TOKENS >= 16, retries >= 0")
         if self.busy_timeout_ms < 0:
             raise InvalidInputError("KAOS_BUSY_TIMEOUT_MS must not be negative")
+        if self.graph_beta < 0:
+            raise InvalidInputError("KAOS_GRAPH_BETA must not be negative")
+        if not 0.0 < self.graph_learning_rate <= 1.0:
+            raise InvalidInputError("KAOS_GRAPH_LEARNING_RATE must be in (0, 1]")
+        if not 0.0 <= self.graph_neglect_rate < 1.0:
+            raise InvalidInputError("KAOS_GRAPH_NEGLECT_RATE must be in [0, 1)")
+        for name in ("graph_evidence_initial", "graph_prune_epsilon", "graph_prune_weak"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise InvalidInputError(f"KAOS_{name.upper()} must be between 0 and 1")

@@ -22,6 +22,7 @@ from . import db as db_cli
 from . import demo as demo_cli
 from . import dream as dream_cli
 from . import failures as failures_cli
+from . import graph as graph_cli
 from . import memories as memories_cli
 from . import search as search_cli
 from . import skills as skills_cli
@@ -70,6 +71,7 @@ app.add_typer(coordination_cli.log_app, name="log")
 app.add_typer(coordination_cli.policy_app, name="policy")
 app.add_typer(failures_cli.app, name="failure")
 app.add_typer(failures_cli.alerts_app, name="alerts")
+app.add_typer(graph_cli.app, name="graph")
 
 
 def fail(message: str, code: int) -> int:
