@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .clock import Clock, SystemClock
+from .dream import Dream
 from .errors import InvalidInputError, StoreError
 from .memories import Memories
 from .search import Hit, lexical_candidates
@@ -63,6 +64,7 @@ class Library(AbstractContextManager["Library"]):
             raise
         self.skills = Skills(self)
         self.memories = Memories(self)
+        self.dream = Dream(self)
 
     # -- plumbing ---------------------------------------------------------------------------------
     def now(self) -> float:
