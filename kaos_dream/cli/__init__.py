@@ -20,6 +20,7 @@ from ..store.connect import describe_sqlite_error
 from . import db as db_cli
 from . import demo as demo_cli
 from . import dream as dream_cli
+from . import dream_run as dream_run_cli  # noqa: F401  (adds run/consolidate/runs/show/merges)
 from . import memories as memories_cli
 from . import search as search_cli
 from . import skills as skills_cli

@@ -92,7 +92,7 @@ class Dream:
             for p in self._lib.conn.execute(
                 "SELECT * FROM dream_run_phases WHERE run_id = ? ORDER BY position", (run_id,))
         ]
-        out = {k: r[k] for k in r if k not in ("summary",)}
+        out = {k: r[k] for k in r.keys() if k != "summary"}  # noqa: SIM118 (sqlite3.Row iterates values)
         out["summary"] = json.loads(r["summary"])
         out["phases"] = phases
         return out
@@ -114,7 +114,7 @@ class Dream:
         params.append(-1 if limit is None else limit)
         out = []
         for r in self._lib.conn.execute(sql, params):
-            d = {k: r[k] for k in r}
+            d = {k: r[k] for k in r.keys()}  # noqa: SIM118 (sqlite3.Row iterates values)
             d["evidence"] = json.loads(d["evidence"])
             d["result"] = json.loads(d["result"]) if d["result"] else None
             out.append(d)
