@@ -63,7 +63,7 @@ def maybe_dream(lib: Library) -> str:
     held = lease_holder(lib.conn)
     if held is not None and held.expires_at > lib.now():
         return "busy"
-    if lib.path != ":memory:" and estimated_ms(lib) > lib.settings.dream_auto_budget_ms:
+    if lib.path != ":memory:" and estimated_ms(lib) >= lib.settings.dream_auto_budget_ms:
         spawn_detached(lib.path)
         return "handed-off"
     from .runner import run_dream
