@@ -20,7 +20,8 @@ import sys
 from typing import TYPE_CHECKING
 
 from .. import hooks
-from .state import completed_since_marker, lease_holder
+from ..store import transaction
+from .state import advance_marker, completed_since_marker, lease_holder
 
 if TYPE_CHECKING:
     from ..library import Library
@@ -53,6 +54,16 @@ def spawn_detached(db_path: str) -> subprocess.Popen[bytes]:
     )
 
 
+def claim(lib: Library) -> bool:
+    """Atomically re-check and move the marker, so one batch of episodes hands off one pass only."""
+    with transaction(lib.conn):
+        due, _ = completed_since_marker(lib.conn)
+        if due < lib.settings.dream_threshold:
+            return False
+        advance_marker(lib.conn)
+    return True
+
+
 def maybe_dream(lib: Library) -> str:
     """Fire an automatic dry-run if due. Returns what happened: off | not-due | busy | inline | handed-off."""
     if not lib.settings.dream_auto or lib.readonly:
@@ -64,6 +75,8 @@ def maybe_dream(lib: Library) -> str:
     if held is not None and held.expires_at > lib.now():
         return "busy"
     if lib.path != ":memory:" and estimated_ms(lib) >= lib.settings.dream_auto_budget_ms:
+        if not claim(lib):
+            return "not-due"  # another agent claimed this batch first
         spawn_detached(lib.path)
         return "handed-off"
     from .runner import run_dream

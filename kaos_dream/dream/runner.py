@@ -49,6 +49,14 @@ def _acquire(lib: Library, holder: str, wait: float) -> state.LeaseInfo | None:
         time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
 
 
+def _not_due(lib: Library) -> RunOutcome | None:
+    due, _ = state.completed_since_marker(lib.conn)
+    if due >= lib.settings.dream_threshold:
+        return None
+    return RunOutcome("not-due", message=f"{due} completed episodes since the last dream; "
+                      f"a pass is due at {lib.settings.dream_threshold} (KAOS_DREAM_THRESHOLD)")
+
+
 def _start_or_resume(lib: Library, holder: str, kind: str, mode: str, trigger: str,
                      since: float | None) -> tuple[int, bool]:
     """Inside the lease: discard interrupted dry runs, resume an interrupted apply run, or start."""
@@ -96,11 +104,8 @@ def run_dream(
         raise InvalidInputError(f"unknown dream mode {mode!r}: use dry-run or apply")
     if trigger not in ("manual", "auto", "cron"):
         raise InvalidInputError(f"unknown trigger {trigger!r}")
-    if if_due:
-        due, marker = state.completed_since_marker(lib.conn)
-        if due < lib.settings.dream_threshold:
-            return RunOutcome("not-due", message=f"{due} completed episodes since the last dream; "
-                              f"a pass is due at {lib.settings.dream_threshold} (KAOS_DREAM_THRESHOLD)")
+    if if_due and (not_due := _not_due(lib)) is not None:
+        return not_due
     holder = state.new_holder()
     blocker = _acquire(lib, holder, wait)
     if blocker is not None:
@@ -108,6 +113,10 @@ def run_dream(
                           run_id=blocker.run_id,
                           message=f"another dream run holds the lease: {blocker.holder}"
                                   + (f" (run {blocker.run_id})" if blocker.run_id else ""))
+    if if_due and (not_due := _not_due(lib)) is not None:  # re-check under the lease: a pass may just have run
+        with transaction(lib.conn):
+            state.release(lib.conn, holder)
+        return not_due
     run_id: int | None = None
     try:
         run_id, resumed = _start_or_resume(lib, holder, kind, mode, trigger, since)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from itertools import combinations
 
@@ -68,22 +67,47 @@ def brute_force_pairs(sets: Sequence[frozenset[str]], threshold: float) -> list[
     return out
 
 
-class _Prepared:
-    """Sets as rank lists (rarest first, singletons dropped), padded into a matrix, plus full sizes."""
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """Sorted distinct values (a sort and a mask: faster than np.unique's hashing for int64)."""
+    values = np.sort(values)
+    return values[np.r_[True, values[1:] != values[:-1]]] if len(values) else values
 
-    def __init__(self, sets: Sequence[frozenset[str]]) -> None:
-        df = Counter(tok for s in sets for tok in s)
-        shared = sorted((tok for tok, n in df.items() if n > 1), key=lambda tok: (df[tok], tok))
-        rank = {tok: r for r, tok in enumerate(shared)}
-        self.sizes = np.fromiter((len(s) for s in sets), dtype=np.int64, count=len(sets))
-        lists = [sorted(rank[t] for t in s if t in rank) for s in sets]
-        self.lengths = np.fromiter((len(x) for x in lists), dtype=np.int64, count=len(lists))
-        width = int(self.lengths.max()) if len(lists) else 0
-        self.ranks = np.zeros((len(lists), max(width, 1)), dtype=np.uint64)
-        flat = np.fromiter((r for x in lists for r in x), dtype=np.uint64, count=int(self.lengths.sum()))
-        rows = np.repeat(np.arange(len(lists)), self.lengths)
-        cols = np.arange(len(flat)) - np.repeat(np.cumsum(self.lengths) - self.lengths, self.lengths)
-        self.ranks[rows, cols] = flat
+
+class _Prepared:
+    """Sets as rank lists (rarest first, singletons dropped), padded into a matrix, plus full sizes.
+
+    Built with numpy from one flat token list, so the per-set Python work is a single tokenisation.
+    """
+
+    def __init__(self, token_lists: Iterable[Iterable[str]]) -> None:
+        flat: list[str] = []
+        counts: list[int] = []
+        for tokens in token_lists:
+            before = len(flat)
+            flat.extend(tokens)
+            counts.append(len(flat) - before)
+        n = len(counts)
+        vocab = {t: i for i, t in enumerate(dict.fromkeys(flat))}
+        tok = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
+        width_v = max(1, len(vocab))
+        owner = np.repeat(np.arange(n, dtype=np.int64), np.asarray(counts, dtype=np.int64))
+        pairs = _distinct(owner * width_v + tok)  # distinct (set, token)
+        owner, tok = pairs // width_v, pairs % width_v
+        self.sizes = np.bincount(owner, minlength=n).astype(np.int64)
+        df = np.bincount(tok, minlength=width_v)
+        names = np.array(list(vocab), dtype=str) if vocab else np.array([], dtype=str)
+        order = np.lexsort((names, df[: len(vocab)]))  # rarest first, ties by token text
+        rank = np.empty(width_v, dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        keep = df[tok] > 1  # a token in one set only can never be shared
+        owner, ranks = owner[keep], rank[tok[keep]]
+        code = np.sort(owner * width_v + ranks)
+        owner, ranks = code // width_v, code % width_v
+        self.lengths = np.bincount(owner, minlength=n).astype(np.int64)
+        width = int(self.lengths.max()) if n else 0
+        self.ranks = np.zeros((n, max(width, 1)), dtype=np.uint64)
+        cols = np.arange(len(owner)) - np.repeat(np.cumsum(self.lengths) - self.lengths, self.lengths)
+        self.ranks[owner, cols] = ranks.astype(np.uint64)
 
 
 def pair_overlap(a: int, b: int, threshold: float) -> int:
@@ -115,7 +139,8 @@ def _signatures(prep: _Prepared, threshold: float, cap: int = SUBSET_CAP) -> tup
     o = ceil(t·a)), so every pair is covered by one scheme both of its sets emit.
     """
     groups: dict[tuple[int, int, int, int], list[np.ndarray]] = {}  # (tag a, tag b, plen, ell) -> sets
-    for size in np.unique(prep.sizes).tolist():
+    present = set(np.flatnonzero(np.bincount(prep.sizes)).tolist()) if len(prep.sizes) else set()
+    for size in sorted(present):
         if size == 0:
             continue
         members = np.flatnonzero(prep.sizes == size)
@@ -124,6 +149,8 @@ def _signatures(prep: _Prepared, threshold: float, cap: int = SUBSET_CAP) -> tup
         if size <= SHORT_SET:
             hi = min(SHORT_SET, math.floor(size / threshold + _EPS))
             for other in range(min_overlap(size, threshold), hi + 1):
+                if other not in present:  # no set of that size: no partner to meet
+                    continue
                 o = pair_overlap(size, other, threshold)
                 if o > min(size, other):
                     continue
@@ -133,7 +160,7 @@ def _signatures(prep: _Prepared, threshold: float, cap: int = SUBSET_CAP) -> tup
             tags.append((0, 0, size - min_overlap(size, threshold) + 1, 1))
         for tag_a, tag_b, bound, ell in tags:
             plens = np.minimum(lengths, bound)
-            for plen in np.unique(plens).tolist():
+            for plen in np.flatnonzero(np.bincount(plens)).tolist():
                 if plen >= ell:
                     groups.setdefault((tag_a, tag_b, plen, ell), []).append(members[plens == plen])
     keys: list[np.ndarray] = []
@@ -157,23 +184,33 @@ def _candidate_pairs(keys: np.ndarray, owners: np.ndarray) -> np.ndarray:
     """Distinct (i, j), i < j, of sets sharing a key, as an (m, 2) array."""
     if len(keys) < 2:
         return np.empty((0, 2), dtype=np.int64)
-    order = np.argsort(keys, kind="stable")
-    keys, owners = keys[order], owners[order]
+    order = np.argsort(keys)  # order within equal keys does not matter: every pair is taken
+    keys = keys[order]
+    owners = owners[order].astype(np.int64)
+    del order
+    shared = np.flatnonzero(keys[1:] == keys[:-1])  # element i and i + 1 share a key
+    if len(shared) == 0:
+        return np.empty((0, 2), dtype=np.int64)
+    # Keep only elements of runs longer than one, then enumerate pairs inside each run.
+    member = np.zeros(len(keys), dtype=bool)
+    member[shared] = True
+    member[shared + 1] = True
+    keys, owners = keys[member], owners[member]
+    del member, shared
     starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
     lengths = np.diff(np.r_[starts, len(keys)])
-    run_end = np.repeat(starts + lengths, lengths)
-    after = run_end - np.arange(len(keys)) - 1  # how many later elements share this one's key
+    del keys
+    after = np.repeat(starts + lengths, lengths) - np.arange(len(owners)) - 1  # later elements in the run
     total = int(after.sum())
-    if total == 0:
-        return np.empty((0, 2), dtype=np.int64)
-    left = np.repeat(np.arange(len(keys)), after)
+    left = np.repeat(np.arange(len(owners)), after)
     first = np.repeat(np.cumsum(after) - after, after)
     right = left + 1 + (np.arange(total) - first)
+    del first, after
     a, b = owners[left], owners[right]
     lo, hi = np.minimum(a, b), np.maximum(a, b)
     keep = lo != hi
     base = np.int64(int(owners.max()) + 1)
-    code = np.unique(lo[keep] * base + hi[keep])
+    code = _distinct(lo[keep] * base + hi[keep])
     return np.stack([code // base, code % base], axis=1)
 
 
@@ -185,11 +222,15 @@ def similar_pairs(
     Exactly the pairs :func:`brute_force_pairs` returns. ``cap`` bounds the signatures per size pair
     (1 forces classic prefix filtering; tests use it to exercise every path).
     """
+    return _join(sets, len(sets), threshold, cap)
+
+
+def _join(token_lists: Iterable[Iterable[str]], n: int, threshold: float, cap: int) -> list[tuple[int, int, float]]:
     if not 0.0 < threshold <= 1.0:
         raise ValueError("threshold must be in (0, 1]")
-    if len(sets) < 2:
+    if n < 2:
         return []
-    prep = _Prepared(sets)
+    prep = _Prepared(token_lists)
     keys, owners = _signatures(prep, threshold, cap)
     cand = _candidate_pairs(keys, owners)
     if len(cand) == 0:
@@ -229,6 +270,6 @@ def similar_skill_pairs(
 ) -> list[tuple[int, int, float]]:
     """(skill id a, skill id b, jaccard) with a < b, for ``(id, name, description)`` rows, by id."""
     rows = sorted(skills)
-    sets = [tokenize(name, desc) for _, name, desc in rows]
     ids = [r[0] for r in rows]
-    return [(ids[i], ids[j], sim) for i, j, sim in similar_pairs(sets, threshold)]
+    tokens = (_TOKEN.findall(f"{name} {desc}".casefold()) for _, name, desc in rows)
+    return [(ids[i], ids[j], sim) for i, j, sim in _join(tokens, len(rows), threshold, SUBSET_CAP)]
