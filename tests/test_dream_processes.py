@@ -109,41 +109,77 @@ def test_kill9_mid_run_then_rerun_equals_uninterrupted(tmp_path: Path, where: in
     assert snapshot(killed) == snapshot(clean)
 
 
+def wait_until_running(db: Path, proc: subprocess.Popen) -> bool:
+    """Poll (read-only) until the child's dream run row exists; False if the child ended first."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
+            try:
+                row = conn.execute("SELECT status FROM dream_runs ORDER BY id DESC LIMIT 1").fetchone()
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            row = None
+        if row is not None and row[0] == "running":
+            return True
+        time.sleep(0.002)
+    return False
+
+
 def test_kill9_from_outside_at_random_moments(tmp_path: Path) -> None:
     base = tmp_path / "base.db"
-    build(base, skills=400)
+    build(base, skills=1500)
     clean = tmp_path / "clean.db"
     shutil.copy(base, clean)
     assert run_kaos("dream", "run", "--apply", "--quiet", db=clean).returncode == 0
     expected = snapshot(clean)
-    for n, delay in enumerate((0.45, 0.7)):
+    killed_mid_run = 0
+    for n, delay in enumerate((0.0, 0.02, 0.06)):
         db = tmp_path / f"k{n}.db"
         shutil.copy(base, db)
         cmd = [sys.executable, "-m", "kaos_dream", "--db", str(db), "dream", "run", "--apply", "--quiet"]
         proc = subprocess.Popen(cmd, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(delay)
+        if wait_until_running(db, proc):
+            time.sleep(delay)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=60)
         check_clean(db)
-        assert run_kaos("dream", "run", "--apply", "--quiet", db=db).returncode == 0
+        conn = sqlite3.connect(db)
+        statuses = [r[0] for r in conn.execute("SELECT status FROM dream_runs")]
+        conn.close()
+        if "completed" not in statuses:  # killed before the pass finished: the rerun must complete it
+            killed_mid_run += "running" in statuses
+            assert run_kaos("dream", "run", "--apply", "--quiet", db=db).returncode == 0
         assert snapshot(db) == expected, delay
+    assert killed_mid_run >= 1
 
 
 SLOW = textwrap.dedent("""
-    import json, sys, time
+    import json, os, sys, time
     from kaos_dream import Library
     from kaos_dream.dream import PhaseResult, register_phase
-    register_phase("slow", lambda ctx, _: (time.sleep(1.5), PhaseResult({}))[1], order=150)
+    # Heavy work happens in prepare (outside the write lock), as the proposals phase does.
+    register_phase("slow", lambda ctx, _: PhaseResult({}), order=150, prepare=lambda ctx: time.sleep(1.5))
     lib = Library(sys.argv[1])
-    print(json.dumps(lib.dream.run().to_dict()))
+    go = sys.argv[2] if len(sys.argv) > 2 else None
+    if go:  # start together: report ready, then wait for the parent's go file
+        print("ready", flush=True)
+        while not os.path.exists(go):
+            time.sleep(0.005)
+    print(json.dumps(lib.dream.run().to_dict()), flush=True)
 """)
 
 
 def test_two_concurrent_runs_one_works_the_other_reports(tmp_path: Path) -> None:
     db = tmp_path / "c.db"
     build(db)
-    procs = [subprocess.Popen([sys.executable, "-c", SLOW, str(db)], env=env(), stdout=subprocess.PIPE, text=True)
-             for _ in range(2)]
+    go = tmp_path / "go"
+    procs = [subprocess.Popen([sys.executable, "-c", SLOW, str(db), str(go)], env=env(), stdout=subprocess.PIPE,
+                              text=True) for _ in range(2)]
+    for p in procs:
+        assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+    go.touch()
     outs = [json.loads(p.communicate(timeout=120)[0]) for p in procs]
     assert all(p.returncode == 0 for p in procs)
     assert sorted(o["status"] for o in outs) == ["busy", "completed"]
@@ -151,7 +187,7 @@ def test_two_concurrent_runs_one_works_the_other_reports(tmp_path: Path) -> None
     assert busy["holder"] and "holds the lease" in busy["message"]
     # A CLI run while another holds the lease: reports and exits 0; with --wait it runs afterwards.
     holder = subprocess.Popen([sys.executable, "-c", SLOW, str(db)], env=env(), stdout=subprocess.PIPE, text=True)
-    time.sleep(0.8)
+    assert wait_until_running(db, holder)
     r = run_kaos("dream", "run", db=db)
     assert r.returncode == 0 and "holds the lease" in r.stdout
     r = run_kaos("dream", "run", "--wait", "30", "--json", db=db)

@@ -60,6 +60,12 @@ def progress_bar(enabled: bool) -> Iterator[Progress | None]:
         yield update
 
 
+def print_markdown(text: str) -> None:
+    """The digest as it is stored: plain markdown, never re-wrapped or styled (it is meant to be pasted)."""
+    sys.stdout.write("\n" + text)
+    sys.stdout.flush()
+
+
 def render_outcome(outcome: RunOutcome, as_json: bool, quiet: bool) -> None:
     if as_json:
         output.emit_json(outcome.to_dict())
@@ -73,7 +79,7 @@ def render_outcome(outcome: RunOutcome, as_json: bool, quiet: bool) -> None:
     timings = outcome.summary.get("timings_ms", {})
     output.table("phases", ["phase", "ms"], [(k, v) for k, v in timings.items()])
     if outcome.digest:
-        output.console.print(outcome.digest, markup=False, highlight=False)
+        print_markdown(outcome.digest)
 
 
 @app.command("run")
@@ -174,7 +180,7 @@ def show(
     ])
     output.table("phases", ["phase", "ms"], ([p["phase"], p["duration_ms"]] for p in data["phases"]))
     if data["digest"]:
-        output.console.print(data["digest"], markup=False, highlight=False)
+        print_markdown(data["digest"])
 
 
 @app.command("proposals")
