@@ -152,7 +152,13 @@ class Library(AbstractContextManager["Library"]):
                     include_deprecated=include_deprecated,
                 )
             )
-        params = RankParams(alpha=s.rank_alpha, half_life_days=s.rank_half_life_days, z=s.rank_z, floor=s.rank_floor)
+        params = RankParams(
+            alpha=s.rank_alpha,
+            half_life_days=s.rank_half_life_days,
+            z=s.rank_z,
+            floor=s.rank_floor,
+            task_context=s.rank_task_context,
+        )
         scores = score_candidates(candidates, self.now(), rank, params)
         out: list[Hit] = []
         for i in order(candidates, scores)[:limit]:

@@ -32,6 +32,7 @@ class RankParams:
     half_life_days: float = 14.0
     z: float = 1.96
     floor: float = 0.01
+    task_context: bool = True
 
 
 def score_candidates(candidates: Sequence[Candidate], now: float, formula: str, params: RankParams) -> np.ndarray:
@@ -44,7 +45,9 @@ def score_candidates(candidates: Sequence[Candidate], now: float, formula: str, 
     uses = np.fromiter((c.uses for c in candidates), np.float64, len(candidates))
     wins = np.fromiter((c.successes for c in candidates), np.float64, len(candidates))
     last = np.fromiter(
-        (c.last_used_at if c.last_used_at is not None else c.updated_at for c in candidates), np.float64, len(candidates)
+        (c.last_used_at if c.last_used_at is not None else c.updated_at for c in candidates),
+        np.float64,
+        len(candidates),
     )
     recency = recency_weight(now - last, params.half_life_days)
     if formula == "wilson":
@@ -52,7 +55,7 @@ def score_candidates(candidates: Sequence[Candidate], now: float, formula: str, 
     else:
         t_uses = np.fromiter((c.task_uses for c in candidates), np.float64, len(candidates))
         t_wins = np.fromiter((c.task_successes for c in candidates), np.float64, len(candidates))
-        has_task = t_uses > 0
+        has_task = (t_uses > 0) & params.task_context
         usage = evidence_usage_factor(
             np.where(has_task, t_wins, wins), np.where(has_task, t_uses, uses), params.alpha, params.z
         )
