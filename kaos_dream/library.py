@@ -15,8 +15,8 @@ from .errors import InvalidInputError, StoreError
 from .memories import Memories
 from .plasticity.task import task_hash
 from .search import Hit, lexical_candidates
-from .search.candidates import candidate_pool
-from .search.ranking import RankParams, order, score_candidates
+from .search.candidates import BM25, ID, SUCCESSES, USES, candidate_pool, details
+from .search.ranking import RankParams, score_pool, top
 from .settings import Settings
 from .skills import Skills
 from .store import LATEST_VERSION, apply_migrations, connect, schema_version, transaction
@@ -144,14 +144,15 @@ class Library(AbstractContextManager["Library"]):
         s = self.settings
         pool = max(s.rank_pool, limit)
         digest = task_hash(task if task is not None else query)
-        candidates = []
-        for k in kinds:
-            candidates.extend(
-                candidate_pool(
-                    self.conn, query, k, pool=pool, pool_min=max(s.rank_pool_min, limit), task_hash=digest,
-                    include_deprecated=include_deprecated,
-                )
+        now = self.now()
+        memory_order = (s.rank_floor, now, s.rank_half_life_days * 86_400.0, limit)
+        pools = [
+            candidate_pool(
+                self.conn, query, k, pool=pool, pool_min=max(s.rank_pool_min, limit), task_hash=digest,
+                include_deprecated=include_deprecated, memory_order=memory_order,
             )
+            for k in kinds
+        ]
         params = RankParams(
             alpha=s.rank_alpha,
             half_life_days=s.rank_half_life_days,
@@ -159,12 +160,21 @@ class Library(AbstractContextManager["Library"]):
             floor=s.rank_floor,
             task_context=s.rank_task_context,
         )
-        scores = score_candidates(candidates, self.now(), rank, params)
-        out: list[Hit] = []
-        for i in order(candidates, scores)[:limit]:
-            c = candidates[i]
-            out.append(Hit(c.kind, c.id, c.name, c.text, c.bm25, float(scores[i]), c.deprecated, c.uses, c.successes))
-        return out
+        best = top(pools, [score_pool(p, now, rank, params) for p in pools], limit)
+        shown = {
+            k: details(self.conn, k, [int(pools[pi].matrix[row, ID]) for kind, pi, row, _ in best if kind == k])
+            for k in kinds
+        }
+        hits: list[Hit] = []
+        for k, pi, row, score in best:
+            values = pools[pi].matrix[row]
+            entry_id = int(values[ID])
+            name, text, deprecated = shown[k][entry_id]
+            hits.append(
+                Hit(k, entry_id, name, text, float(values[BM25]), score, deprecated, int(values[USES]),
+                    int(values[SUCCESSES]))
+            )
+        return hits
 
     def record_outcome(
         self, skill: int | str, success: bool, agent: str | None = None, task: str | None = None

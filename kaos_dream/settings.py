@@ -41,7 +41,7 @@ class Settings:
     rank_z: float = 1.96  # Wilson confidence (95 %)
     rank_floor: float = 0.01  # BM25 relevance floor, so a barely-matching entry keeps a positive score
     rank_task_context: bool = True  # weighted: use the outcomes of the same task when it has history
-    rank_pool: int = 100  # weighted ranking re-scores at most this many lexical candidates per kind
+    rank_pool: int = 50  # weighted ranking re-scores at most this many lexical candidates per kind
     rank_pool_min: int = 20  # coordination levels are relaxed until at least this many candidates match
     ltp_eta: float = 0.1  # Hebbian strengthening rate at episode end (half for skill x memory pairs)
     extra: dict[str, str] = field(default_factory=dict)

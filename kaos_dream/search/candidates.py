@@ -8,7 +8,8 @@ the one above, so the first level with enough matches is the pool, and ``bm25()`
 of that level. At most ``pool`` rows per kind, best BM25 first, ties by id.
 
 Counters come from ``skill_stats`` / ``skill_task_stats`` (kept by triggers), one indexed lookup
-per candidate, so ranking never aggregates telemetry at query time.
+per candidate, so ranking never aggregates telemetry at query time. Memories have no outcomes: their
+counters are zero and their recency is their last edit.
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ import sqlite3
 from dataclasses import dataclass
 from itertools import combinations
 from math import comb
+from typing import Any
+
+import numpy as np
 
 from .lexical import SNIPPET_CHARS
 from .query import content_tokens
@@ -24,42 +28,56 @@ from .query import content_tokens
 MAX_GROUPS_PER_LEVEL = 16  # past this many word subsets a level is skipped in favour of plain OR
 
 
+# Pool columns: one float64 matrix per kind, so ranking is a handful of numpy operations.
+ID, BM25, LAST_USED, USES, SUCCESSES, TASK_USES, TASK_SUCCESSES = range(7)
+COLUMNS = 7
+
+
 @dataclass(frozen=True)
-class Candidate:
+class Pool:
+    """Candidates of one kind: ``matrix[i]`` holds the columns above for candidate ``i`` (``BM25`` is
+    FTS5's value negated, so higher is better; ``LAST_USED`` falls back to the entry's last edit)."""
+
     kind: str
-    id: int
-    name: str
-    text: str
-    deprecated: bool
-    bm25: float  # higher is better
-    updated_at: float
-    uses: int = 0
-    successes: int = 0
-    last_used_at: float | None = None
-    task_uses: int = 0
-    task_successes: int = 0
+    matrix: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.matrix.shape[0])
 
 
+# Deprecated skills are excluded by rowid against the (deprecated, id) index, so the FTS query never
+# reads a skills row per match; counters are joined for the pool only, and names and snippets are
+# fetched afterwards for the results actually returned.
 _SKILLS = """
-SELECT c.id, c.name, c.text, c.deprecated, c.b, c.updated_at,
-       coalesce(st.uses, 0) AS uses, coalesce(st.successes, 0) AS successes, st.last_used_at,
-       coalesce(tt.uses, 0) AS t_uses, coalesce(tt.successes, 0) AS t_successes
-FROM (SELECT s.id, s.name, substr(s.description, 1, ?) AS text, s.deprecated, s.updated_at, bm25(skills_fts) AS b
-      FROM skills_fts JOIN skills AS s ON s.id = skills_fts.rowid
+SELECT c.id, -c.b, coalesce(st.last_used_at, s.updated_at), coalesce(st.uses, 0), coalesce(st.successes, 0),
+       coalesce(tt.uses, 0), coalesce(tt.successes, 0)
+FROM (SELECT rowid AS id, bm25(skills_fts) AS b FROM skills_fts
       WHERE skills_fts MATCH ? {deprecated}
-      ORDER BY b, s.id LIMIT ?) AS c
+      ORDER BY b, rowid LIMIT ?) AS c
+JOIN skills AS s ON s.id = c.id
 LEFT JOIN skill_stats AS st ON st.skill_id = c.id
 LEFT JOIN skill_task_stats AS tt ON tt.task_hash = ? AND tt.skill_id = c.id
-ORDER BY c.b, c.id
 """
+_NOT_DEPRECATED = "AND rowid NOT IN (SELECT id FROM skills WHERE deprecated = 1)"
 
+# Memories carry no outcomes, so their weighted score (relevance x 0.5 x recency of the last edit)
+# needs no counters: SQL orders the level by it and returns only the best ``limit``.
 _MEMORIES = """
-SELECT m.id, m.key AS name, substr(m.content, 1, ?) AS text, 0 AS deprecated, bm25(memories_fts) AS b,
-       m.updated_at, 0 AS uses, 0 AS successes, NULL AS last_used_at, 0 AS t_uses, 0 AS t_successes
-FROM memories_fts JOIN memories AS m ON m.id = memories_fts.rowid
-WHERE memories_fts MATCH ?
-ORDER BY b, m.id LIMIT ?
+SELECT c.id, -c.b, m.updated_at, 0, 0, 0, 0
+FROM (SELECT rowid AS id, bm25(memories_fts) AS b FROM memories_fts WHERE memories_fts MATCH ?) AS c
+JOIN memories AS m ON m.id = c.id
+ORDER BY max(-c.b, ?) * pow(2.0, -max(? - m.updated_at, 0.0) / ?) DESC, c.id
+LIMIT ?
 """
+_MAX_ROWID = {
+    "skill": "SELECT coalesce(max(rowid), 0) FROM skills",
+    "memory": "SELECT coalesce(max(rowid), 0) FROM memories",
+}
+
+_DETAILS = {
+    "skill": "SELECT id, name, substr(description, 1, ?), deprecated FROM skills WHERE id IN ({marks})",
+    "memory": "SELECT id, key, substr(content, 1, ?), 0 FROM memories WHERE id IN ({marks})",
+}
 
 
 def _quote(token: str) -> str:
@@ -93,39 +111,39 @@ def candidate_pool(
     pool_min: int,
     task_hash: str | None = None,
     include_deprecated: bool = False,
-) -> list[Candidate]:
+    memory_order: tuple[float, float, float, int] = (0.01, 0.0, 14.0 * 86_400.0, 10),
+) -> Pool:
     """Up to ``pool`` candidates of ``kind`` from the strictest coordination level with at least
-    ``pool_min`` matches (or the loosest level), best BM25 first, ties by id."""
-    if pool <= 0:
-        return []
+    ``pool_min`` matches (or the loosest level). A table with at most ``pool`` rows goes straight to
+    the loosest level: its whole match set fits in the pool. For memories ``memory_order`` is
+    (floor, now, half-life in seconds, limit) and the pool is the best ``limit`` by weighted score."""
     if kind == "skill":
-        sql = _SKILLS.format(deprecated="" if include_deprecated else "AND s.deprecated = 0")
+        sql = _SKILLS.format(deprecated="" if include_deprecated else _NOT_DEPRECATED)
     elif kind == "memory":
         sql = _MEMORIES
     else:
         raise ValueError(f"unknown kind {kind!r}")
-    rows: list[sqlite3.Row] = []
-    for match in coordination_levels(text):
-        if kind == "skill":
-            rows = conn.execute(sql, (SNIPPET_CHARS, match, pool, task_hash)).fetchall()
-        else:
-            rows = conn.execute(sql, (SNIPPET_CHARS, match, pool)).fetchall()
-        if len(rows) >= min(pool_min, pool):
-            break
-    return [
-        Candidate(
-            kind=kind,
-            id=row[0],
-            name=row[1],
-            text=row[2],
-            deprecated=bool(row[3]),
-            bm25=-float(row[4]),
-            updated_at=float(row[5]),
-            uses=int(row[6]),
-            successes=int(row[7]),
-            last_used_at=row[8],
-            task_uses=int(row[9]),
-            task_successes=int(row[10]),
-        )
-        for row in rows
-    ]
+    rows: list[tuple[Any, ...]] = []
+    if pool > 0:
+        cursor = conn.cursor()
+        cursor.row_factory = None  # plain tuples straight into numpy
+        levels = coordination_levels(text)
+        if levels and cursor.execute(_MAX_ROWID[kind]).fetchone()[0] <= pool:
+            levels = levels[-1:]
+        for match in levels:
+            params = (match, pool, task_hash) if kind == "skill" else (match, *memory_order)
+            rows = cursor.execute(sql, params).fetchall()
+            if len(rows) >= min(pool_min, pool):
+                break
+    matrix = np.array(rows, dtype=np.float64) if rows else np.zeros((0, COLUMNS))
+    return Pool(kind, matrix)
+
+
+def details(conn: sqlite3.Connection, kind: str, ids: list[int]) -> dict[int, tuple[str, str, bool]]:
+    """Name (or key), snippet and deprecated flag of the entries about to be returned."""
+    if not ids:
+        return {}
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    sql = _DETAILS[kind].format(marks=",".join("?" * len(ids)))
+    return {row[0]: (row[1], row[2], bool(row[3])) for row in cursor.execute(sql, (SNIPPET_CHARS, *ids))}

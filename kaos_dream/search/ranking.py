@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..plasticity.signals import evidence_usage_factor, recency_weight, seed_usage_factor
-from .candidates import Candidate
+from .candidates import BM25, ID, LAST_USED, SUCCESSES, TASK_SUCCESSES, TASK_USES, USES, Pool
 
 FORMULAS = ("weighted", "wilson")
 _KIND_ORDER = {"memory": 0, "skill": 1}
@@ -35,37 +35,40 @@ class RankParams:
     task_context: bool = True
 
 
-def score_candidates(candidates: Sequence[Candidate], now: float, formula: str, params: RankParams) -> np.ndarray:
+def score_pool(pool: Pool, now: float, formula: str, params: RankParams) -> np.ndarray:
     """One score per candidate (higher is better)."""
     if formula not in FORMULAS:
         raise ValueError(f"unknown formula {formula!r}")
-    if not candidates:
+    m = pool.matrix
+    if m.shape[0] == 0:
         return np.zeros(0)
-    bm25 = np.fromiter((c.bm25 for c in candidates), np.float64, len(candidates))
-    uses = np.fromiter((c.uses for c in candidates), np.float64, len(candidates))
-    wins = np.fromiter((c.successes for c in candidates), np.float64, len(candidates))
-    last = np.fromiter(
-        (c.last_used_at if c.last_used_at is not None else c.updated_at for c in candidates),
-        np.float64,
-        len(candidates),
-    )
-    recency = recency_weight(now - last, params.half_life_days)
-    if formula == "wilson":
+    uses, wins = m[:, USES], m[:, SUCCESSES]
+    recency = recency_weight(now - m[:, LAST_USED], params.half_life_days)
+    if not uses.any():  # no outcome evidence in the pool (always so for memories): both formulas give 0.5
+        usage = np.full(m.shape[0], 0.5)
+    elif formula == "wilson":
         usage = seed_usage_factor(wins, uses, params.alpha, params.z)
     else:
-        t_uses = np.fromiter((c.task_uses for c in candidates), np.float64, len(candidates))
-        t_wins = np.fromiter((c.task_successes for c in candidates), np.float64, len(candidates))
-        has_task = (t_uses > 0) & params.task_context
-        usage = evidence_usage_factor(
-            np.where(has_task, t_wins, wins), np.where(has_task, t_uses, uses), params.alpha, params.z
-        )
-    return np.maximum(bm25, params.floor) * usage * recency
+        if params.task_context:
+            has_task = m[:, TASK_USES] > 0
+            wins = np.where(has_task, m[:, TASK_SUCCESSES], wins)
+            uses = np.where(has_task, m[:, TASK_USES], uses)
+        usage = evidence_usage_factor(wins, uses, params.alpha, params.z)
+    return np.maximum(m[:, BM25], params.floor) * usage * recency
 
 
-def order(candidates: Sequence[Candidate], scores: np.ndarray) -> list[int]:
-    """Indices best first: score descending, then kind, then id."""
-    if len(candidates) == 0:
+def top(pools: Sequence[Pool], scores: Sequence[np.ndarray], limit: int) -> list[tuple[str, int, int, float]]:
+    """The best ``limit`` as (kind, pool index, row, score): score descending, then kind, then id."""
+    entries = [(p, s) for p, s in zip(pools, scores, strict=True) if len(p)]
+    if not entries or limit <= 0:
         return []
-    kinds = np.fromiter((_KIND_ORDER.get(c.kind, 9) for c in candidates), np.int64, len(candidates))
-    ids = np.fromiter((c.id for c in candidates), np.int64, len(candidates))
-    return [int(i) for i in np.lexsort((ids, kinds, -scores))]
+    all_scores = np.concatenate([s for _, s in entries])
+    kinds = np.concatenate([np.full(len(p), _KIND_ORDER[p.kind]) for p, _ in entries])
+    ids = np.concatenate([p.matrix[:, ID] for p, _ in entries])
+    which = np.concatenate([np.full(len(p), i) for i, (p, _) in enumerate(entries)])
+    rows = np.concatenate([np.arange(len(p)) for p, _ in entries])
+    best = np.lexsort((ids, kinds, -all_scores))[:limit]
+    index = {id(p): pools.index(p) for p, _ in entries}
+    return [
+        (entries[which[i]][0].kind, index[id(entries[which[i]][0])], int(rows[i]), float(all_scores[i])) for i in best
+    ]
