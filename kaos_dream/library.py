@@ -143,7 +143,7 @@ class Library(AbstractContextManager["Library"]):
             return []
         s = self.settings
         pool = max(s.rank_pool, limit)
-        digest = task_hash(task if task is not None else query)
+        digest = task_hash(task if task is not None else query) if "skill" in kinds else None
         now = self.now()
         memory_order = (s.rank_floor, now, s.rank_half_life_days * 86_400.0, limit)
         pools = [
@@ -160,10 +160,15 @@ class Library(AbstractContextManager["Library"]):
             floor=s.rank_floor,
             task_context=s.rank_task_context,
         )
-        best = top(pools, [score_pool(p, now, rank, params) for p in pools], limit)
+        if len(pools) == 1 and pools[0].sql_scores is not None:  # memories only: SQL already ranked them
+            best = [(pools[0].kind, 0, row, score) for row, score in enumerate(pools[0].sql_scores[:limit])]
+        else:
+            best = top(pools, [score_pool(p, now, rank, params) for p in pools], limit)
         shown = {
-            k: details(self.conn, k, [int(pools[pi].matrix[row, ID]) for kind, pi, row, _ in best if kind == k])
-            for k in kinds
+            p.kind: p.shown
+            if p.shown is not None
+            else details(self.conn, p.kind, [int(p.matrix[row, ID]) for _, pi, row, _ in best if pools[pi] is p])
+            for p in pools
         }
         hits: list[Hit] = []
         for k, pi, row, score in best:

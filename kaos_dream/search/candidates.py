@@ -14,6 +14,7 @@ counters are zero and their recency is their last edit.
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from dataclasses import dataclass
 from itertools import combinations
@@ -40,6 +41,9 @@ class Pool:
 
     kind: str
     matrix: np.ndarray
+    shown: dict[int, tuple[str, str, bool]] | None = None  # name, snippet, deprecated when already fetched
+    ordered: bool = False  # rows are already in final weighted order (memories, scored in SQL)
+    sql_scores: list[float] | None = None  # their weighted scores, when scored in SQL
 
     def __len__(self) -> int:
         return int(self.matrix.shape[0])
@@ -61,12 +65,14 @@ LEFT JOIN skill_task_stats AS tt ON tt.task_hash = ? AND tt.skill_id = c.id
 _NOT_DEPRECATED = "AND rowid NOT IN (SELECT id FROM skills WHERE deprecated = 1)"
 
 # Memories carry no outcomes, so their weighted score (relevance x 0.5 x recency of the last edit)
-# needs no counters: SQL orders the level by it and returns only the best ``limit``.
+# needs no counters: SQL orders the level by it and returns only the best ``limit``, with their
+# keys and snippets. A memory level is used as soon as it has ``limit`` matches.
 _MEMORIES = """
-SELECT c.id, -c.b, m.updated_at, 0, 0, 0, 0
-FROM (SELECT rowid AS id, bm25(memories_fts) AS b FROM memories_fts WHERE memories_fts MATCH ?) AS c
-JOIN memories AS m ON m.id = c.id
-ORDER BY max(-c.b, ?) * pow(2.0, -max(? - m.updated_at, 0.0) / ?) DESC, c.id
+SELECT m.id, m.updated_at, m.key, substr(m.content, 1, ?),
+       max(-bm25(memories_fts), ?) * pow(2.0, -max(? - m.updated_at, 0.0) / ?) AS w
+FROM memories_fts JOIN memories AS m ON m.id = memories_fts.rowid
+WHERE memories_fts MATCH ?
+ORDER BY w DESC, m.id
 LIMIT ?
 """
 _MAX_ROWID = {
@@ -131,12 +137,26 @@ def candidate_pool(
         if levels and cursor.execute(_MAX_ROWID[kind]).fetchone()[0] <= pool:
             levels = levels[-1:]
         for match in levels:
-            params = (match, pool, task_hash) if kind == "skill" else (match, *memory_order)
-            rows = cursor.execute(sql, params).fetchall()
-            if len(rows) >= min(pool_min, pool):
+            if kind == "skill":
+                rows = cursor.execute(sql, (match, pool, task_hash)).fetchall()
+                enough = min(pool_min, pool)
+            else:
+                floor, now, half_life_s, limit = memory_order
+                rows = cursor.execute(sql, (SNIPPET_CHARS, floor, now, half_life_s, match, limit)).fetchall()
+                enough = limit
+            if len(rows) >= enough:
                 break
-    matrix = np.array(rows, dtype=np.float64) if rows else np.zeros((0, COLUMNS))
-    return Pool(kind, matrix)
+    if kind == "memory":
+        # w = max(bm25, floor) x recency; recover the floored relevance for the hit's bm25 field.
+        floor, now, half_life_s, _ = memory_order
+        matrix = np.zeros((len(rows), COLUMNS))
+        for i, (entry_id, updated_at, _key, _text, w) in enumerate(rows):
+            recency = math.pow(2.0, -max(now - updated_at, 0.0) / half_life_s)
+            matrix[i, ID], matrix[i, LAST_USED] = entry_id, updated_at
+            matrix[i, BM25] = w / recency if recency > 0 else floor
+        shown = {r[0]: (r[2], r[3], False) for r in rows}
+        return Pool(kind, matrix, shown, ordered=True, sql_scores=[0.5 * r[4] for r in rows])
+    return Pool(kind, np.array(rows, dtype=np.float64) if rows else np.zeros((0, COLUMNS)))
 
 
 def details(conn: sqlite3.Connection, kind: str, ids: list[int]) -> dict[int, tuple[str, str, bool]]:

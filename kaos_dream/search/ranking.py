@@ -42,6 +42,8 @@ def score_pool(pool: Pool, now: float, formula: str, params: RankParams) -> np.n
     m = pool.matrix
     if m.shape[0] == 0:
         return np.zeros(0)
+    if pool.sql_scores is not None:  # scored in SQL with the same formula (memories have no outcomes)
+        return np.asarray(pool.sql_scores, dtype=np.float64)
     uses, wins = m[:, USES], m[:, SUCCESSES]
     recency = recency_weight(now - m[:, LAST_USED], params.half_life_days)
     if not uses.any():  # no outcome evidence in the pool (always so for memories): both formulas give 0.5
