@@ -151,11 +151,21 @@ INSERT INTO coactivations (a_kind, a_id, b_kind, b_id, count, first_at, last_at)
 ON CONFLICT (a_kind, a_id, b_kind, b_id) DO UPDATE SET count = count + excluded.count, last_at = excluded.last_at
 """
 
+# Existing co_occurs_with edges among the episode's pairs: one unique-index probe per pair in a
+# single statement, so pairs without an edge (the common case) cost a lookup and nothing more.
+_EDGES_AMONG_SQL = """
+WITH p (sk, si, dk, di) AS (VALUES {pairs})
+SELECT e.id, e.src_kind, e.src_id, e.dst_kind, e.dst_id
+FROM p CROSS JOIN edges AS e
+  ON e.src_kind = p.sk AND e.src_id = p.si AND e.dst_kind = p.dk AND e.dst_id = p.di
+ AND e.relation = 'co_occurs_with'
+WHERE e.pruned_at IS NULL
+"""
+
 _LTP_SQL = """
 UPDATE edges SET strength = min(1.0, strength + ? * (1.0 - strength)), activations = activations + 1,
        last_activated_at = ?, updated_at = ?
-WHERE src_kind = ? AND src_id = ? AND dst_kind = ? AND dst_id = ? AND relation = 'co_occurs_with'
-  AND pruned_at IS NULL
+WHERE id = ?
 """
 
 
@@ -312,12 +322,16 @@ class Episodes:
         self._conn.executemany(
             _COACTIVATION_SQL, [(a[0], a[1], b[0], b[1], w, now, now) for a, b, w in pairs]
         )
-        before = self._conn.total_changes
-        self._conn.executemany(
-            _LTP_SQL,
-            [(eta * (1.0 if w > CROSS_MODAL_WEIGHT else 0.5), now, now, a[0], a[1], b[0], b[1]) for a, b, w in pairs],
-        )
-        return len(pairs), self._conn.total_changes - before
+        marks = ",".join(["(?, ?, ?, ?)"] * len(pairs))
+        flat = [x for a, b, _ in pairs for x in (*a, *b)]
+        weight = {(a, b): w for a, b, w in pairs}
+        updates = [
+            (eta * (1.0 if weight[((sk, si), (dk, di))] > CROSS_MODAL_WEIGHT else 0.5), now, now, edge_id)
+            for edge_id, sk, si, dk, di in self._conn.execute(_EDGES_AMONG_SQL.format(pairs=marks), flat)
+        ]
+        if updates:
+            self._conn.executemany(_LTP_SQL, updates)
+        return len(pairs), len(updates)
 
     # -- fast path --------------------------------------------------------------------------------
     def _ensure_agent(self, agent_id: str, now: float) -> None:
