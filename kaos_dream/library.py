@@ -15,7 +15,7 @@ from .errors import InvalidInputError, StoreError
 from .memories import Memories
 from .plasticity.task import task_hash
 from .search import Hit, lexical_candidates
-from .search.candidates import BM25, ID, SUCCESSES, USES, candidate_pool, details
+from .search.candidates import BM25, ID, SUCCESSES, USES, candidate_pool, details, ensure_sql_math
 from .search.ranking import RankParams, score_pool, top
 from .settings import Settings
 from .skills import Skills
@@ -66,6 +66,7 @@ class Library(AbstractContextManager["Library"]):
         except BaseException:
             self.conn.close()
             raise
+        ensure_sql_math(self.conn)
         self.skills = Skills(self)
         self.memories = Memories(self)
         self.episodes = Episodes(self)

@@ -253,3 +253,31 @@ def test_counters_follow_deletes_and_moves(lib: Library) -> None:
     assert counts(lib, "a") == (1, 1)
     lib.skills.delete("a")
     assert lib.conn.execute("SELECT count(*) FROM skill_stats WHERE skill_id = ?", (a,)).fetchone()[0] == 0
+
+
+def test_weighted_memories_prefer_recent_edits(db_path: Path) -> None:
+    clock = ManualClock(T0)
+    with Library(db_path, clock=clock, settings=Settings()) as lib:
+        old = lib.memories.add("postgres tls settings", key="old").id
+        clock.advance(60 * DAY)
+        new = lib.memories.add("postgres tls settings", key="new").id
+        lib.skills.add("tls-skill", "postgres tls settings")
+        weighted = lib.search("postgres tls", kind="memory")
+        assert [h.id for h in weighted] == [new, old]
+        assert weighted[1].score == pytest.approx(weighted[0].score * 2 ** (-60 / 14), rel=1e-9)
+        assert [h.id for h in lib.search("postgres tls", kind="memory", rank="bm25")] == [old, new]
+        mixed = lib.search("postgres tls")
+        assert [h.kind for h in mixed].count("memory") == 2 and len(mixed) == 3
+        assert [h.score for h in mixed] == sorted((h.score for h in mixed), reverse=True)
+
+
+def test_weighted_pool_prefers_entries_with_every_query_word(lib: Library) -> None:
+    with lib.transaction():
+        for i in range(60):
+            lib.skills.add(f"partial-{i:02d}", "alpha alpha alpha filler")
+        for i in range(25):
+            lib.skills.add(f"full-{i:02d}", "alpha beta and much more text to lower the bm25 score of it")
+    weighted = lib.search("alpha beta", kind="skill", limit=30)
+    assert all(h.name.startswith("full-") for h in weighted[:25])
+    lexical = lib.search("alpha beta", kind="skill", limit=100, rank="bm25")
+    assert len(lexical) == 85  # bm25 keeps the plain OR order over every match

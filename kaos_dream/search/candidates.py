@@ -86,6 +86,14 @@ _DETAILS = {
 }
 
 
+def ensure_sql_math(conn: sqlite3.Connection) -> None:
+    """Memory ranking uses SQL ``pow``; SQLite builds without the math functions get a Python one."""
+    try:
+        conn.execute("SELECT pow(2.0, 1.0)").fetchone()
+    except sqlite3.OperationalError:
+        conn.create_function("pow", 2, math.pow, deterministic=True)
+
+
 def _quote(token: str) -> str:
     return '"' + token.replace('"', '""') + '"'
 
