@@ -10,7 +10,8 @@ Episode end (:meth:`complete`, :meth:`fail`, :meth:`kill`): in one transaction t
 :class:`~kaos_dream.hooks.EpisodeEnd` is built, the gates decide, and only when they pass are the
 co-activation counts and the Hebbian strengthening of existing ``co_occurs_with`` edges written (one
 ``executemany`` per table); the episode-end hooks run inside the same transaction; the after-episode
-hooks run after it commits. Ending an episode that has already ended changes nothing. With
+hooks run after it commits (when the caller wraps ``end`` in its own ``lib.transaction()``, they run
+before the caller's commit). Ending an episode that has already ended changes nothing. With
 ``KAOS_DREAM_AUTO`` off the state is still recorded (and the episode marked processed, so turning
 plasticity back on never replays it), but no gate, batch or hook runs.
 """
