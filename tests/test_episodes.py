@@ -281,3 +281,21 @@ def test_weighted_pool_prefers_entries_with_every_query_word(lib: Library) -> No
     assert all(h.name.startswith("full-") for h in weighted[:25])
     lexical = lib.search("alpha beta", kind="skill", limit=100, rank="bm25")
     assert len(lexical) == 85  # bm25 keeps the plain OR order over every match
+
+
+def test_relaxed_level_reports_the_query_own_bm25(lib: Library) -> None:
+    with lib.transaction():
+        for i in range(60):
+            lib.skills.add(f"two-of-three-{i:02d}", f"gamma delta filler {i}")
+        lib.skills.add("all-three", "gamma delta epsilon")
+        for i in range(60):
+            lib.memories.add(f"gamma delta note {i}", key=f"note-{i:02d}")
+    lexical = {(h.kind, h.id): h.bm25 for h in lib.search("gamma delta epsilon", limit=100, rank="bm25")}
+    weighted = lib.search("gamma delta epsilon", limit=30)
+    assert len(weighted) == 30
+    assert lib.skills.count() > Settings().rank_pool  # large enough for coordination levels
+    for hit in weighted:  # the "2 of 3 words" level repeats each word twice; bm25 is divided back
+        expected = lexical[(hit.kind, hit.id)]
+        if hit.kind == "memory":  # memories are scored in SQL, where relevance is floored
+            expected = max(expected, Settings().rank_floor)
+        assert hit.bm25 == pytest.approx(expected, rel=1e-9)

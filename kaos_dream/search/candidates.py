@@ -69,7 +69,7 @@ _NOT_DEPRECATED = "AND rowid NOT IN (SELECT id FROM skills WHERE deprecated = 1)
 # keys and snippets. A memory level is used as soon as it has ``limit`` matches.
 _MEMORIES = """
 SELECT m.id, m.updated_at, m.key, substr(m.content, 1, ?),
-       max(-bm25(memories_fts), ?) * pow(2.0, -max(? - m.updated_at, 0.0) / ?) AS w
+       max(-bm25(memories_fts) / ?, ?) * pow(2.0, -max(? - m.updated_at, 0.0) / ?) AS w
 FROM memories_fts JOIN memories AS m ON m.id = memories_fts.rowid
 WHERE memories_fts MATCH ?
 ORDER BY w DESC, m.id
@@ -98,21 +98,28 @@ def _quote(token: str) -> str:
     return '"' + token.replace('"', '""') + '"'
 
 
-def coordination_levels(text: str) -> list[str]:
+def coordination_levels(text: str) -> list[tuple[str, int]]:
     """FTS5 expressions from strictest (all words) to loosest (any word), skipping levels with too
-    many word subsets. Every expression uses quoted tokens only, so none can be a syntax error."""
+    many word subsets, each with its repeat factor. Every expression uses quoted tokens only, so none
+    can be a syntax error.
+
+    A level "any m of the k words" ORs every m-word subset, so each word appears in C(k-1, m-1)
+    subsets; FTS5's ``bm25()`` sums over the expression's phrases, so a level's score is that
+    factor times the plain OR query's. Dividing by it gives back the query's own BM25.
+    """
     tokens = content_tokens(text)
     k = len(tokens)
     if k == 0:
         return []
     quoted = [_quote(t) for t in tokens]
-    levels: list[str] = []
+    levels: list[tuple[str, int]] = []
     for m in range(k, 1, -1):
         if comb(k, m) > MAX_GROUPS_PER_LEVEL:
             break
         groups = [" AND ".join(group) for group in combinations(quoted, m)]
-        levels.append(groups[0] if len(groups) == 1 else " OR ".join(f"({g})" for g in groups))
-    levels.append(" OR ".join(quoted))
+        expression = groups[0] if len(groups) == 1 else " OR ".join(f"({g})" for g in groups)
+        levels.append((expression, comb(k - 1, m - 1)))
+    levels.append((" OR ".join(quoted), 1))
     return levels
 
 
@@ -144,13 +151,15 @@ def candidate_pool(
         levels = coordination_levels(text)
         if levels and cursor.execute(_MAX_ROWID[kind]).fetchone()[0] <= pool:
             levels = levels[-1:]
-        for match in levels:
+        repeat = 1
+        for match, level_repeat in levels:
+            repeat = level_repeat
             if kind == "skill":
                 rows = cursor.execute(sql, (match, pool, task_hash)).fetchall()
                 enough = min(pool_min, pool)
             else:
                 floor, now, half_life_s, limit = memory_order
-                rows = cursor.execute(sql, (SNIPPET_CHARS, floor, now, half_life_s, match, limit)).fetchall()
+                rows = cursor.execute(sql, (SNIPPET_CHARS, repeat, floor, now, half_life_s, match, limit)).fetchall()
                 enough = limit
             if len(rows) >= enough:
                 break
@@ -164,7 +173,10 @@ def candidate_pool(
             matrix[i, BM25] = w / recency if recency > 0 else floor
         shown = {r[0]: (r[2], r[3], False) for r in rows}
         return Pool(kind, matrix, shown, ordered=True, sql_scores=[0.5 * r[4] for r in rows])
-    return Pool(kind, np.array(rows, dtype=np.float64) if rows else np.zeros((0, COLUMNS)))
+    matrix = np.array(rows, dtype=np.float64) if rows else np.zeros((0, COLUMNS))
+    if repeat != 1:
+        matrix[:, BM25] /= repeat
+    return Pool(kind, matrix)
 
 
 def details(conn: sqlite3.Connection, kind: str, ids: list[int]) -> dict[int, tuple[str, str, bool]]:
