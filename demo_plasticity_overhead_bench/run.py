@@ -218,11 +218,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=default_data(), help="folder with the kaos bench JSON files")
     parser.add_argument("--quick", action="store_true", help="2 rounds, 100 queries, 10k skills only")
-    parser.add_argument("--repeats", type=int, default=None, help="on/off rounds (default 6, quick 2)")
+    parser.add_argument("--repeats", type=int, default=None, help="on/off rounds (default 10, quick 2)")
     parser.add_argument("--scale", type=int, action="append", default=[], help="extra library size to time")
     parser.add_argument("--out", type=Path, default=HERE)
     args = parser.parse_args()
-    repeats = args.repeats or (2 if args.quick else 6)
+    repeats = args.repeats or (2 if args.quick else 10)
     started = time.perf_counter()
     results: dict[str, Any] = {"quick": args.quick, "repeats": repeats}
     workload = args.data / "plasticity_overhead_bench.json"
@@ -233,7 +233,7 @@ def main() -> int:
         print(f"bench data not found at {workload}: skipping the on/off overhead part", file=sys.stderr)
         results["overhead"] = None
     sizes = [10_000] + [s for s in args.scale if s != 10_000]
-    results["scale"] = [at_scale(n, 100 if args.quick else 300, 2 if args.quick else 3) for n in sizes]
+    results["scale"] = [at_scale(n, 100 if args.quick else 300, 2 if args.quick else 5) for n in sizes]
     ok = [e["within_budget"] for e in (results["overhead"] or {}).values()]
     ok += [s["within_budget"] for s in results["scale"]]
     results["passed"] = all(ok)
