@@ -283,19 +283,28 @@ def test_weighted_pool_prefers_entries_with_every_query_word(lib: Library) -> No
     assert len(lexical) == 85  # bm25 keeps the plain OR order over every match
 
 
-def test_relaxed_level_reports_the_query_own_bm25(lib: Library) -> None:
+@pytest.mark.parametrize("query", ["gamma delta epsilon", "gamma delta epsilon zeta"])
+def test_relaxed_level_reports_the_query_own_bm25(lib: Library, query: str) -> None:
     with lib.transaction():
         for i in range(60):
-            lib.skills.add(f"two-of-three-{i:02d}", f"gamma delta filler {i}")
-        lib.skills.add("all-three", "gamma delta epsilon")
+            lib.skills.add(f"most-words-{i:02d}", f"gamma delta {'zeta' if i % 2 else 'filler'} {i}")
+        lib.skills.add("all-words", "gamma delta epsilon zeta")
         for i in range(60):
-            lib.memories.add(f"gamma delta note {i}", key=f"note-{i:02d}")
-    lexical = {(h.kind, h.id): h.bm25 for h in lib.search("gamma delta epsilon", limit=100, rank="bm25")}
-    weighted = lib.search("gamma delta epsilon", limit=30)
+            lib.memories.add(f"gamma delta zeta note {i}", key=f"note-{i:02d}")
+    lexical = {(h.kind, h.id): h.bm25 for h in lib.search(query, limit=200, rank="bm25")}
+    weighted = lib.search(query, limit=30)
     assert len(weighted) == 30
     assert lib.skills.count() > Settings().rank_pool  # large enough for coordination levels
-    for hit in weighted:  # the "2 of 3 words" level repeats each word twice; bm25 is divided back
+    for hit in weighted:  # relaxed levels repeat each word; bm25 is divided back to the query's own
         expected = lexical[(hit.kind, hit.id)]
         if hit.kind == "memory":  # memories are scored in SQL, where relevance is floored
             expected = max(expected, Settings().rank_floor)
         assert hit.bm25 == pytest.approx(expected, rel=1e-9)
+
+
+def test_coordination_levels_repeat_every_word_equally() -> None:
+    from kaos_dream.search.candidates import coordination_levels
+
+    for words in ("w1 w2", "w1 w2 w3", "w1 w2 w3 w4", "w1 w2 w3 w4 w5"):
+        for expression, repeat in coordination_levels(words):
+            assert all(expression.count(f'"{w}"') == repeat for w in words.split()), (words, expression)
