@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from .lexical import SNIPPET_CHARS
-from .query import content_tokens
+from .query import content_tokens, fts_query
 
 MAX_GROUPS_PER_LEVEL = 16  # past this many word subsets a level is skipped in favour of plain OR
 
@@ -155,9 +155,11 @@ def candidate_pool(
     if pool > 0:
         cursor = conn.cursor()
         cursor.row_factory = None  # plain tuples straight into numpy
-        levels = coordination_levels(text)
-        if levels and cursor.execute(_MAX_ROWID[kind]).fetchone()[0] <= pool:
-            levels = levels[-1:]
+        if cursor.execute(_MAX_ROWID[kind]).fetchone()[0] <= pool:
+            loosest = fts_query(text)  # the whole table fits in the pool: no level can do better
+            levels = [(loosest, 1)] if loosest is not None else []
+        else:
+            levels = coordination_levels(text)
         repeat = 1
         for match, level_repeat in levels:
             repeat = level_repeat
