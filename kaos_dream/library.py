@@ -15,6 +15,7 @@ from .dream import Dream
 from .episodes import Episodes, Outcome
 from .errors import InvalidInputError, StoreError
 from .failures import Failures
+from .graph import episode_evidence as _graph_episode_evidence
 from .graph.edges import Graph
 from .llm import LLMClient
 from .memories import Memories
@@ -28,6 +29,10 @@ from .skills import Skills
 from .store import LATEST_VERSION, apply_migrations, connect, schema_version, transaction
 from .store.connect import describe_sqlite_error, enable_wal
 from .store.migrations import check_ownership, require_current
+
+# Causal evidence from ended episodes (skill -caused-> failure, memory -enabled-> skill, and checks of
+# caused/prevented predictions) is recorded by the graph's episode-end hook.
+_graph_episode_evidence.register()
 
 SEARCH_KINDS = ("skill", "memory")
 RANKS = ("weighted", "wilson", "bm25")
