@@ -9,11 +9,13 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
+from . import validation as _validation  # noqa: F401 - installs the validation gate
 from .clock import Clock, SystemClock
 from .coordination import CoordinationLog
 from .errors import InvalidInputError, StoreError
 from .memories import Memories
 from .policies import Policies
+from .preferences import Preferences
 from .search import Hit, lexical_candidates
 from .settings import Settings
 from .skills import Skills
@@ -67,6 +69,7 @@ class Library(AbstractContextManager["Library"]):
         self.memories = Memories(self)
         self.log = CoordinationLog(self)
         self.policies = Policies(self)
+        self.preferences = Preferences(self)
 
     # -- plumbing ---------------------------------------------------------------------------------
     def now(self) -> float:
