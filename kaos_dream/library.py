@@ -13,6 +13,9 @@ from . import validation as _validation  # noqa: F401 - installs the validation 
 from .clock import Clock, SystemClock
 from .coordination import CoordinationLog
 from .errors import InvalidInputError, StoreError
+from .failures import Failures
+from .graph.edges import Graph
+from .llm import LLMClient
 from .memories import Memories
 from .policies import Policies
 from .preferences import Preferences
@@ -70,6 +73,9 @@ class Library(AbstractContextManager["Library"]):
         self.log = CoordinationLog(self)
         self.policies = Policies(self)
         self.preferences = Preferences(self)
+        self.llm = LLMClient(self.settings)  # shared by every LLM feature; disabled (with a reason) without a key
+        self.failures = Failures(self)
+        self.graph = Graph(self)
 
     # -- plumbing ---------------------------------------------------------------------------------
     def now(self) -> float:

@@ -42,6 +42,32 @@ class Settings:
     grounding_threshold: float = 0.7
     logical_threshold: float = 0.7
     alignment_threshold: float = 0.5
+    # Failure intelligence (DESIGN.md §8).
+    systemic_threshold: int = 5  # distinct agents on one fingerprint within the window raise an alert
+    systemic_window_s: float = 120.0  # sliding window for the systemic detector, seconds
+    fix_min_attempts: int = 5  # a fix is judged only after this many reported outcomes
+    fix_min_success: float = 0.5  # ... and withdrawn when its success rate is below this
+    failure_sample_chars: int = 2000  # bound on the stored message sample (the full hash is kept)
+    # Optional LLM (Anthropic). The key comes from ANTHROPIC_API_KEY; without it the LLM parts are off.
+    llm: bool = True  # KAOS_LLM=0 turns every LLM call off even when a key is set
+    llm_model: str = "claude-haiku-4-5"
+    llm_timeout_s: float = 10.0
+    llm_base_url: str = ""  # empty: the SDK's default endpoint
+    llm_max_tokens: int = 400
+    llm_max_retries: int = 1
+    anthropic_api_key: str = field(default="", repr=False)
+    # Graph (DESIGN §6): gate strength β₀ for gated/adaptive activation (10: the smallest β of the
+    # sweep at which both modes silence every blocked hub of demo_causal_bench's stress set); online-learning rate η;
+    # confidence lost per dream cycle by causal edges with no new evidence (λ_neglect); the strength a
+    # newly observed edge starts from; sparsification tolerance ε and the weight strategy's
+    # "weak" and "dormant" limits.
+    graph_beta: float = 10.0
+    graph_learning_rate: float = 0.1
+    graph_neglect_rate: float = 0.02
+    graph_evidence_initial: float = 0.5
+    graph_prune_epsilon: float = 0.02
+    graph_prune_weak: float = 0.2
+    graph_prune_dormant_days: float = 30.0
     extra: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -49,7 +75,7 @@ class Settings:
         env = os.environ if environ is None else environ
         values: dict[str, object] = {}
         for f in fields(cls):
-            if f.name == "extra":
+            if f.name in ("extra", "anthropic_api_key"):
                 continue
             key = "KAOS_" + f.name.upper()
             if key not in env or env[key] == "":
@@ -70,6 +96,8 @@ class Settings:
                     raise InvalidInputError(f"{key}={raw!r} is not a number") from None
             else:
                 values[f.name] = raw
+        if env.get("ANTHROPIC_API_KEY"):
+            values["anthropic_api_key"] = env["ANTHROPIC_API_KEY"]
         extra = {k: v for k, v in env.items() if k.startswith("KAOS_")}
         settings = cls(extra=extra, **values)  # type: ignore[arg-type]
         settings.validate()
@@ -80,5 +108,24 @@ class Settings:
             raise InvalidInputError(
                 f"KAOS_SYNCHRONOUS={self.synchronous!r} must be OFF, NORMAL, FULL or EXTRA"
             )
+        if self.systemic_threshold < 1:
+            raise InvalidInputError("KAOS_SYSTEMIC_THRESHOLD must be at least 1")
+        if self.systemic_window_s <= 0:
+            raise InvalidInputError("KAOS_SYSTEMIC_WINDOW_S must be positive")
+        if self.fix_min_attempts < 1 or not 0 <= self.fix_min_success <= 1:
+            raise InvalidInputError("KAOS_FIX_MIN_ATTEMPTS must be >= 1 and KAOS_FIX_MIN_SUCCESS within [0, 1]")
+        if self.failure_sample_chars < 200:
+            raise InvalidInputError("KAOS_FAILURE_SAMPLE_CHARS must be at least 200")
+        if self.llm_timeout_s <= 0 or self.llm_max_tokens < 16 or self.llm_max_retries < 0:
+            raise InvalidInputError("KAOS_LLM_TIMEOUT_S must be positive, KAOS_LLM_MAX_TOKENS >= 16, retries >= 0")
         if self.busy_timeout_ms < 0:
             raise InvalidInputError("KAOS_BUSY_TIMEOUT_MS must not be negative")
+        if self.graph_beta < 0:
+            raise InvalidInputError("KAOS_GRAPH_BETA must not be negative")
+        if not 0.0 < self.graph_learning_rate <= 1.0:
+            raise InvalidInputError("KAOS_GRAPH_LEARNING_RATE must be in (0, 1]")
+        if not 0.0 <= self.graph_neglect_rate < 1.0:
+            raise InvalidInputError("KAOS_GRAPH_NEGLECT_RATE must be in [0, 1)")
+        for name in ("graph_evidence_initial", "graph_prune_epsilon", "graph_prune_weak"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise InvalidInputError(f"KAOS_{name.upper()} must be between 0 and 1")

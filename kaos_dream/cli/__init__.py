@@ -21,6 +21,8 @@ from . import coordination as coordination_cli
 from . import db as db_cli
 from . import demo as demo_cli
 from . import dream as dream_cli
+from . import failures as failures_cli
+from . import graph as graph_cli
 from . import memories as memories_cli
 from . import search as search_cli
 from . import skills as skills_cli
@@ -67,6 +69,9 @@ app.add_typer(db_cli.app, name="db")
 app.add_typer(dream_cli.app, name="dream")
 app.add_typer(coordination_cli.log_app, name="log")
 app.add_typer(coordination_cli.policy_app, name="policy")
+app.add_typer(failures_cli.app, name="failure")
+app.add_typer(failures_cli.alerts_app, name="alerts")
+app.add_typer(graph_cli.app, name="graph")
 
 
 def fail(message: str, code: int) -> int:

@@ -1,0 +1,21 @@
+"""Failure intelligence: fingerprints, diagnosis, fix plasticity and systemic alerts (DESIGN.md §8)."""
+
+from .diagnosis import CATEGORIES, DiagnoserRegistry, Diagnosis, FailureInput, register_diagnoser, unregister_diagnoser
+from .heuristics import BUILTINS, PatternDiagnoser
+from .normalize import ALGORITHM, normalize
+from .records import Failures, Recorded
+
+__all__ = [
+    "ALGORITHM",
+    "BUILTINS",
+    "CATEGORIES",
+    "Diagnosis",
+    "DiagnoserRegistry",
+    "FailureInput",
+    "Failures",
+    "PatternDiagnoser",
+    "Recorded",
+    "normalize",
+    "register_diagnoser",
+    "unregister_diagnoser",
+]

@@ -1,0 +1,166 @@
+"""The failure CLI as users run it: real `kaos` processes on real files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kaos_dream import Library, Settings
+
+from .conftest import file_digest
+
+REFUSED = "ConnectionRefusedError: localhost:8000"
+
+
+@pytest.fixture
+def seeded(db_path: Path) -> Path:
+    """Five agents hitting one failure (an alert) and one config failure, written through the library."""
+    with Library(db_path, settings=Settings()) as lib:
+        for i in range(5):
+            lib.failures.record("llm_call", REFUSED, agent=f"a{i}")
+        lib.failures.record("http_get", "HTTP 401 Unauthorized: invalid api key")
+    return db_path
+
+
+def test_record_from_stdin_and_json(kaos, db_path: Path) -> None:
+    trace = "Traceback (most recent call last):\n  File \"a.py\", line 9, in run\n    x()\nKeyError: 'k'\n"
+    r = kaos("--json", "failure", "record", "--tool", "py", "-", db=db_path, input=trace)
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert data["new"] and data["category"] == "code" and data["diagnostic_method"] == "heuristic"
+    empty = kaos("failure", "record", "--tool", "py", "-", db=db_path, input="  \n")
+    assert empty.returncode == 1 and empty.stderr.startswith("kaos: error:") and "Traceback" not in empty.stderr
+
+
+def test_record_announces_the_alert_on_stderr(kaos, db_path: Path) -> None:
+    outs = [kaos("failure", "record", "--tool", "t", "--agent", f"a{i}", REFUSED, db=db_path) for i in range(5)]
+    assert "systemic alert 1 raised" in outs[4].stderr and all("systemic" not in o.stderr for o in outs[:4])
+
+
+READ_COMMANDS = [
+    ["dream", "failures"],
+    ["--json", "dream", "failures", "--min-count", "2", "--category", "infra"],
+    ["dream", "systemic"],
+    ["--json", "dream", "systemic", "--all"],
+    ["dream", "diagnose", "1"],
+    ["--json", "dream", "diagnose", "1"],
+    ["failure", "lookup", "--tool", "llm_call", REFUSED],
+    ["--json", "failure", "lookup", "--tool", "nope", "nothing"],
+    ["dream", "fix", "show", "1"],
+    ["alerts", "check"],
+]
+
+
+def test_read_commands_leave_the_file_unchanged(kaos, seeded: Path) -> None:
+    before = file_digest(seeded)
+    for args in READ_COMMANDS + READ_COMMANDS[:2]:
+        r = kaos(*args, db=seeded)
+        assert r.returncode in (0, 3), (args, r.stderr)
+        assert file_digest(seeded) == before, args
+
+
+def test_lookup_json(kaos, seeded: Path) -> None:
+    found = json.loads(kaos("--json", "failure", "lookup", "--tool", "llm_call", REFUSED, db=seeded).stdout)
+    assert found["category"] == "infra" and found["occurrences"] == 5 and found["fix"] is None
+    assert json.loads(kaos("--json", "failure", "lookup", "--tool", "x", "y", db=seeded).stdout) is None
+
+
+def test_alerts_check_exit_codes_and_lifecycle(kaos, seeded: Path, db_path: Path) -> None:
+    r = kaos("alerts", "check", db=seeded)
+    assert r.returncode == 3 and "systemic alert 1 (active)" in r.stderr and "llm_call" in r.stderr
+    assert kaos("dream", "systemic", "--ack", "1", "--by", "ops", db=seeded).returncode == 0
+    assert kaos("alerts", "check", db=seeded).returncode == 3
+    assert kaos("alerts", "check", "--ignore-acked", db=seeded).returncode == 0
+    listed = json.loads(kaos("--json", "dream", "systemic", db=seeded).stdout)
+    assert listed[0]["status"] == "acked" and listed[0]["acked_by"] == "ops"
+    assert kaos("dream", "systemic", "--resolve", "1", "--by", "ops", db=seeded).returncode == 0
+    clear = kaos("alerts", "check", db=seeded)
+    assert clear.returncode == 0 and clear.stderr == ""
+    assert kaos("dream", "systemic", "--ack", "1", db=seeded).returncode == 1
+    assert kaos("dream", "systemic", "--ack", "1", "--resolve", "1", db=seeded).returncode == 1
+    fresh = kaos("alerts", "check", db=db_path.parent / "fresh.db")
+    assert fresh.returncode == 1 and "no database" in fresh.stderr
+
+
+def test_failures_listing_filters(kaos, seeded: Path) -> None:
+    rows = json.loads(kaos("--json", "dream", "failures", db=seeded).stdout)
+    assert [r["tool"] for r in rows] == ["llm_call", "http_get"] and all("category" in r for r in rows)
+    only = json.loads(kaos("--json", "dream", "failures", "--category", "config", db=seeded).stdout)
+    assert [r["tool"] for r in only] == ["http_get"]
+    bad = kaos("dream", "failures", "--category", "weird", db=seeded)
+    assert bad.returncode == 1 and "category must be one of" in bad.stderr
+    human = kaos("dream", "failures", db=seeded)
+    assert "llm_call" in human.stdout and "LLM diagnosis: off" in human.stdout
+
+
+def test_manual_diagnosis_override(kaos, seeded: Path) -> None:
+    r = kaos(
+        "--json",
+        "dream",
+        "diagnose",
+        "2",
+        "--category",
+        "infra",
+        "--root-cause",
+        "proxy strips auth",
+        "--by",
+        "ana",
+        db=seeded,
+    )
+    data = json.loads(r.stdout)
+    assert data["category"] == "infra" and data["diagnostic_method"] == "manual"
+    assert [h["method"] for h in data["history"]] == ["heuristic", "manual"]
+    missing = kaos("dream", "diagnose", "99", db=seeded)
+    assert missing.returncode == 1 and "no failure fingerprint" in missing.stderr
+
+
+def test_fix_attach_outcomes_and_withdrawal(kaos, seeded: Path) -> None:
+    assert kaos("dream", "fix", "attach", "1", "--summary", "start vllm", db=seeded).returncode == 0
+    first = json.loads(kaos("--json", "dream", "fix-outcome", "1", "--failed", "--agent", "a9", db=seeded).stdout)
+    assert first["downgraded"] is False and first["attempts"] == 1
+    with Library(seeded, settings=Settings()) as lib:
+        assert [lib.failures.record_fix_outcome(1, False)["downgraded"] for _ in range(3)] == [False] * 3
+    last = json.loads(kaos("--json", "dream", "fix-outcome", "1", "--failed", db=seeded).stdout)
+    assert last["downgraded"] is True
+    found = json.loads(kaos("--json", "failure", "lookup", "--tool", "llm_call", REFUSED, db=seeded).stdout)
+    assert found["fix"] is None
+    neither = kaos("dream", "fix-outcome", "1", db=seeded)
+    assert neither.returncode == 1 and "--succeeded or --failed" in neither.stderr
+    none_active = kaos("dream", "fix-outcome", "1", "--succeeded", db=seeded)
+    assert none_active.returncode == 1 and "no active fix" in none_active.stderr
+    history = json.loads(kaos("--json", "dream", "fix", "show", "1", db=seeded).stdout)
+    assert history[0]["status"] == "withdrawn"
+
+
+def test_recategorize_cli(kaos, db_path: Path) -> None:
+    kaos("failure", "record", "--tool", "m", "zzfoo.CustomMysteryException was raised", db=db_path)
+    r = kaos("--json", "dream", "recategorize", db=db_path)
+    data = json.loads(r.stdout)
+    assert data["recategorized"] == 0 and data["llm"]["enabled"] is False
+
+
+def test_help_has_examples(capsys: pytest.CaptureFixture[str]) -> None:
+    from kaos_dream.cli import run
+
+    for args in (
+        ["failure", "record"],
+        ["failure", "lookup"],
+        ["alerts", "check"],
+        ["dream", "failures"],
+        ["dream", "diagnose"],
+        ["dream", "systemic"],
+        ["dream", "fix", "attach"],
+        ["dream", "fix-outcome"],
+        ["dream", "recategorize"],
+        ["dream", "fix", "show"],
+    ):
+        assert run([*args, "--help"]) == 0
+        assert "Example:" in capsys.readouterr().out, args
+
+
+def test_user_text_is_rendered_literally(kaos, db_path: Path) -> None:
+    kaos("failure", "record", "--tool", "[bold]t[/bold]", "[red]boom[/red] zz", db=db_path)
+    out = kaos("dream", "failures", db=db_path).stdout
+    assert "[bold]t[/bold]" in out.replace("\n", "").replace("│", "").replace(" ", "") or "[bold]" in out

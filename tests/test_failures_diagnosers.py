@@ -1,0 +1,207 @@
+"""Every built-in diagnoser: a positive case, a near-miss that must not match, and the order."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kaos_dream.errors import InvalidInputError
+from kaos_dream.failures import BUILTINS, DiagnoserRegistry, Diagnosis, FailureInput, normalize
+from kaos_dream.failures.diagnosis import REGISTRY
+
+BY_NAME = {d.name: d for d in BUILTINS}
+
+# name -> (message that must be diagnosed by it, near-miss it must decline, expected category)
+CASES = {
+    "billing": (
+        "You exceeded your current quota, please check your plan and billing details",
+        "credit card field is empty",
+        "config",
+    ),
+    "rate_limit": ("HTTP 429 Too Many Requests", "moderate limits apply to accelerate mode", "transient"),
+    "auth": ("HTTP 401 Unauthorized: invalid api key", "author field missing in commit metadata", "config"),
+    "tls": (
+        "SSLError: [SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed",
+        "the certificate was uploaded",
+        "config",
+    ),
+    "dns": ("curl: (6) Could not resolve host: api.example.com", "resolved 3 hosts successfully", "infra"),
+    "connection_refused": (
+        "Error: connect ECONNREFUSED 127.0.0.1:5432",
+        "the user refused the connection request",
+        "infra",
+    ),
+    "resource_exhaustion": (
+        "OSError: [Errno 28] No space left on device",
+        "there is no space before the colon",
+        "infra",
+    ),
+    "connection_reset": (
+        "ConnectionResetError: [Errno 104] Connection reset by peer",
+        "password reset email sent",
+        "transient",
+    ),
+    "timeout": ("requests.exceptions.ReadTimeout: Read timed out", "timeouts configured per endpoint", "transient"),
+    "upstream_5xx": ("HTTP 503 Service Unavailable", "processed 503 records", "transient"),
+    "db_contention": (
+        "sqlite3.OperationalError: database is locked",
+        "the database is locked down by policy",
+        "transient",
+    ),
+    "llm_request": ("prompt is too long: 215332 tokens > 200000 maximum", "the prompt is long but fine", "code"),
+    "missing_dependency": ("ModuleNotFoundError: No module named 'pandas'", "module pandas loaded", "config"),
+    "permission": (
+        "PermissionError: [Errno 13] Permission denied: '/var/log/x.log'",
+        "permission granted to write",
+        "config",
+    ),
+    "missing_config": (
+        "Error: Missing required environment variable DATABASE_URL",
+        "the environment is healthy",
+        "config",
+    ),
+    "missing_data": (
+        "FileNotFoundError: [Errno 2] No such file or directory: 'data.csv'",
+        "the file was found",
+        "code",
+    ),
+    "code_exception": ("KeyError: 'tried_actions'", "MyKeyErrorHandler registered", "code"),
+}
+
+
+def inp(message: str, tool: str = "tool") -> FailureInput:
+    norm = normalize(message)
+    return FailureInput(tool, norm.key_lines, message, norm.exception_type)
+
+
+def test_there_are_at_least_eight_builtins_and_every_one_is_tested() -> None:
+    assert len(BUILTINS) >= 8
+    assert set(CASES) == set(BY_NAME)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_diagnoser_positive(name: str) -> None:
+    positive, _, category = CASES[name]
+    result = REGISTRY.diagnose(inp(positive))
+    assert result is not None
+    assert (result.diagnoser, result.category) == (name, category)
+    assert result.root_cause and result.suggested_action and 0 < result.confidence <= 1
+    assert result.method == "heuristic"
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_diagnoser_near_miss_negative(name: str) -> None:
+    _, near_miss, _ = CASES[name]
+    assert BY_NAME[name](inp(near_miss)) is None
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        # a DNS failure wrapped in a connection error is DNS, not a generic connection problem
+        (
+            "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='a.io', port=443): Max retries exceeded "
+            "(Caused by NameResolutionError(\"Failed to resolve 'a.io' "
+            "([Errno -3] Temporary failure in name resolution)\"))",
+            "dns",
+        ),
+        # a certificate failure wrapped in "Max retries exceeded" is TLS
+        (
+            "requests.exceptions.SSLError: HTTPSConnectionPool(host='x.corp', port=443): Max retries exceeded "
+            "(Caused by SSLError(SSLCertVerificationError(1, "
+            "'[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed')))",
+            "tls",
+        ),
+        # a 403 that says "rate limit" is a rate limit, not an auth problem
+        ("HTTP 403: You have exceeded a secondary rate limit.", "rate_limit"),
+        # OpenAI's insufficient_quota arrives as a 429 but retrying cannot help
+        ("openai.RateLimitError: Error code: 429 - {'error': {'code': 'insufficient_quota'}}", "billing"),
+        # a refused connection reported by a *Timeout* exception is still a refused connection
+        (
+            "pymongo.errors.ServerSelectionTimeoutError: m:27017: [Errno 111] Connection refused, Timeout: 30s",
+            "connection_refused",
+        ),
+        # an environment variable looked up with [] is configuration, other KeyErrors are code
+        ("KeyError: 'OPENAI_API_KEY'", "missing_config"),
+        ("KeyError: 'tried_actions'", "code_exception"),
+        # a missing config file is configuration, a missing data file is code
+        ("Error: ENOENT: no such file or directory, open '/app/config/settings.json'", "missing_config"),
+        ("Error: ENOENT: no such file or directory, open '/app/data/input.csv'", "missing_data"),
+        # credit exhaustion inside an invalid_request_error is billing
+        (
+            "anthropic.BadRequestError: {'type': 'invalid_request_error', 'message': 'Your credit balance is too low'}",
+            "billing",
+        ),
+    ],
+)
+def test_order_resolves_nested_causes(message: str, expected: str) -> None:
+    result = REGISTRY.diagnose(inp(message))
+    assert result is not None and result.diagnoser == expected
+
+
+def test_traceback_is_diagnosed_from_its_exception_line() -> None:
+    message = (
+        "Traceback (most recent call last):\n"
+        '  File "/app/x.py", line 3, in handle_timeout\n    retry()\n'
+        "AttributeError: 'NoneType' object has no attribute 'grid'\n"
+    )
+    result = REGISTRY.diagnose(inp(message))
+    assert result is not None and result.diagnoser == "code_exception"
+
+
+def test_unmatched_message_gets_no_heuristic_answer() -> None:
+    assert REGISTRY.diagnose(inp("zzfoo.CustomMysteryException was raised")) is None
+
+
+def test_registry_order_and_errors() -> None:
+    registry = DiagnoserRegistry()
+    registry._entry_points_loaded = True  # this test is about ordering only
+    registry.register("late", lambda f: Diagnosis("infra", "late", "x", 0.5), order=50)
+    registry.register("early", lambda f: Diagnosis("code", "early", "x", 0.5), order=10)
+    assert registry.diagnose(inp("anything")).diagnoser == "early"
+    with pytest.raises(InvalidInputError):
+        registry.register("early", lambda f: None)
+
+    def broken(f: FailureInput) -> Diagnosis | None:
+        raise RuntimeError("plugin bug")
+
+    registry.register("broken", broken, order=1)
+    assert registry.diagnose(inp("anything")).diagnoser == "early"
+    assert any("plugin bug" in e for e in registry.load_errors)
+
+
+def test_diagnosis_rejects_bad_values() -> None:
+    with pytest.raises(InvalidInputError):
+        Diagnosis("catastrophic", "x", "y", 0.5)
+    with pytest.raises(InvalidInputError):
+        Diagnosis("code", "x", "y", "high")  # type: ignore[arg-type]
+    assert Diagnosis("code", "x", "y", 7).confidence == 1.0
+
+
+def test_entry_point_group_is_loaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A real installed distribution (a dist-info folder on sys.path) publishing a diagnoser."""
+    (tmp_path / "kaos_test_plugin.py").write_text(
+        textwrap.dedent("""
+        from kaos_dream.failures import Diagnosis
+
+        def diagnose(failure):
+            if "FluxCapacitorError" in failure.text:
+                return Diagnosis("infra", "flux capacitor", "recharge it", 0.9)
+            return None
+
+        diagnose.order = 5
+    """)
+    )
+    dist = tmp_path / "kaos_test_plugin-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: kaos-test-plugin\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[kaos_dream.diagnosers]\nflux = kaos_test_plugin:diagnose\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    registry = DiagnoserRegistry()
+    result = registry.diagnose(inp("FluxCapacitorError: 1.21 gigawatts"))
+    assert result is not None and (result.diagnoser, result.category) == ("flux", "infra")
+    assert "flux" in registry.names()
+    sys.modules.pop("kaos_test_plugin", None)

@@ -1,0 +1,127 @@
+"""Normalisation: the same failure gets the same fingerprint, different failures different ones."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kaos_dream.failures.fingerprint import bounded_sample, fingerprint_hash
+from kaos_dream.failures.normalize import ALGORITHM, normalize
+
+
+def fp(tool: str, message: str) -> str:
+    return fingerprint_hash(tool, normalize(message))
+
+
+def tb(func: str, line: int, exc: str, path: str = "/srv/app/jobs.py") -> str:
+    return (
+        "Traceback (most recent call last):\n"
+        f'  File "/srv/app/main.py", line {line + 30}, in <module>\n    run()\n'
+        f'  File "{path}", line {line}, in {func}\n    total = a + b\n'
+        f"{exc}\n"
+    )
+
+
+SAME = [
+    (
+        "emails",
+        "invite failed for ana@example.com: mailbox full",
+        "invite failed for bo.li+x@corp.example.org: mailbox full",
+    ),
+    ("urls", "GET https://api.x.io/v1/users/17 failed", "GET http://api.y.dev/v2/items?id=9 failed"),
+    ("hosts", "could not resolve hostname api.internal", "could not resolve hostname db-2.prod.internal"),
+    ("ip and port", "connect ECONNREFUSED 127.0.0.1:6379", "connect ECONNREFUSED 10.1.4.20:6380"),
+    ("ipv6", "connect to [::1]:8080 refused", "connect to [fe80::1ff:fe23:4567:890a]:9090 refused"),
+    ("uuid", "job 4f8d2c1e-aaaa-bbbb-cccc-1234567890ab failed", "job 0b7e1d22-1111-4222-8333-abcdefabcdef failed"),
+    ("ulid", "run 01HZY3T8B4M2K6Q9W7E5R1N0JD aborted", "run 01J0A2B3C4D5E6F7G8H9JKMNPQ aborted"),
+    ("hex", "object 7f3a9c2e11 missing in pack", "object deadbeef42 missing in pack"),
+    ("pointer", "<Conn object at 0x7f3b2c1d9e50> closed", "<Conn object at 0x7f00aa11bb22> closed"),
+    ("iso date", "2026-01-02T10:11:12.123Z job failed", "2025-12-31T23:59:59+02:00 job failed"),
+    ("space date", "2026-01-02 10:11:12 job failed", "2024-06-30 01:02:03 job failed"),
+    ("rfc date", "Mon, 02 Jan 2026 10:11:12 GMT job failed", "Tue, 30 Jun 2024 01:02:03 GMT job failed"),
+    ("durations", "retry after 60s", "retry after 1.5 seconds"),
+    ("go durations", "back-off 5m0s restarting", "back-off 2m40s restarting"),
+    ("posix paths", "cannot open /tmp/tmpab12/out.json", "cannot open /var/lib/app/cache/x.json"),
+    ("windows paths", r"cannot open C:\Users\dev\AppData\Local\Temp\tmp1\out", r"cannot open D:\work\out.txt"),
+    ("numbers", "processed 120 of 500 rows", "processed 7 of 80 rows"),
+    ("quoted after =", "bad value job='alpha'", 'bad value job="beta-2"'),
+    ("case and spacing", "Connection   Refused", "connection refused"),
+    ("only first two lines", "boom\nsecond line\nthird line A", "boom\nsecond line\nthird line B"),
+    ("blank lines ignored", "\n\nboom\n\nsecond", "boom\nsecond"),
+    (
+        "traceback line numbers",
+        tb("compute_total", 120, "TypeError: bad operand"),
+        tb("compute_total", 131, "TypeError: bad operand", "/home/ci/app/jobs.py"),
+    ),
+    (
+        "os error path",
+        "OSError: [Errno 28] No space left on device: '/a/b.bin'",
+        "OSError: [Errno 28] No space left on device",
+    ),
+    ("pod names", "pod/worker-7d9f8b6c5-x2k4p crashed", "pod/worker-5c8d7f9b4-q8m2z crashed"),
+    ("sizes", "tried to allocate 2.00 GiB", "tried to allocate 512 MiB"),
+]
+
+DIFFERENT = [
+    ("tool counts", ("http_get", "HTTP 429 Too Many Requests"), ("http_post", "HTTP 429 Too Many Requests")),
+    ("status codes", ("h", "Request failed with status code 404"), ("h", "Request failed with status code 500")),
+    ("http reason", ("h", "HTTP 429 Too Many Requests"), ("h", "HTTP 503 Service Unavailable")),
+    (
+        "errno",
+        ("f", "OSError: [Errno 28] No space left on device"),
+        ("f", "OSError: [Errno 13] No space left on device"),
+    ),
+    ("exit codes", ("s", "process exited with exit code 137"), ("s", "process exited with exit code 1")),
+    ("exception type", ("p", "KeyError: 'x'"), ("p", "IndexError: 'x'")),
+    ("traceback function", ("p", tb("parse_row", 10, "KeyError: 'id'")), ("p", tb("load_user", 10, "KeyError: 'id'"))),
+    ("traceback exception", ("p", tb("f", 10, "KeyError: 'id'")), ("p", tb("f", 10, "ValueError: bad id"))),
+    ("words", ("d", "connection refused"), ("d", "connection reset")),
+    ("second line", ("g", "fatal: error\nhint: pull first"), ("g", "fatal: error\nhint: check your key")),
+    ("key names", ("p", "KeyError: 'tried_actions'"), ("p", "KeyError: 'grid'")),
+]
+
+
+@pytest.mark.parametrize(("label", "a", "b"), SAME, ids=[s[0] for s in SAME])
+def test_same_failure_same_fingerprint(label: str, a: str, b: str) -> None:
+    assert fp("tool", a) == fp("tool", b), (normalize(a), normalize(b))
+
+
+@pytest.mark.parametrize(("label", "a", "b"), DIFFERENT, ids=[d[0] for d in DIFFERENT])
+def test_different_failures_different_fingerprints(label: str, a: tuple[str, str], b: tuple[str, str]) -> None:
+    assert fp(*a) != fp(*b), (normalize(a[1]), normalize(b[1]))
+
+
+def test_traceback_keeps_exception_type_and_last_function() -> None:
+    norm = normalize(tb("compute_total", 120, "TypeError: unsupported operand type(s) for +: 'int' and 'str'"))
+    assert norm.exception_type == "TypeError"
+    assert norm.text.endswith("@ compute_total")
+    assert "120" not in norm.text and "main.py" not in norm.text
+
+
+def test_exception_type_of_plain_message() -> None:
+    assert normalize("ConnectionRefusedError: localhost:8000").exception_type == "ConnectionRefusedError"
+    assert normalize("could not resolve hostname api.internal").exception_type is None
+
+
+def test_algorithm_version_is_part_of_the_hash() -> None:
+    norm = normalize("boom")
+    assert fingerprint_hash("t", norm, ALGORITHM) != fingerprint_hash("t", norm, ALGORITHM + 1)
+
+
+def test_bounded_sample_keeps_head_and_tail() -> None:
+    message = "HEAD " + "x" * 100_000 + " KeyError: 'tail'"
+    sample = bounded_sample(message, 2000)
+    assert len(sample) <= 2000
+    assert sample.startswith("HEAD ") and sample.endswith("KeyError: 'tail'")
+    assert "characters omitted" in sample
+    assert bounded_sample("short", 2000) == "short"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=600) | st.text("\ue000\ue100\ue101abc 404:=/'", max_size=60), st.text(min_size=1, max_size=20))
+def test_any_text_normalises_deterministically(message: str, tool: str) -> None:
+    first = normalize(message)
+    assert normalize(message) == first
+    assert fingerprint_hash(tool, first) == fingerprint_hash(tool, normalize(message))
+    assert "\ue000" not in first.text  # protected tokens are always restored

@@ -1,0 +1,135 @@
+"""`kaos graph …` through the real binary: output, errors, and read commands that never write."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kaos_dream import Library, Settings
+from kaos_dream.graph import Node
+
+from .conftest import file_digest, run_kaos
+
+
+@pytest.fixture
+def graph_db(tmp_path: Path) -> Path:
+    """Built in-process (the set-up is not under test); every command under test runs the real binary."""
+    db = tmp_path / "graph.db"
+    with Library(db, settings=Settings()) as lib:
+        ids = {name: lib.skills.add(name, desc).id for name, desc in (
+            ("deploy-friday", "deploy to production on friday"),
+            ("rollback", "roll back a bad release"),
+            ("canary", "canary release to five percent"))}
+        note = lib.memories.add("friday deploys broke production", key="friday")
+        lib.graph.link(Node("skill", ids["deploy-friday"]), "caused", Node("failure", 12))
+        lib.graph.link(Node("skill", ids["canary"]), "prevented", Node("failure", 12))
+        lib.graph.link(Node("memory", note.id), "enabled", Node("skill", ids["rollback"]))
+    return db
+
+
+def one_line_error(r, code: int = 1) -> str:
+    assert r.returncode == code, (r.returncode, r.stdout, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("kaos: ") and "Traceback" not in r.stderr
+    return lines[0]
+
+
+def test_link_show_unlink(graph_db: Path) -> None:
+    shown = json.loads(run_kaos("graph", "show", "failure:12", "--json", db=graph_db).stdout)
+    assert sorted((e["src"], e["relation"]) for e in shown["edges"]) == [("skill:1", "caused"),
+                                                                          ("skill:3", "prevented")]
+    r = run_kaos("graph", "show", "failure:12", db=graph_db)
+    assert r.returncode == 0 and "skill:3" in r.stdout
+    r = run_kaos("graph", "unlink", "skill:canary", "prevented", "failure:12", db=graph_db)
+    assert r.returncode == 0 and "removed edge" in r.stdout
+    shown = json.loads(run_kaos("graph", "show", "failure:12", "--json", db=graph_db).stdout)
+    assert [e["relation"] for e in shown["edges"]] == ["caused"]
+    line = one_line_error(run_kaos("graph", "unlink", "skill:canary", "prevented", "failure:12", db=graph_db))
+    assert "no edge" in line
+
+
+def test_read_commands_leave_the_file_unchanged(graph_db: Path) -> None:
+    before = file_digest(graph_db)
+    for args in (["graph", "show", "skill:deploy-friday"], ["graph", "show", "failure:12", "--json"],
+                 ["graph", "activate", "friday deploy"], ["graph", "activate", "--from", "failure:12", "--json"],
+                 ["graph", "search", "friday", "--json"], ["graph", "pruned"],
+                 ["graph", "prune", "--strategy", "weight"]):
+        r = run_kaos(*args, db=graph_db)
+        assert r.returncode == 0, (args, r.stderr)
+    assert file_digest(graph_db) == before
+
+
+def test_activate_shows_paths(graph_db: Path) -> None:
+    data = json.loads(run_kaos("graph", "activate", "--from", "failure:12", "--mode", "adaptive", "--json",
+                               db=graph_db).stdout)
+    nodes = {n["node"]: n for n in data["nodes"]}
+    assert nodes["failure:12"]["seed"] is True
+    canary = nodes["skill:3"]
+    assert canary["path"][0]["relation"] == "prevented" and canary["path"][0]["direction"] == "backward"
+    text = run_kaos("graph", "activate", "friday deploy", "--top", "3", db=graph_db).stdout
+    assert "deploy-friday" in text and "(seed)" in text
+    one_line_error(run_kaos("graph", "activate", db=graph_db))
+    one_line_error(run_kaos("graph", "activate", "x", "--mode", "loud", db=graph_db), code=2)
+
+
+def test_bad_node_syntax_and_unknown_nodes(graph_db: Path) -> None:
+    for bad in ("deploy-friday", "robot:1", "failure:twelve", "skill:"):
+        line = one_line_error(run_kaos("graph", "show", bad, db=graph_db))
+        assert "bad node" in line
+    assert "no skill" in one_line_error(run_kaos("graph", "link", "skill:nope", "caused", "failure:1", db=graph_db))
+    assert "unknown relation" in one_line_error(
+        run_kaos("graph", "link", "skill:rollback", "causes", "failure:1", db=graph_db))
+
+
+def test_observe_and_evidence(graph_db: Path) -> None:
+    out = json.loads(run_kaos("graph", "observe", "--action", "skill:canary", "--absent", "failure:12", "--json",
+                              db=graph_db).stdout)
+    assert [(u["relation"], u["correct"], round(u["after"], 4)) for u in out["updates"]] == [
+        ("prevented", True, round(0.8 + 0.1 * 0.2, 4))]
+    out = json.loads(run_kaos("graph", "observe", "--action", "skill:canary", "--json", db=graph_db).stdout)
+    assert out["updates"] == [] and len(out["skipped"]) == 1  # not observable: left alone
+    out = json.loads(run_kaos("graph", "observe", "--action", "skill:deploy-friday", "--json", db=graph_db).stdout)
+    assert out["updates"][0]["correct"] is False
+    ev = json.loads(run_kaos("graph", "evidence", "skill:rollback", "prevented", "failure:12", "--json",
+                             db=graph_db).stdout)
+    assert ev["provenance"] == "observed" and ev["strength"] == pytest.approx(0.55)
+    line = one_line_error(run_kaos("graph", "evidence", "memory:friday", "caused", "failure:12", db=graph_db))
+    assert "no evidence rule" in line
+
+
+def test_prune_restore_round_trip(graph_db: Path) -> None:
+    r = run_kaos("graph", "link", "skill:rollback", "co_occurs_with", "skill:canary", "--strength", "0.1",
+                 db=graph_db)
+    assert r.returncode == 0, r.stderr
+    dry = json.loads(run_kaos("graph", "prune", "--json", db=graph_db).stdout)
+    assert dry["applied"] is False and dry["pruned"] == 0  # nothing is dormant yet
+    one_line_error(run_kaos("graph", "prune", "--strategy", "coverage", db=graph_db))  # no recorded queries
+    r = run_kaos("graph", "record-query", "friday deploy", "--target", "failure:12", db=graph_db)
+    assert r.returncode == 0, r.stderr
+    plan = json.loads(run_kaos("graph", "prune", "--strategy", "coverage", "--max-fraction", "1", "--epsilon", "0",
+                               "--apply", "--json", db=graph_db).stdout)
+    assert plan["applied"] is True and plan["quality_after"] == plan["quality_before"] == 1.0
+    assert plan["pruned"] >= 1 and 1 not in plan["pruned_edge_ids"]  # edge 1 is the path to the target
+    rows = json.loads(run_kaos("graph", "pruned", "--json", db=graph_db).stdout)
+    assert {r["edge_id"] for r in rows} == set(plan["pruned_edge_ids"])
+    back = json.loads(run_kaos("graph", "restore", "--run", plan["run"], "--json", db=graph_db).stdout)
+    assert back["restored"] == sorted(plan["pruned_edge_ids"])
+    assert json.loads(run_kaos("graph", "pruned", "--json", db=graph_db).stdout) == []
+    one_line_error(run_kaos("graph", "restore", "--run", "prune-99", db=graph_db))
+    one_line_error(run_kaos("graph", "restore", db=graph_db))
+
+
+def test_help_has_examples() -> None:
+    """Every graph command documents an example; three are checked through the binary, all in-process."""
+    from kaos_dream.cli.graph import app
+
+    for cmd in ("activate", "prune", "observe"):
+        r = run_kaos("graph", cmd, "--help")
+        assert r.returncode == 0 and "Example: kaos graph " + cmd in r.stdout, cmd
+    names = {c.name: c.callback.__doc__ or "" for c in app.registered_commands}
+    assert set(names) == {"link", "unlink", "evidence", "show", "activate", "search", "observe", "neglect",
+                          "record-query", "prune", "pruned", "restore", "purge"}
+    for name, doc in names.items():
+        assert "Example: kaos graph " + name in doc, name
