@@ -13,8 +13,10 @@ from .base import (
 )
 from .builtin import register_builtin
 from .gate import install, list_reports, stored_report, validate_episode
+from .llm_validators import register_llm_validators
 
 register_builtin()
+register_llm_validators()
 install()
 
 __all__ = [
