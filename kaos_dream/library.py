@@ -9,6 +9,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
+from . import validation as _validation  # noqa: F401 - installs the validation gate
 from .clock import Clock, SystemClock
 from .coordination import CoordinationLog
 from .dream import Dream
@@ -21,6 +22,7 @@ from .llm import LLMClient
 from .memories import Memories
 from .plasticity.task import task_hash
 from .policies import Policies
+from .preferences import Preferences
 from .search import Hit, lexical_candidates
 from .search.candidates import BM25, ID, SUCCESSES, USES, candidate_pool, details, ensure_sql_math
 from .search.ranking import RankParams, score_pool, top
@@ -82,6 +84,7 @@ class Library(AbstractContextManager["Library"]):
         self.memories = Memories(self)
         self.log = CoordinationLog(self)
         self.policies = Policies(self)
+        self.preferences = Preferences(self)
         self.llm = LLMClient(self.settings)  # shared by every LLM feature; disabled (with a reason) without a key
         self.failures = Failures(self)
         self.graph = Graph(self)
