@@ -190,6 +190,16 @@ WHERE edges.src_kind = p.a_kind AND edges.src_id = p.a_id AND edges.dst_kind = p
 """
 
 
+# What an ended session touched (EpisodeEnd.skills / memories / failure_ids). The failure part is
+# the same query as Failures.ids_for_agent, folded in so an episode end reads its session once.
+# Duplicates are removed in Python: measured faster than three DISTINCT temp b-trees.
+_SESSION_NODES_SQL = """
+SELECT 0, skill_id FROM skill_uses WHERE agent_id = ?1
+UNION ALL SELECT 1, memory_id FROM memory_hits WHERE agent_id = ?1
+UNION ALL SELECT 2, fingerprint_id FROM failure_occurrences WHERE agent_id = ?1
+"""
+
+
 def pair_count(skills: int, memories: int) -> int:
     """How many co-activation pairs ``skills`` distinct skills and ``memories`` distinct memories make."""
     return skills * (skills - 1) // 2 + memories * (memories - 1) // 2 + skills * memories
@@ -324,18 +334,7 @@ class Episodes:
                 (state, now, conclusion, json.dumps([list(c) for c in cited]), now, agent_id),
             )
             if auto:
-                skills = tuple(
-                    r[0]
-                    for r in self._conn.execute(
-                        "SELECT DISTINCT skill_id FROM skill_uses WHERE agent_id = ? ORDER BY skill_id", (agent_id,)
-                    )
-                )
-                memories = tuple(
-                    r[0]
-                    for r in self._conn.execute(
-                        "SELECT DISTINCT memory_id FROM memory_hits WHERE agent_id = ? ORDER BY memory_id", (agent_id,)
-                    )
-                )
+                skills, memories, failure_ids = self._session_nodes(agent_id)
                 episode_end = hooks.EpisodeEnd(
                     agent_id=agent_id,
                     state=state,
@@ -345,7 +344,7 @@ class Episodes:
                     memories=memories,
                     conclusion=conclusion,
                     citations=cited,
-                    failure_ids=self._lib.failures.ids_for_agent(agent_id),
+                    failure_ids=failure_ids,
                     extra=dict(extra or {}),
                 )
                 decision = hooks.decide_gate(self._lib, episode_end)
@@ -359,6 +358,15 @@ class Episodes:
         if episode_end is not None:
             hooks.run_after_episode(self._lib, episode_end)
         return EndResult(self.get(agent_id), True, learned, reason, pairs_written, strengthened)
+
+    def _session_nodes(self, agent_id: str) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+        """Distinct skills it reported outcomes for, memories its searches returned and failure
+        fingerprints it hit, each in id order: one statement, since every episode end asks."""
+        groups: tuple[set[int], set[int], set[int]] = (set(), set(), set())
+        for group, node_id in self._conn.execute(_SESSION_NODES_SQL, (agent_id,)):
+            groups[group].add(int(node_id))
+        skills, memories, failures = (tuple(sorted(g)) for g in groups)
+        return skills, memories, failures
 
     def _reinforce(self, skills: Sequence[int], memories: Sequence[int], now: float) -> tuple[int, int]:
         """Co-activation counts (one upsert) and LTP of the co_occurs_with edges that exist between

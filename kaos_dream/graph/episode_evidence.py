@@ -64,11 +64,11 @@ def predicting_skills(lib: Library, skill_ids: tuple[int, ...]) -> list[Node]:
         return []
     marks = ",".join("?" * len(PREDICTIVE))
     rows = lib.conn.execute(
-        f"SELECT DISTINCT src_id FROM edges WHERE src_kind = 'skill' AND src_id IN (SELECT value FROM json_each(?)) "
-        f"AND relation IN ({marks}) AND pruned_at IS NULL ORDER BY src_id",
+        f"SELECT src_id FROM edges WHERE src_kind = 'skill' AND src_id IN (SELECT value FROM json_each(?)) "
+        f"AND relation IN ({marks}) AND pruned_at IS NULL",
         (json.dumps([int(s) for s in skill_ids]), *PREDICTIVE),
     ).fetchall()
-    return [Node("skill", int(r[0])) for r in rows]
+    return [Node("skill", i) for i in sorted({int(r[0]) for r in rows})]
 
 
 def _hook(lib: Library, episode: EpisodeEnd, decision: GateDecision) -> None:
