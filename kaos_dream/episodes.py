@@ -200,6 +200,11 @@ UNION ALL SELECT 2, fingerprint_id FROM failure_occurrences WHERE agent_id = ?1
 """
 
 
+def json_ids(ids: Sequence[int]) -> str:
+    """A JSON array of integers for ``json_each``, without the general encoder's overhead."""
+    return "[" + ",".join(map(str, ids)) + "]"
+
+
 def pair_count(skills: int, memories: int) -> int:
     """How many co-activation pairs ``skills`` distinct skills and ``memories`` distinct memories make."""
     return skills * (skills - 1) // 2 + memories * (memories - 1) // 2 + skills * memories
@@ -375,7 +380,7 @@ class Episodes:
         pairs = pair_count(len(skill_ids), len(memory_ids))
         if not pairs:
             return 0, 0
-        ids = (json.dumps(skill_ids), json.dumps(memory_ids), now)
+        ids = (json_ids(skill_ids), json_ids(memory_ids), now)
         self._conn.execute(_COACTIVATION_SQL, ids)
         eta = self._lib.settings.ltp_eta
         strengthened = self._conn.execute(_LTP_SQL, (*ids, eta, CROSS_MODAL_WEIGHT)).rowcount

@@ -14,7 +14,6 @@ beside the plasticity hooks.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 from ..hooks import EpisodeEnd, GateDecision, register_episode_end
@@ -66,7 +65,7 @@ def predicting_skills(lib: Library, skill_ids: tuple[int, ...]) -> list[Node]:
     rows = lib.conn.execute(
         f"SELECT src_id FROM edges WHERE src_kind = 'skill' AND src_id IN (SELECT value FROM json_each(?)) "
         f"AND relation IN ({marks}) AND pruned_at IS NULL",
-        (json.dumps([int(s) for s in skill_ids]), *PREDICTIVE),
+        ("[" + ",".join(str(int(s)) for s in skill_ids) + "]", *PREDICTIVE),
     ).fetchall()
     return [Node("skill", i) for i in sorted({int(r[0]) for r in rows})]
 
