@@ -45,6 +45,23 @@ def _always_pass(lib: Library, episode: hooks.EpisodeEnd) -> GateDecision:
 
 
 @contextmanager
+def oracle_gate(corrupted: set[str]) -> Iterator[None]:
+    """A perfect detector beside the real gate: also rejects every corrupted episode. Not a product
+    feature: it shows how much of the gap a gate could close on this workload at best."""
+
+    def gate(lib: Library, episode: hooks.EpisodeEnd) -> GateDecision:
+        if episode.agent_id in corrupted:
+            return GateDecision(False, "oracle: corrupted episode")
+        return GateDecision(True, "oracle: honest episode")
+
+    hooks.register_gate("bench-oracle", gate, order=1)
+    try:
+        yield
+    finally:
+        hooks.unregister("bench-oracle")
+
+
+@contextmanager
 def gate_off() -> Iterator[None]:
     """Replace the validation gate by one that always passes; restore it on exit."""
     hooks.unregister("validation")
@@ -80,7 +97,7 @@ def build(lib: Library, work: Workload) -> tuple[dict[tuple[str, int], int], dic
 def play(lib: Library, ep: PlannedEpisode, by_name: dict[str, int], offtopic: str,
          before_end: Callable[[PlannedEpisode, str, str], None] | None = None) -> dict[str, Any]:
     """One episode through the library API; returns what happened (for the stream signature)."""
-    agent = lib.episodes.start(f"ep{ep.index:04d}").id
+    agent = lib.episodes.start(f"ep{ep.index:04d}").id  # oracle_gate relies on this id
     memories = [h.name for h in lib.search(ep.query, kind="memory", limit=2, record_hits=True, agent=agent)]
     skill_hits = [h.name for h in lib.search(ep.query, kind="skill", limit=5, record_hits=True, agent=agent)]
     for name in ep.skills:
@@ -134,16 +151,18 @@ def measure(lib: Library, work: Workload, topic: dict[tuple[str, int], int]) -> 
     }
 
 
-def run_stream(seed: int, corruption: float, *, gate: bool, episodes: int, dream_every: int,
+def run_stream(seed: int, corruption: float, *, gate: str, episodes: int, dream_every: int,
                offtopic: str = "search") -> dict[str, Any]:
-    """Learn the graph from one stream (gate on or off) and measure it."""
+    """Learn the graph from one stream and measure it. ``gate``: ``on`` (the validation gate), ``off``
+    (always pass) or ``oracle`` (the validation gate plus a perfect detector of corrupted episodes)."""
     work = make_library(seed)
     plan = plan_episodes(work, seed, episodes, corruption)
     clock = ManualClock(T0)
     with tempfile.TemporaryDirectory() as tmp, Library(Path(tmp) / "u.db", clock=clock,
                                                        settings=settings_without_llm()) as lib:
         topic, by_name = build(lib, work)
-        ctx = gate_off() if not gate else _nothing()
+        corrupted = {f"ep{ep.index:04d}" for ep in plan if ep.corruption is not None}
+        ctx = {"on": _nothing(), "off": gate_off(), "oracle": oracle_gate(corrupted)}[gate]
         log = []
         with ctx:
             for ep in plan:
@@ -159,7 +178,7 @@ def run_stream(seed: int, corruption: float, *, gate: bool, episodes: int, dream
             kind = ep.corruption or "honest"
             total[kind] += 1
             rejected[kind] += not row["learned"]
-        llm_off = _llm_off(lib, log[0]["agent"]) if gate and log else None
+        llm_off = _llm_off(lib, log[0]["agent"]) if gate == "on" and log else None
         metrics = measure(lib, work, topic)
     signature = hashlib.sha256(json.dumps([(r["used"], r["memories"], r["state"]) for r in log]).encode()).hexdigest()
     return {**metrics, "episodes": total, "rejected": rejected, "stream": signature[:16], "llm_validators": llm_off}
