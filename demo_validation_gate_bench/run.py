@@ -131,11 +131,11 @@ def render(results: dict[str, Any]) -> str:
         f"{sorted({v['count'] for k, v in would.items() if k[0] in 'bc'})}.",
         "",
     ]
-    for label, key in (("search-driven (acceptance)", "utility"), ("uniform-random off-topic (sensitivity)",
-                                                                    "utility_random")):
+    for label, key in (("2a. Utility — search-driven corruption (the goal)", "utility"),
+                       ("2b. Utility — uniform-random off-topic skill (sensitivity)", "utility_random")):
         if key not in results:
             continue
-        lines += [f"## 2. Utility — {label}", "",
+        lines += [f"## {label}", "",
                   "median (min–max) over seeds; gate on = the real validation gate (LLM validators off), "
                   "gate off = an always-pass gate.", "",
                   "| corruption | edge precision on | off | gain | related P@3 on | off | expand precision on | off "
