@@ -278,4 +278,4 @@ def test_cli_run_json_if_due_and_help(tmp_path: Path) -> None:
         h = run_kaos("dream", cmd, "--help")
         assert h.returncode == 0 and "Example" in h.stdout, cmd
     r = run_kaos("dream", "consolidate", "--json", db=db)
-    assert list(json.loads(r.stdout)["summary"]["timings_ms"]) == ["proposals", "digest"]
+    assert list(json.loads(r.stdout)["summary"]["timings_ms"]) == ["proposals", "policies", "digest"]
