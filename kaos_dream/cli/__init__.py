@@ -26,7 +26,7 @@ from . import graph as graph_cli
 from . import memories as memories_cli
 from . import search as search_cli
 from . import skills as skills_cli
-from .common import DbOption, global_options
+from .common import DbOption, forget_resolved_db, global_options, resolved_db
 from .compat import Abort, ClickException, Exit, NoArgsIsHelpError, UsageError
 
 app = typer.Typer(
@@ -83,6 +83,7 @@ def fail(message: str, code: int) -> int:
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI and return its exit code instead of exiting (tests and ``main`` use this)."""
     debug = os.environ.get("KAOS_DEBUG", "").lower() in {"1", "true", "yes", "on"}
+    forget_resolved_db()
     try:
         result = app(args=argv, prog_name="kaos", standalone_mode=False)
         return result if isinstance(result, int) else 0
@@ -118,7 +119,7 @@ def run(argv: list[str] | None = None) -> int:
 
 
 def global_options_path() -> str:
-    return os.environ.get("KAOS_DB") or "the database"
+    return resolved_db() or os.environ.get("KAOS_DB") or "the database"
 
 
 def main() -> None:
