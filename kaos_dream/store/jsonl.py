@@ -364,8 +364,11 @@ def _load(conn: sqlite3.Connection, version: int, tables: dict[str, dict[str, An
             seen[name] += 1
             if name in held:
                 held[name].append(decoded)
-            else:
+                continue
+            try:
                 conn.execute(inserts[name], decoded)
+            except sqlite3.IntegrityError as exc:
+                raise InvalidInputError(f"export line {number} cannot be loaded into {name}: {exc}") from None
         if not ended:
             raise InvalidInputError("the export is truncated (no end line)")
         for name, count in seen.items():
@@ -373,7 +376,10 @@ def _load(conn: sqlite3.Connection, version: int, tables: dict[str, dict[str, An
                 raise InvalidInputError(f"the header says {tables[name].get('rows')} rows for {name}, found {count}")
         for name in sorted(held):
             conn.execute(f'DELETE FROM "{name}"')
-            conn.executemany(inserts[name], held[name])
+            try:
+                conn.executemany(inserts[name], held[name])
+            except sqlite3.IntegrityError as exc:
+                raise InvalidInputError(f"the export's rows for {name} cannot be loaded: {exc}") from None
         for vt in _virtual_tables(conn):
             conn.execute(f'INSERT INTO "{vt}" ("{vt}") VALUES (\'rebuild\')')
         broken = conn.execute("PRAGMA foreign_key_check").fetchone()
