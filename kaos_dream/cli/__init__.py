@@ -108,6 +108,10 @@ def run(argv: list[str] | None = None) -> int:
         if debug:
             raise
         return fail("error: " + describe_sqlite_error(exc, global_options_path()), 1)
+    except OverflowError as exc:  # e.g. --limit 9223372036854775808: past SQLite's 64-bit integers
+        if debug:
+            raise
+        return fail(f"usage error: a number is out of range ({exc})", 2)
     except KeyboardInterrupt:
         return fail("interrupted", 130)
     except BrokenPipeError:
