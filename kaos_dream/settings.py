@@ -40,6 +40,11 @@ class Settings:
     # human-decided intents becomes a policy (KAOS_POLICY_MIN_APPROVAL, KAOS_POLICY_MIN_SUPPORT).
     policy_min_approval: float = 0.9
     policy_min_support: int = 3
+    # Validation gate thresholds (Kairos appendix): KAOS_GROUNDING_THRESHOLD, KAOS_LOGICAL_THRESHOLD,
+    # KAOS_ALIGNMENT_THRESHOLD.
+    grounding_threshold: float = 0.7
+    logical_threshold: float = 0.7
+    alignment_threshold: float = 0.5
     # Failure intelligence (DESIGN.md §8).
     systemic_threshold: int = 5  # distinct agents on one fingerprint within the window raise an alert
     systemic_window_s: float = 120.0  # sliding window for the systemic detector, seconds
@@ -66,6 +71,31 @@ class Settings:
     graph_prune_epsilon: float = 0.02
     graph_prune_weak: float = 0.2
     graph_prune_dormant_days: float = 30.0
+    # Dream consolidation (kaos_dream/dream). Defaults are DESIGN.md §6/§9's constants.
+    dream_threshold: int = 100  # completed episodes between automatic dry-run passes
+    dream_auto_budget_ms: float = 20.0  # an automatic pass estimated above this runs in a detached process
+    dream_lease_s: float = 120.0  # how long a run's lease lasts without a heartbeat
+    dream_promote_hits: int = 5  # memory retrieved this often -> promote proposal
+    dream_prune_min_uses: int = 6  # prune needs at least this many outcomes ...
+    dream_prune_max_success: float = 0.4  # ... and a success rate at or below this
+    dream_merge_jaccard: float = 0.65  # token Jaccard between two live skills -> merge proposal
+    dream_emergent_min: float = 3.0  # co-activations before an emergent co_occurs_with edge
+    dream_emergent_step: float = 0.1  # emergent strength = min(cap, step x count)
+    dream_emergent_cap: float = 0.5
+    dream_ltd_delta: float = 0.05  # LTD per cycle: s -= delta * (1 - exp(-c / tau))
+    dream_ltd_tau: float = 5.0
+    dream_strength_floor: float = 0.1
+    # Search ranking (DESIGN §4). rank: weighted (default, chosen by demo_neuroplasticity_bench),
+    # wilson (the seed formula exactly) or bm25 (lexical order).
+    rank: str = "weighted"
+    rank_alpha: float = 3.0  # weight of the Wilson lower bound in the usage factor
+    rank_half_life_days: float = 14.0  # recency half-life
+    rank_z: float = 1.96  # Wilson confidence (95 %)
+    rank_floor: float = 0.01  # BM25 relevance floor, so a barely-matching entry keeps a positive score
+    rank_task_context: bool = True  # weighted: use the outcomes of the same task when it has history
+    rank_pool: int = 50  # weighted ranking re-scores at most this many lexical candidates per kind
+    rank_pool_min: int = 20  # coordination levels are relaxed until at least this many candidates match
+    ltp_eta: float = 0.1  # Hebbian strengthening rate at episode end (half for skill x memory pairs)
     extra: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -118,6 +148,17 @@ class Settings:
             raise InvalidInputError("KAOS_LLM_TIMEOUT_S must be positive, KAOS_LLM_MAX_TOKENS >= 16, retries >= 0")
         if self.max_page_count < 0:
             raise InvalidInputError("KAOS_MAX_PAGE_COUNT must not be negative (0 means no limit)")
+        if self.rank not in {"weighted", "wilson", "bm25"}:
+            raise InvalidInputError(f"KAOS_RANK={self.rank!r} must be weighted, wilson or bm25")
+        if self.rank_half_life_days <= 0 or self.rank_z <= 0 or self.rank_alpha < 0 or self.rank_floor < 0:
+            raise InvalidInputError(
+                "KAOS_RANK_HALF_LIFE_DAYS and KAOS_RANK_Z must be positive; KAOS_RANK_ALPHA and KAOS_RANK_FLOOR "
+                "must not be negative"
+            )
+        if self.rank_pool < 1 or self.rank_pool_min < 1:
+            raise InvalidInputError("KAOS_RANK_POOL and KAOS_RANK_POOL_MIN must be at least 1")
+        if not 0.0 < self.ltp_eta <= 1.0:
+            raise InvalidInputError("KAOS_LTP_ETA must be in (0, 1]")
         if self.busy_timeout_ms < 0:
             raise InvalidInputError("KAOS_BUSY_TIMEOUT_MS must not be negative")
         if self.graph_beta < 0:
@@ -129,3 +170,13 @@ class Settings:
         for name in ("graph_evidence_initial", "graph_prune_epsilon", "graph_prune_weak"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise InvalidInputError(f"KAOS_{name.upper()} must be between 0 and 1")
+        if self.dream_threshold < 1:
+            raise InvalidInputError("KAOS_DREAM_THRESHOLD must be at least 1")
+        if not 0.0 < self.dream_merge_jaccard <= 1.0:
+            raise InvalidInputError("KAOS_DREAM_MERGE_JACCARD must be in (0, 1]")
+        if not 0.0 <= self.dream_prune_max_success <= 1.0:
+            raise InvalidInputError("KAOS_DREAM_PRUNE_MAX_SUCCESS must be in [0, 1]")
+        if self.dream_lease_s <= 0 or self.dream_ltd_tau <= 0:
+            raise InvalidInputError("KAOS_DREAM_LEASE_S and KAOS_DREAM_LTD_TAU must be positive")
+        if self.dream_promote_hits < 1 or self.dream_prune_min_uses < 1 or self.dream_emergent_min <= 0:
+            raise InvalidInputError("dream thresholds (promote hits, prune uses, emergent minimum) must be positive")

@@ -17,15 +17,19 @@ import typer
 from .. import __version__
 from ..errors import KaosError
 from ..store.connect import describe_sqlite_error
+from . import agents as agents_cli
 from . import coordination as coordination_cli
 from . import db as db_cli
 from . import demo as demo_cli
 from . import dream as dream_cli
+from . import dream_run as dream_run_cli  # noqa: F401  (adds run/consolidate/runs/show/merges)
 from . import failures as failures_cli
 from . import graph as graph_cli
 from . import memories as memories_cli
+from . import related as related_cli  # noqa: F401  (registers `kaos dream related`)
 from . import search as search_cli
 from . import skills as skills_cli
+from . import validation as validation_cli
 from .common import DbOption, forget_resolved_db, global_options, resolved_db
 from .compat import Abort, ClickException, Exit, NoArgsIsHelpError, UsageError
 
@@ -63,12 +67,15 @@ def root(
 app.command("init")(db_cli.init)
 app.command("search")(search_cli.search)
 app.command("demo")(demo_cli.demo)
+app.command("record-outcome")(agents_cli.record_outcome)
+app.add_typer(agents_cli.app, name="agent")
 app.add_typer(skills_cli.app, name="skill")
 app.add_typer(memories_cli.app, name="memory")
 app.add_typer(db_cli.app, name="db")
 app.add_typer(dream_cli.app, name="dream")
 app.add_typer(coordination_cli.log_app, name="log")
 app.add_typer(coordination_cli.policy_app, name="policy")
+app.add_typer(validation_cli.prefs_app, name="prefs")
 app.add_typer(failures_cli.app, name="failure")
 app.add_typer(failures_cli.alerts_app, name="alerts")
 app.add_typer(graph_cli.app, name="graph")

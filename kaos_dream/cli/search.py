@@ -8,13 +8,41 @@ from typing import Annotated
 import typer
 
 from . import output
-from .common import DbOption, JsonOption, open_for_read, wants_json
+from .common import DbOption, JsonOption, open_for_read, open_for_write, wants_json
 
 
 class KindChoice(StrEnum):
     all = "all"
     skill = "skill"
     memory = "memory"
+
+
+class RankChoice(StrEnum):
+    weighted = "weighted"
+    wilson = "wilson"
+    bm25 = "bm25"
+
+
+class ModeChoice(StrEnum):
+    additive = "additive"
+    gated = "gated"
+    adaptive = "adaptive"
+
+
+def render_expanded(ctx: typer.Context, query: str, expanded: list, json_out: bool) -> None:
+    if wants_json(ctx, json_out):
+        output.emit_json([h.to_dict() for h in expanded])
+        return
+    output.table(
+        f"search: {query} (expanded through the graph)",
+        ["#", "kind", "id", "name", "score", "via", "text"],
+        (
+            [i, h.kind, h.id, h.name, h.score if h.source == "lexical" else h.activation,
+             "lexical" if h.source == "lexical" else " → ".join(f"{p['relation']} from {p['from']}" for p in h.path),
+             output.shorten(h.text, 50)]
+            for i, h in enumerate(expanded, 1)
+        ),
+    )
 
 
 def search(
@@ -25,25 +53,61 @@ def search(
     include_deprecated: Annotated[
         bool, typer.Option("--include-deprecated", help="Also return deprecated skills.")
     ] = False,
+    rank: Annotated[
+        RankChoice | None,
+        typer.Option(help="weighted: relevance x outcomes x recency (default, $KAOS_RANK); wilson: the seed "
+                     "formula; bm25: lexical order.", show_default=False),
+    ] = None,
+    task: Annotated[
+        str | None, typer.Option("--task", help="Rank by outcomes on this task (default: the query itself).")
+    ] = None,
+    agent: Annotated[str | None, typer.Option("--agent", help="Agent id the hits are recorded for.")] = None,
+    record_hits: Annotated[
+        bool, typer.Option("--record-hits", help="Record one hit row per result (the only search that writes).")
+    ] = False,
+    expand: Annotated[
+        int, typer.Option("--expand", min=0, max=50, help="Add up to N items the graph links to the hits "
+                          "(spreading activation); lexical hits keep their places.")
+    ] = 0,
+    mode: Annotated[
+        ModeChoice, typer.Option(help="Activation mode for --expand.")
+    ] = ModeChoice.gated,
     db: DbOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Search skills and memories, best match first.
 
-    Example: kaos search "convert csv to parquet" --kind skill --limit 5
+    Example: kaos search "convert csv to parquet" --kind skill --limit 5 --agent run-42 --record-hits
+
+    Example: kaos search "deploy failed" --expand 3 --mode adaptive
     """
-    with open_for_read(ctx, db) as lib:
+    opener = open_for_write if record_hits else open_for_read
+    with opener(ctx, db) as lib:
         hits = lib.search(
             query,
             kind=None if kind is KindChoice.all else kind.value,
             limit=limit,
             include_deprecated=include_deprecated,
+            rank=rank.value if rank else None,
+            record_hits=record_hits,
+            agent=agent,
+            task=task,
         )
+        if expand:
+            from ..graph.retrieval import expand as graph_expand
+
+            expanded = graph_expand(lib, hits, extra=expand, mode=mode.value)
+    if expand:
+        render_expanded(ctx, query, expanded, json_out)
+        return
     if wants_json(ctx, json_out):
         output.emit_json([h.to_dict() for h in hits])
         return
     output.table(
         f"search: {query}",
-        ["#", "kind", "id", "name", "score", "text"],
-        ([i, h.kind, h.id, h.name, h.score, output.shorten(h.text, 60)] for i, h in enumerate(hits, 1)),
+        ["#", "kind", "id", "name", "score", "uses", "text"],
+        (
+            [i, h.kind, h.id, h.name, h.score, f"{h.successes}/{h.uses}" if h.uses else "-", output.shorten(h.text, 60)]
+            for i, h in enumerate(hits, 1)
+        ),
     )
