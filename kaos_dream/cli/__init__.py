@@ -7,12 +7,15 @@ only with ``KAOS_DEBUG=1``.
 
 from __future__ import annotations
 
+import functools
 import os
 import sqlite3
 import sys
 from typing import Annotated
 
 import typer
+import typer.core
+import typer.main
 
 from .. import __version__
 from ..errors import KaosError
@@ -32,6 +35,7 @@ from . import skills as skills_cli
 from . import validation as validation_cli
 from .common import DbOption, forget_resolved_db, global_options, resolved_db
 from .compat import Abort, ClickException, Exit, NoArgsIsHelpError, UsageError
+from .output import shorten
 
 app = typer.Typer(
     name="kaos",
@@ -81,6 +85,13 @@ app.add_typer(failures_cli.alerts_app, name="alerts")
 app.add_typer(graph_cli.app, name="graph")
 
 
+@functools.cache
+def click_command() -> typer.core.TyperGroup:
+    """The click command tree, built once per process: typer rebuilds it from the function
+    signatures on every ``app(...)`` call (~0.4 s here), which in-process callers would pay each time."""
+    return typer.main.get_command(app)  # type: ignore[return-value]
+
+
 def fail(message: str, code: int) -> int:
     first_line = " ".join(message.strip().splitlines()[:1]) or "unknown error"
     sys.stderr.write(f"kaos: {first_line}\n")
@@ -92,7 +103,7 @@ def run(argv: list[str] | None = None) -> int:
     debug = os.environ.get("KAOS_DEBUG", "").lower() in {"1", "true", "yes", "on"}
     forget_resolved_db()
     try:
-        result = app(args=argv, prog_name="kaos", standalone_mode=False)
+        result = click_command()(args=argv, prog_name="kaos", standalone_mode=False)
         return result if isinstance(result, int) else 0
     except NoArgsIsHelpError as exc:
         sys.stdout.write(exc.format_message() if hasattr(exc, "format_message") else str(exc))
@@ -123,6 +134,11 @@ def run(argv: list[str] | None = None) -> int:
         return fail("interrupted", 130)
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # the environment said no: a path too long, a device error, ...
+        if debug:
+            raise
+        where = f": {shorten(str(exc.filename), 120)}" if exc.filename else ""
+        return fail(f"error: {exc.strerror or exc}{where}", 1)
     except Exception as exc:  # the last line of defence: never a traceback for the user
         if debug:
             raise

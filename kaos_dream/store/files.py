@@ -30,6 +30,15 @@ def remove_with_side_files(path: Path) -> None:
 
 
 def check_target(target: Path, *, force: bool, what: str) -> None:
+    if "\x00" in str(target):
+        raise StoreError(f"cannot write the {what}: the file name contains a NUL character")
+    try:
+        _check_target(target, force=force, what=what)
+    except OSError as exc:
+        raise StoreError(f"cannot write the {what} there: {exc.strerror or exc}") from None
+
+
+def _check_target(target: Path, *, force: bool, what: str) -> None:
     """Refuse a target we must not replace: an existing file without ``force``, a folder, a missing
     folder, or (even with ``force``) a file that is not a SQLite database (we never clobber a
     stranger's file)."""
