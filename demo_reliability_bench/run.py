@@ -87,7 +87,9 @@ def worker(db: str, index: int, seed: int, seconds: float, ready: Any, go: Any, 
                 last_skills = [h.id for h in hits if h.kind == "skill"] or last_skills
             elif op == "outcome":
                 sid = rng.choice(last_skills) if last_skills and rng.random() < 0.8 else rng.choice(skill_ids)
-                ok = rng.random() < success_rate[sid]
+                # Skills the dream promotes from memories appear mid-run: give them a rate too.
+                rate = success_rate.setdefault(sid, 0.2 + 0.7 * random.Random(seed + sid).random())
+                ok = rng.random() < rate
                 lib.record_outcome(sid, ok, agent=agent)
                 wrote["skill_uses"] += 1
                 uses[(sid, int(ok))] += 1
