@@ -287,6 +287,9 @@ class Episodes:
         agent_id = clean_agent_id(agent_id)
         cited = clean_citations(citations)
         auto = self._lib.settings.dream_auto
+        if auto and not self._conn.in_transaction:
+            # Slow read-only work (LLM validators) happens here, before the write lock is taken.
+            hooks.run_before_episode_end(self._lib, hooks.EpisodeDraft(agent_id, state, conclusion, cited))
         episode_end: hooks.EpisodeEnd | None = None
         learned, reason, pairs_written, strengthened = False, None, 0, 0
         with transaction(self._conn):

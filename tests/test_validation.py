@@ -121,3 +121,46 @@ def test_broken_custom_validator_is_reported_not_raised(world: Library) -> None:
         assert v.enabled is False and "boom" in v.reason and report.passed
     finally:
         unregister_validator("broken")
+
+
+def test_rejected_episode_reinforces_nothing_and_is_kept_for_audit(lib: Library) -> None:
+    for name in ("a", "b"):
+        lib.skills.add(name, f"skill {name}")
+    with lib.transaction():
+        lib.conn.execute(
+            "INSERT INTO edges (src_kind, src_id, dst_kind, dst_id, relation, strength, provenance, created_at, "
+            "updated_at) VALUES ('skill', 1, 'skill', 2, 'co_occurs_with', 0.5, 'observed', 0, 0)"
+        )
+    lib.episodes.start("liar")
+    lib.record_outcome("a", True, agent="liar")
+    lib.record_outcome("b", True, agent="liar")
+    result = lib.episodes.complete("liar", conclusion="done", citations=[("skill", "ghost"), ("memory", "nope")])
+    assert result.learned is False and "grounding" in (result.gate_reason or "")
+    assert lib.conn.execute("SELECT strength FROM edges").fetchone()[0] == 0.5
+    assert lib.conn.execute("SELECT count(*) FROM coactivations").fetchone()[0] == 0
+    assert lib.episodes.get("liar").citations == (("skill", "ghost"), ("memory", "nope"))
+    lib.episodes.start("honest")
+    lib.record_outcome("a", True, agent="honest")
+    lib.record_outcome("b", True, agent="honest")
+    assert lib.episodes.complete("honest", citations=[("skill", "a")]).learned is True
+    assert lib.conn.execute("SELECT strength FROM edges").fetchone()[0] == 0.55
+
+
+def test_cli_shows_validations(tmp_path) -> None:
+    import json
+
+    from .conftest import file_digest, run_kaos
+
+    db = tmp_path / "v.db"
+    run_kaos("skill", "add", "a", db=db)
+    run_kaos("agent", "start", "--id", "r1", db=db)
+    run_kaos("agent", "complete", "r1", "--conclusion", "did a", "--cite", "skill:a", "--cite", "skill:ghost", db=db)
+    before = file_digest(db)
+    shown = json.loads(run_kaos("agent", "show", "r1", "--json", db=db).stdout)
+    assert shown["validation"]["passed"] is False
+    names = {v["validator"]: v for v in shown["validation"]["validators"]}
+    assert names["grounding"]["score"] == 0.5 and names["logical"]["enabled"] is False
+    listed = json.loads(run_kaos("dream", "validations", "--failed", "--json", db=db).stdout)
+    assert [r["agent_id"] for r in listed] == ["r1"]
+    assert "rejected" in run_kaos("agent", "show", "r1", db=db).stdout
+    assert file_digest(db) == before

@@ -8,7 +8,7 @@ import pytest
 
 from kaos_dream import Library, ManualClock, Settings, hooks
 from kaos_dream.hooks import EpisodeDraft, EpisodeEnd
-from kaos_dream.validation.gate import validate_episode
+from kaos_dream.validation.gate import stored_report, validate_episode
 
 from .fake_anthropic import FakeAnthropic, Reply
 
@@ -126,3 +126,23 @@ def test_answers_are_cached_per_prompt(fake: FakeAnthropic, clock: ManualClock) 
         calls = fake.calls
         end_episode(lib, "Converted the CSV", agent="a2")
         assert fake.calls == calls  # same prompts: served from llm_cache
+
+
+def test_episode_end_calls_the_model_outside_the_write_lock(fake: FakeAnthropic, clock: ManualClock) -> None:
+    """Through lib.episodes.complete: the LLM verdicts are computed before BEGIN IMMEDIATE and stored."""
+    fake.default = Reply.json({"score": 0.95, "reason": "coherent"})
+    with llm_lib(fake, clock) as lib:
+        seen_in_transaction = []
+        original = lib.llm.ask_json
+
+        def spy(**kwargs):
+            seen_in_transaction.append(lib.conn.in_transaction)
+            return original(**kwargs)
+
+        lib.llm.ask_json = spy  # observe, not replace: the real SDK call still happens
+        lib.episodes.start("a1")
+        result = lib.episodes.complete("a1", conclusion="Converted the CSV", citations=[("skill", "csv-to-parquet")])
+        assert result.learned is True
+        assert seen_in_transaction and not any(seen_in_transaction)
+        stored = {v["validator"]: v for v in stored_report(lib.conn, "a1")["validators"]}
+        assert stored["logical"]["score"] == 0.95 and stored["logical"]["enabled"] is True

@@ -142,13 +142,27 @@ def show(ctx: typer.Context, agent_id: AgentId, db: DbOption = None, json_out: J
 
     Example: kaos agent show run-42
     """
+    from ..validation import stored_report
+
     with open_for_read(ctx, db) as lib:
         ep = lib.episodes.get(agent_id)
         activity = lib.episodes.activity(agent_id)
+        validation = stored_report(lib.conn, ep.id)
     if wants_json(ctx, json_out):
-        output.emit_json({**ep.to_dict(), **activity})
+        output.emit_json({**ep.to_dict(), **activity, "validation": validation})
         return
-    output.fields(f"agent {ep.id}", episode_rows(ep) + [("skill hits", activity["skill_hits"])])
+    gate_rows: list[tuple[str, object]] = []
+    if validation is not None:
+        gate_rows = [
+            ("gate", ("passed" if validation["passed"] else "rejected") + f": {validation['reason']}"),
+            ("trust", validation["trust"]),
+            ("novelty", validation["novelty"]),
+        ]
+    output.fields(f"agent {ep.id}", episode_rows(ep) + [("skill hits", activity["skill_hits"])] + gate_rows)
+    if validation is not None:
+        output.table("validators", ["validator", "kind", "score", "passed", "threshold", "reason"], (
+            [v["validator"], v["kind"], v["score"] if v["enabled"] else "off", v["passed"], v["threshold"],
+             v["reason"]] for v in validation["validators"]))
     output.table("outcomes", ["skill id", "name", "uses", "successes"],
                  ([s["skill_id"], s["name"], s["uses"], s["successes"]] for s in activity["skills"]))
     output.table("memories hit", ["memory id", "key", "hits"],
