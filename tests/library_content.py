@@ -29,4 +29,11 @@ def fill_library(lib: Library) -> dict[str, int]:
     intent = lib.log.intent("agent-1", "deploy service api", meta={"why": "release 1.2"})
     lib.log.vote("agent-2", intent.position, True, "looks fine")
     lib.log.decide(intent.position)
+    agent = lib.episodes.start("agent-1", name="first agent").id
+    lib.search("parquet csv", kind="skill", record_hits=True, agent=agent)
+    lib.record_outcome(csv.id, True, agent=agent)
+    lib.record_outcome(csv.id, False, agent=agent, task="convert a big file")
+    lib.record_outcome(deploy.id, True)
+    lib.episodes.complete(agent, citations=[("skill", "csv-to-parquet")])
+    lib.dream.run(apply=False)  # a recorded run with its digest (and any proposals)
     return {"skill": csv.id, "memory": note.id, "intent": intent.position}

@@ -251,12 +251,21 @@ def _derived_tables(conn: sqlite3.Connection) -> set[str]:
 
 
 def library_is_empty(conn: sqlite3.Connection) -> bool:
-    for spec in data_tables(conn):
-        if spec.name == "schema_migrations":
-            continue
-        if conn.execute(f'SELECT 1 FROM "{spec.name}" LIMIT 1').fetchone():
-            return False
-    return True
+    """True when the library holds nothing but what its migrations create (seed rows included)."""
+    fresh = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        apply_migrations(fresh, 0.0, ":memory:", upto=schema_version(conn))
+        for spec in data_tables(conn):
+            if spec.name == "schema_migrations":
+                continue
+            cols = ", ".join(f'"{c}"' for c in spec.columns)
+            ours = conn.execute(f'SELECT {cols} FROM "{spec.name}" ORDER BY {spec.order_by}').fetchall()
+            seeded = fresh.execute(f'SELECT {cols} FROM "{spec.name}" ORDER BY {spec.order_by}').fetchall()
+            if [tuple(r) for r in ours] != [tuple(r) for r in seeded]:
+                return False
+        return True
+    finally:
+        fresh.close()
 
 
 def target_is_empty_library(target: Path, busy_timeout_ms: int) -> bool:
@@ -343,7 +352,11 @@ def _load(conn: sqlite3.Connection, version: int, tables: dict[str, dict[str, An
     conn.execute("PRAGMA foreign_keys = OFF")  # rows arrive table by table; checked as a whole below
     conn.execute("BEGIN IMMEDIATE")
     try:
-        conn.execute("DELETE FROM schema_migrations")  # replaced by the export's own records
+        # The export is the whole truth: rows the migrations seeded (schema_migrations, dream_state
+        # ...) are replaced by the exported ones.
+        for name in specs:
+            if conn.execute(f'SELECT 1 FROM "{name}" LIMIT 1').fetchone():
+                conn.execute(f'DELETE FROM "{name}"')
         for number, raw in lines:
             if ended:
                 raise InvalidInputError(f"export line {number}: data after the end line")
