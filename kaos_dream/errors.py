@@ -6,6 +6,8 @@ non-zero exit, so nothing below the CLI ever has to print.
 
 from __future__ import annotations
 
+import sqlite3
+
 
 class KaosError(Exception):
     """Base class: a problem the user can fix, described in one line."""
@@ -35,3 +37,12 @@ class SchemaTooNewError(StoreError):
 
 class SchemaOutdatedError(StoreError):
     """A read-only open found a file that still needs migrating."""
+
+
+class StoreFaultError(StoreError, sqlite3.OperationalError):
+    """SQLite could not carry out a write or read on the file: full, read-only, locked beyond the busy
+    timeout, corrupt, or an I/O error. The transaction was rolled back. It is also a
+    ``sqlite3.OperationalError`` so code that already handles SQLite's own errors keeps working.
+    ``kind`` says which: full, readonly, locked, io, corrupt or cantopen."""
+
+    kind: str = "unknown"

@@ -65,6 +65,7 @@ class Library(AbstractContextManager["Library"]):
             readonly=readonly,
             busy_timeout_ms=self.settings.busy_timeout_ms,
             synchronous=self.settings.synchronous,
+            max_page_count=self.settings.max_page_count,
         )
         try:
             if readonly:
@@ -239,16 +240,20 @@ class Library(AbstractContextManager["Library"]):
         return problems
 
     def _check_fulltext(self) -> list[str]:
-        """FTS5's integrity-check is phrased as an INSERT, so it needs a writable connection; it runs
-        inside a transaction that is always rolled back, leaving the file untouched."""
-        if self.path == ":memory:" or not self.readonly:
-            conn, owned = self.conn, False
-        else:
+        """FTS5's integrity-check is phrased as an INSERT, so it needs a writable connection. A
+        read-only library runs it on an in-memory copy (SQLite's backup API), so the check works on
+        read-only and locked files and can never write to the file; a writable one runs it inside a
+        transaction that is always rolled back."""
+        if self.readonly and self.path != ":memory:":
+            conn = sqlite3.connect(":memory:", isolation_level=None)
             try:
-                conn = connect(self.path, busy_timeout_ms=self.settings.busy_timeout_ms)
-            except StoreError as exc:
-                return [f"full-text indexes not checked: {exc}"]
+                self.conn.backup(conn)
+            except sqlite3.Error as exc:
+                conn.close()
+                return [f"full-text indexes not checked: {describe_sqlite_error(exc, self.path)}"]
             owned = True
+        else:
+            conn, owned = self.conn, False
         problems: list[str] = []
         try:
             if conn.in_transaction:
@@ -258,10 +263,6 @@ class Library(AbstractContextManager["Library"]):
                 for table in FTS_TABLES:
                     try:
                         conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('integrity-check', 1)")
-                    except sqlite3.OperationalError as exc:
-                        if "readonly" in str(exc):
-                            return [f"full-text indexes not checked: {self.path} is read-only"]
-                        problems.append(f"full-text index {table}: {exc}")
                     except sqlite3.DatabaseError as exc:
                         problems.append(f"full-text index {table}: {exc}")
             finally:

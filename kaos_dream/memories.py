@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -54,17 +55,39 @@ class Memory:
         }
 
 
+def _reject_constant(name: str) -> Any:
+    raise InvalidInputError(f"metadata is not valid JSON: {name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise InvalidInputError(f"metadata number {text[:40]} is out of range")
+    return value
+
+
 def parse_metadata(metadata: str | Mapping[str, Any] | None) -> dict[str, Any]:
     """Metadata is a JSON object; text is parsed strictly so a typo is an error, not a string."""
     if metadata is None:
         return {}
     if isinstance(metadata, str):
         try:
-            value = json.loads(metadata)
+            value = json.loads(metadata, parse_constant=_reject_constant, parse_float=_finite_float)
         except json.JSONDecodeError as exc:
             raise InvalidInputError(f"metadata is not valid JSON: {exc.msg} at position {exc.pos}") from None
+        except RecursionError:
+            raise InvalidInputError("metadata is nested too deeply to be stored") from None
     else:
         value = dict(metadata)
+    try:
+        # Stored with SQLite's json_valid check: NaN/Infinity (not JSON) and lone surrogates (not
+        # UTF-8) must be refused here with a clear message rather than by a constraint.
+        json.dumps(value, allow_nan=False).encode("utf-8")
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except (ValueError, TypeError) as exc:
+        raise InvalidInputError(f"metadata cannot be stored as JSON: {exc}") from None
+    except RecursionError:
+        raise InvalidInputError("metadata is nested too deeply to be stored") from None
     if not isinstance(value, dict):
         raise InvalidInputError("metadata must be a JSON object, e.g. '{\"source\": \"run-42\"}'")
     return value

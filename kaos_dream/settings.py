@@ -32,6 +32,9 @@ class Settings:
     db: str = "kaos.db"
     busy_timeout_ms: int = 10_000
     synchronous: str = "NORMAL"
+    # Size cap for the library file in SQLite pages (4096 bytes each); 0 = no cap. A write that would
+    # grow the file past it fails with "database or disk is full" and is rolled back (KAOS_MAX_PAGE_COUNT).
+    max_page_count: int = 0
     dream_auto: bool = True
     # Policies: an action approved at least this share of the time over at least this many
     # human-decided intents becomes a policy (KAOS_POLICY_MIN_APPROVAL, KAOS_POLICY_MIN_SUPPORT).
@@ -143,6 +146,8 @@ class Settings:
             raise InvalidInputError("KAOS_FAILURE_SAMPLE_CHARS must be at least 200")
         if self.llm_timeout_s <= 0 or self.llm_max_tokens < 16 or self.llm_max_retries < 0:
             raise InvalidInputError("KAOS_LLM_TIMEOUT_S must be positive, KAOS_LLM_MAX_TOKENS >= 16, retries >= 0")
+        if self.max_page_count < 0:
+            raise InvalidInputError("KAOS_MAX_PAGE_COUNT must not be negative (0 means no limit)")
         if self.rank not in {"weighted", "wilson", "bm25"}:
             raise InvalidInputError(f"KAOS_RANK={self.rank!r} must be weighted, wilson or bm25")
         if self.rank_half_life_days <= 0 or self.rank_z <= 0 or self.rank_alpha < 0 or self.rank_floor < 0:

@@ -7,12 +7,15 @@ only with ``KAOS_DEBUG=1``.
 
 from __future__ import annotations
 
+import functools
 import os
 import sqlite3
 import sys
 from typing import Annotated
 
 import typer
+import typer.core
+import typer.main
 
 from .. import __version__
 from ..errors import KaosError
@@ -30,8 +33,9 @@ from . import related as related_cli  # noqa: F401  (registers `kaos dream relat
 from . import search as search_cli
 from . import skills as skills_cli
 from . import validation as validation_cli
-from .common import DbOption, global_options
+from .common import DbOption, forget_resolved_db, global_options, resolved_db
 from .compat import Abort, ClickException, Exit, NoArgsIsHelpError, UsageError
+from .output import shorten
 
 app = typer.Typer(
     name="kaos",
@@ -81,6 +85,13 @@ app.add_typer(failures_cli.alerts_app, name="alerts")
 app.add_typer(graph_cli.app, name="graph")
 
 
+@functools.cache
+def click_command() -> typer.core.TyperGroup:
+    """The click command tree, built once per process: typer rebuilds it from the function
+    signatures on every ``app(...)`` call (~0.4 s here), which in-process callers would pay each time."""
+    return typer.main.get_command(app)  # type: ignore[return-value]
+
+
 def fail(message: str, code: int) -> int:
     first_line = " ".join(message.strip().splitlines()[:1]) or "unknown error"
     sys.stderr.write(f"kaos: {first_line}\n")
@@ -90,8 +101,9 @@ def fail(message: str, code: int) -> int:
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI and return its exit code instead of exiting (tests and ``main`` use this)."""
     debug = os.environ.get("KAOS_DEBUG", "").lower() in {"1", "true", "yes", "on"}
+    forget_resolved_db()
     try:
-        result = app(args=argv, prog_name="kaos", standalone_mode=False)
+        result = click_command()(args=argv, prog_name="kaos", standalone_mode=False)
         return result if isinstance(result, int) else 0
     except NoArgsIsHelpError as exc:
         sys.stdout.write(exc.format_message() if hasattr(exc, "format_message") else str(exc))
@@ -114,10 +126,19 @@ def run(argv: list[str] | None = None) -> int:
         if debug:
             raise
         return fail("error: " + describe_sqlite_error(exc, global_options_path()), 1)
+    except OverflowError as exc:  # e.g. --limit 9223372036854775808: past SQLite's 64-bit integers
+        if debug:
+            raise
+        return fail(f"usage error: a number is out of range ({exc})", 2)
     except KeyboardInterrupt:
         return fail("interrupted", 130)
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # the environment said no: a path too long, a device error, ...
+        if debug:
+            raise
+        where = f": {shorten(str(exc.filename), 120)}" if exc.filename else ""
+        return fail(f"error: {exc.strerror or exc}{where}", 1)
     except Exception as exc:  # the last line of defence: never a traceback for the user
         if debug:
             raise
@@ -125,7 +146,7 @@ def run(argv: list[str] | None = None) -> int:
 
 
 def global_options_path() -> str:
-    return os.environ.get("KAOS_DB") or "the database"
+    return resolved_db() or os.environ.get("KAOS_DB") or "the database"
 
 
 def main() -> None:

@@ -33,8 +33,22 @@ def global_options(ctx: typer.Context) -> GlobalOptions:
     return root.obj
 
 
+_resolved: list[str] = []  # the database the running command opened, for error messages
+
+
 def resolve_db(ctx: typer.Context, db: str | None) -> str:
-    return db or global_options(ctx).db or os.environ.get("KAOS_DB") or Settings.from_env().db
+    path = db or global_options(ctx).db or os.environ.get("KAOS_DB") or Settings.from_env().db
+    _resolved[:] = [path]
+    return path
+
+
+def resolved_db() -> str | None:
+    """The database path the current command resolved (None before it got that far)."""
+    return _resolved[0] if _resolved else None
+
+
+def forget_resolved_db() -> None:
+    _resolved.clear()
 
 
 def wants_json(ctx: typer.Context, json_flag: bool) -> bool:

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
-import typer
+import sys
+from dataclasses import asdict
+from typing import Annotated
 
+import typer
+from rich.text import Text
+
+from ..clock import SystemClock
 from ..errors import KaosError
+from ..health import check_file
 from ..library import Library
+from ..settings import Settings
 from ..store import LATEST_VERSION, file_schema_version
+from ..store.backup import backup_database
+from ..store.jsonl import export_database, import_database
 from . import output
 from .common import DbOption, JsonOption, open_for_read, resolve_db, wants_json
 
@@ -44,9 +54,14 @@ class CheckFailed(KaosError):
 
 @app.command("check")
 def check(ctx: typer.Context, db: DbOption = None, json_out: JsonOption = False) -> None:
-    """Run SQLite's integrity, foreign-key and full-text checks; exit 1 when anything is wrong."""
-    with open_for_read(ctx, db) as lib:
-        problems = lib.check()
+    """Run SQLite's integrity, foreign-key and full-text checks; exit 1 when anything is wrong.
+
+    A damaged file or one with a too-new or outdated schema is reported as a problem (not refused),
+    and the file is never written.
+
+    Example: kaos db check --json
+    """
+    problems = check_file(resolve_db(ctx, db))
     if wants_json(ctx, json_out):
         output.emit_json({"ok": not problems, "problems": problems})
     elif not problems:
@@ -72,3 +87,90 @@ def migrate(ctx: typer.Context, db: DbOption = None, json_out: JsonOption = Fals
         output.message(f"{path} is already at schema version {after}")
     else:
         output.message(f"{path} upgraded from schema version {before} to {after}")
+
+
+@app.command("backup")
+def backup(
+    ctx: typer.Context,
+    target: Annotated[str, typer.Argument(metavar="PATH", help="File to write the copy to.", show_default=False)],
+    force: Annotated[bool, typer.Option("--force", help="Replace PATH if it already exists.")] = False,
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Write a consistent copy of the library to PATH while agents keep working (SQLite's online backup).
+
+    The copy is written under a temporary name, integrity-checked, then renamed to PATH, so PATH is
+    never half-written. An existing PATH is refused unless --force.
+
+    Example: kaos db backup backups/kaos-$(date +%F).db
+    """
+    settings = Settings.from_env()
+    result = backup_database(resolve_db(ctx, db), target, force=force, busy_timeout_ms=settings.busy_timeout_ms)
+    if wants_json(ctx, json_out):
+        output.emit_json(asdict(result))
+    else:
+        output.message(
+            f"backed up {result.source} to {result.target} "
+            f"(schema version {result.schema_version}, {result.size_bytes} bytes)"
+        )
+
+
+@app.command("export")
+def export(
+    ctx: typer.Context,
+    target: Annotated[
+        str, typer.Argument(metavar="[PATH|-]", help="File to write, or - for standard output.", show_default=False)
+    ] = "-",
+    jsonl: Annotated[bool, typer.Option("--jsonl", help="JSON lines (the only format; the default).")] = True,
+    force: Annotated[bool, typer.Option("--force", help="Replace PATH if it already exists.")] = False,
+    db: DbOption = None,
+) -> None:
+    """Export every table as JSON lines: a header with the schema version, one line per row, an end line.
+
+    The export is one consistent snapshot and does not depend on when it was made, so
+    export -> import -> export gives the same bytes. The format is described in docs/cli.md.
+
+    Example: kaos db export --jsonl library.jsonl
+    """
+    settings = Settings.from_env()
+    path = resolve_db(ctx, db)
+    if target == "-":
+        result = export_database(path, sys.stdout, busy_timeout_ms=settings.busy_timeout_ms)
+        return
+    result = export_database(path, target, force=force, busy_timeout_ms=settings.busy_timeout_ms)
+    output.err_console.print(
+        Text(f"exported {result.rows} rows (schema version {result.schema_version}) to {result.target}")
+    )
+
+
+@app.command("import")
+def import_(
+    ctx: typer.Context,
+    source: Annotated[
+        str, typer.Argument(metavar="PATH|-", help="An export made by `kaos db export`; - reads stdin.")
+    ],
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace a target library that already holds data.")
+    ] = False,
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Build the library file from an export (into a new or empty file; --force replaces one with data).
+
+    The rows are loaded into a temporary file, exported again and compared with the input, and only
+    then renamed into place; an export of an older schema is upgraded after loading.
+
+    Example: kaos --db restored.db db import library.jsonl
+    """
+    settings = Settings.from_env()
+    stream = sys.stdin.buffer if source == "-" else source
+    result = import_database(
+        stream, resolve_db(ctx, db), force=force, now=SystemClock().now(), busy_timeout_ms=settings.busy_timeout_ms
+    )
+    if wants_json(ctx, json_out):
+        output.emit_json(asdict(result))
+    else:
+        upgraded = "" if result.upgraded_to == result.schema_version else f", upgraded to {result.upgraded_to}"
+        output.message(
+            f"imported {result.rows} rows into {result.target} (schema version {result.schema_version}{upgraded})"
+        )

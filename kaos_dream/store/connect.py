@@ -12,27 +12,103 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote
 
-from ..errors import StoreError
+from ..errors import StoreError, StoreFaultError
 
 SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+# SQLite's primary result codes for problems with the file itself (not with the SQL or the data).
+_FAULTS = {
+    "SQLITE_FULL": "full",
+    "SQLITE_READONLY": "readonly",
+    "SQLITE_BUSY": "locked",
+    "SQLITE_LOCKED": "locked",
+    "SQLITE_IOERR": "io",
+    "SQLITE_CORRUPT": "corrupt",
+    "SQLITE_NOTADB": "corrupt",
+    "SQLITE_CANTOPEN": "cantopen",
+    "SQLITE_PERM": "readonly",
+    "SQLITE_AUTH": "readonly",
+}
+
+
+def fault_kind(exc: BaseException) -> str | None:
+    """Which storage fault an SQLite error is ("full", "readonly", "locked", "io", "corrupt",
+    "cantopen"), or None when it is about the SQL or the data rather than the file."""
+    if not isinstance(exc, sqlite3.Error):
+        return None
+    name = getattr(exc, "sqlite_errorname", None) or ""
+    primary = "_".join(name.split("_")[:2])  # SQLITE_READONLY_DBMOVED -> SQLITE_READONLY
+    if primary in _FAULTS:
+        return _FAULTS[primary]
+    low = str(exc).lower()
+    if "file is not a database" in low or "malformed" in low or "file is encrypted" in low:
+        return "corrupt"
+    if "readonly" in low or "read-only" in low:
+        return "readonly"
+    if "locked" in low or "busy" in low:
+        return "locked"
+    if "disk is full" in low or "database or disk is full" in low:
+        return "full"
+    if "disk i/o error" in low:
+        return "io"
+    if "unable to open" in low:
+        return "cantopen"
+    return None
 
 
 def describe_sqlite_error(exc: sqlite3.Error, path: str) -> str:
     """One line that tells a user what went wrong with the file and what to do."""
     text = str(exc)
-    low = text.lower()
-    if "file is not a database" in low or "malformed" in low or "file is encrypted" in low:
-        return f"{path} is not a valid kaos-dream database (SQLite says: {text})"
-    if "readonly" in low or "read-only" in low:
+    kind = fault_kind(exc)
+    if kind == "corrupt":
+        return (
+            f"{path} is damaged or not a valid kaos-dream database (SQLite says: {text}); "
+            "run `kaos db check` and restore from a backup"
+        )
+    if kind == "readonly":
+        folder = Path(path).resolve().parent if path != ":memory:" else None
+        if folder is not None and Path(path).exists() and os.access(path, os.W_OK) and not os.access(folder, os.W_OK):
+            return (
+                f"{path} cannot be written: its folder {folder} is read-only "
+                "(SQLite needs to create a -wal file beside the database)"
+            )
         return f"{path} is read-only: cannot write to it ({text})"
-    if "locked" in low or "busy" in low:
-        return f"{path} is locked by another process beyond the busy timeout; try again"
-    if "full" in low:
-        return f"{path}: the database or disk is full ({text})"
-    if "unable to open" in low:
+    if kind == "locked":
+        return (
+            f"{path} is locked by another process beyond the busy timeout; try again "
+            "(or raise KAOS_BUSY_TIMEOUT_MS)"
+        )
+    if kind == "full":
+        return f"{path}: the database or disk is full; nothing was written (free space or raise the size limit)"
+    if kind == "io":
+        return f"{path}: disk I/O error ({text}); nothing was written"
+    if kind == "cantopen":
         return f"cannot open {path} ({text})"
     return f"{path}: {text}"
+
+
+def as_fault(exc: sqlite3.Error, path: str) -> StoreFaultError | None:
+    """The :class:`StoreFaultError` for a storage fault, or None for any other SQLite error."""
+    if fault_kind(exc) is None or isinstance(exc, StoreFaultError):
+        return None
+    fault = StoreFaultError(describe_sqlite_error(exc, path))
+    fault.kind = fault_kind(exc) or "unknown"
+    fault.sqlite_errorcode = getattr(exc, "sqlite_errorcode", None)  # type: ignore[attr-defined]
+    fault.sqlite_errorname = getattr(exc, "sqlite_errorname", None)  # type: ignore[attr-defined]
+    return fault
+
+
+class KaosConnection(sqlite3.Connection):
+    """A connection that remembers which file it is on, so errors can name it."""
+
+    kaos_path: str = "database"
+
+
+def connection_path(conn: sqlite3.Connection) -> str:
+    return getattr(conn, "kaos_path", "database")
 
 
 def _check_header(path: str) -> None:
@@ -59,17 +135,19 @@ def connect(
     readonly: bool = False,
     busy_timeout_ms: int = 10_000,
     synchronous: str = "NORMAL",
+    max_page_count: int = 0,
 ) -> sqlite3.Connection:
     """Open ``path`` with the pragmas every kaos-dream connection uses.
 
     ``readonly=True`` opens with ``mode=ro`` so a read path cannot write even by mistake; a missing
-    file is then an error instead of being created.
+    file is then an error instead of being created. ``max_page_count`` > 0 caps the file's size in
+    pages (a write that would grow it further fails as "full" and is rolled back).
     """
     _check_header(path)
     if readonly and path != ":memory:":
         if not os.path.exists(path):
             raise StoreError(f"no database at {path} (create one with `kaos init` or any write command)")
-        uri = "file:" + Path(path).resolve().as_posix() + "?mode=ro"
+        uri = "file:" + quote(Path(path).resolve().as_posix()) + "?mode=ro"
         target, is_uri = uri, True
     else:
         if path not in (":memory:",) and not path.startswith("file:"):
@@ -78,21 +156,48 @@ def connect(
                 raise StoreError(f"cannot create {path}: folder {parent} does not exist")
         target, is_uri = path, path.startswith("file:")
     try:
+        return _open(target, is_uri, path, busy_timeout_ms, synchronous, max_page_count)
+    except StoreFaultError as fault:
+        if not (readonly and is_uri and fault.kind in ("readonly", "cantopen") and _frozen(path)):
+            raise
+    # A WAL file in a folder nobody can write to: SQLite cannot create the shared-memory file a reader
+    # needs. With no -wal beside it, no writer can exist either, so reading it as immutable is exact.
+    return _open(target + "&immutable=1", True, path, busy_timeout_ms, synchronous, max_page_count)
+
+
+def _frozen(path: str) -> bool:
+    """True when the folder is not writable and no WAL file exists (nobody can be writing the file)."""
+    folder = Path(path).resolve().parent
+    return not os.access(folder, os.W_OK) and not Path(path + "-wal").exists()
+
+
+def _open(
+    target: str, is_uri: bool, path: str, busy_timeout_ms: int, synchronous: str, max_page_count: int
+) -> sqlite3.Connection:
+    try:
         conn = sqlite3.connect(
-            target, uri=is_uri, isolation_level=None, timeout=busy_timeout_ms / 1000, check_same_thread=False
+            target,
+            uri=is_uri,
+            isolation_level=None,
+            timeout=busy_timeout_ms / 1000,
+            check_same_thread=False,
+            factory=KaosConnection,
         )
     except sqlite3.Error as exc:
-        raise StoreError(describe_sqlite_error(exc, path)) from None
+        raise (as_fault(exc, path) or StoreError(describe_sqlite_error(exc, path))) from None
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
         conn.execute("PRAGMA foreign_keys = ON")
         # Touch the schema first so a corrupt file fails here, before any pragma could write.
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         conn.execute(f"PRAGMA synchronous = {synchronous.upper()}")
+        if max_page_count > 0:
+            conn.execute(f"PRAGMA max_page_count = {int(max_page_count)}").fetchone()
     except sqlite3.Error as exc:
         conn.close()
-        raise StoreError(describe_sqlite_error(exc, path)) from None
+        raise (as_fault(exc, path) or StoreError(describe_sqlite_error(exc, path))) from None
     conn.row_factory = sqlite3.Row
+    conn.kaos_path = path  # type: ignore[attr-defined]
     return conn
 
 
@@ -105,7 +210,7 @@ def enable_wal(conn: sqlite3.Connection, path: str) -> None:
         if str(mode).lower() != "wal":
             conn.execute("PRAGMA journal_mode = WAL").fetchone()
     except sqlite3.Error as exc:
-        raise StoreError(describe_sqlite_error(exc, path)) from None
+        raise (as_fault(exc, path) or StoreError(describe_sqlite_error(exc, path))) from None
 
 
 @contextlib.contextmanager
@@ -113,17 +218,34 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     """``BEGIN IMMEDIATE`` … ``COMMIT``; joins an enclosing transaction instead of nesting.
 
     Taking the write lock up front (IMMEDIATE) means a writer waits for the busy timeout at BEGIN
-    rather than failing half-way with SQLITE_BUSY on lock upgrade.
+    rather than failing half-way with SQLITE_BUSY on lock upgrade. A storage fault (full, read-only,
+    locked beyond the timeout, corrupt, I/O) rolls back and is raised as :class:`StoreFaultError`
+    naming the file; errors about the data (constraints, SQL) pass through unchanged.
     """
     if conn.in_transaction:
         yield conn
         return
-    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.Error as exc:
+        raise (as_fault(exc, connection_path(conn)) or exc) from exc
     try:
         yield conn
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
+    except BaseException as exc:
+        _rollback_quietly(conn)
+        fault = as_fault(exc, connection_path(conn)) if isinstance(exc, sqlite3.Error) else None
+        if fault is not None:
+            raise fault from exc
         raise
-    else:
+    try:
         conn.execute("COMMIT")
+    except sqlite3.Error as exc:
+        _rollback_quietly(conn)
+        raise (as_fault(exc, connection_path(conn)) or exc) from exc
+
+
+def _rollback_quietly(conn: sqlite3.Connection) -> None:
+    """Roll back if SQLite has not already done so (it does on some I/O and full-disk errors)."""
+    if conn.in_transaction:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")

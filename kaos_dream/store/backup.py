@@ -1,0 +1,76 @@
+"""`kaos db backup`: a consistent copy of a live library, taken with SQLite's online backup API.
+
+The backup API copies pages under a read snapshot, so agents can keep writing while it runs and the
+copy is still one consistent state. The copy is built under a temporary name, checked with
+``PRAGMA integrity_check`` and only then renamed to the requested path.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import StoreError
+from .connect import connect, describe_sqlite_error
+from .files import finish_as_rollback_journal, staged_file
+from .migrations import check_ownership, schema_version
+
+
+@dataclass(frozen=True)
+class BackupResult:
+    source: str
+    target: str
+    schema_version: int
+    pages: int
+    size_bytes: int
+
+
+def backup_database(
+    source: str, target: str | Path, *, force: bool = False, busy_timeout_ms: int = 10_000
+) -> BackupResult:
+    """Copy the library at ``source`` to ``target`` (refusing to replace an existing file unless ``force``)."""
+    if source == ":memory:":
+        raise StoreError("cannot back up an in-memory database")
+    target_path = Path(target)
+    src_resolved = Path(source).resolve()
+    if target_path.resolve() == src_resolved:
+        raise StoreError(f"{target} is the database itself; choose another file for the backup")
+    src = connect(source, readonly=True, busy_timeout_ms=busy_timeout_ms)
+    try:
+        version = check_ownership(src, source)
+        if version == 0:
+            raise StoreError(f"{source} is not a kaos-dream library (no schema); nothing to back up")
+        with staged_file(target_path, "backup", force=force, what="backup") as temp:
+            dst = sqlite3.connect(str(temp), isolation_level=None)
+            try:
+                # One step under one read snapshot: in WAL mode writers carry on, and the copy never
+                # restarts because of them (a stepped copy restarts on every concurrent write).
+                src.backup(dst)
+                finish_as_rollback_journal(dst, temp)
+                try:
+                    verdict = dst.execute("PRAGMA integrity_check").fetchone()[0]
+                except sqlite3.DatabaseError as exc:
+                    verdict = str(exc)
+                if verdict != "ok":
+                    raise StoreError(
+                        f"{source} is damaged, so the copy failed its integrity check ({verdict}); "
+                        f"{target} was not written (run `kaos db check`)"
+                    )
+                pages = int(dst.execute("PRAGMA page_count").fetchone()[0])
+                copied_version = schema_version(dst)
+            except sqlite3.Error as exc:
+                raise StoreError(describe_sqlite_error(exc, str(target))) from None
+            finally:
+                dst.close()
+    except sqlite3.Error as exc:
+        raise StoreError(describe_sqlite_error(exc, source)) from None
+    finally:
+        src.close()
+    return BackupResult(
+        source=str(src_resolved),
+        target=str(target_path.resolve()),
+        schema_version=copied_version,
+        pages=pages,
+        size_bytes=target_path.stat().st_size,
+    )

@@ -1,0 +1,133 @@
+"""Writing whole database files safely: temp name in the target's folder, then an atomic rename.
+
+Backup and import both produce a complete new file. They build it under a hidden temporary name
+beside the target and rename it into place only once it is finished and verified, so a crash, a
+full disk or a bad input never leaves a half-written file under the name the user asked for.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+from ..errors import ConflictError, StoreError
+from .connect import SQLITE_HEADER, describe_sqlite_error
+
+SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
+def temp_path_for(target: Path, purpose: str) -> Path:
+    return target.parent / f".{target.name}.{purpose}-{os.getpid()}.tmp"
+
+
+def remove_with_side_files(path: Path) -> None:
+    for suffix in ("", *SIDE_FILES):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(str(path) + suffix)
+
+
+def check_target(target: Path, *, force: bool, what: str) -> None:
+    if "\x00" in str(target):
+        raise StoreError(f"cannot write the {what}: the file name contains a NUL character")
+    try:
+        _check_target(target, force=force, what=what)
+    except OSError as exc:
+        raise StoreError(f"cannot write the {what} there: {exc.strerror or exc}") from None
+
+
+def _check_target(target: Path, *, force: bool, what: str) -> None:
+    """Refuse a target we must not replace: an existing file without ``force``, a folder, a missing
+    folder, or (even with ``force``) a file that is not a SQLite database (we never clobber a
+    stranger's file)."""
+    if target.is_dir():
+        raise StoreError(f"{target} is a directory; give a file name for the {what}")
+    if not target.parent.is_dir():
+        raise StoreError(f"cannot write {target}: folder {target.parent} does not exist")
+    if not os.access(target.parent, os.W_OK):
+        raise StoreError(f"cannot write {target}: folder {target.parent} is read-only")
+    if not target.exists():
+        return
+    if not force:
+        raise ConflictError(f"{target} already exists; pass --force to replace it")
+    if target.stat().st_size:
+        with target.open("rb") as fh:
+            if fh.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
+                raise StoreError(f"{target} exists and is not a SQLite database; refusing to replace it")
+
+
+def release_target(target: Path) -> None:
+    """Before replacing an existing database: fold its WAL back and make sure nobody has it open.
+
+    A stale ``-wal`` beside a renamed-in file would be replayed onto the new file, so the old WAL
+    must be gone; if another process holds the file, refuse rather than pull it from under them.
+    """
+    if not target.exists():
+        return
+    try:
+        conn = sqlite3.connect(str(target), isolation_level=None, timeout=0.5)
+        try:
+            busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            conn.execute("PRAGMA journal_mode = DELETE").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise StoreError(describe_sqlite_error(exc, str(target))) from None
+    if (busy and busy[0]) or any(Path(str(target) + s).exists() for s in ("-wal", "-journal")):
+        raise StoreError(f"{target} is open in another process; close it before replacing the file")
+
+
+def fsync_file(path: Path) -> None:
+    fd = os.open(str(path), os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):  # not every filesystem lets a directory be fsynced
+        fd = os.open(str(folder), os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+@contextlib.contextmanager
+def staged_file(target: Path, purpose: str, *, force: bool, what: str) -> Iterator[Path]:
+    """Yield a temp path to build the new file in; on success rename it onto ``target``.
+
+    On any error the temp file (and its journal) is removed and the target is untouched.
+    """
+    check_target(target, force=force, what=what)
+    temp = temp_path_for(target, purpose)
+    remove_with_side_files(temp)
+    try:
+        yield temp
+        for suffix in SIDE_FILES:
+            if Path(str(temp) + suffix).exists():
+                raise StoreError(f"internal error: {temp} still has a {suffix} file after closing")
+        fsync_file(temp)
+        if force:
+            release_target(target)
+        elif target.exists():  # created by someone else while we worked
+            raise ConflictError(f"{target} appeared while the {what} was being written; nothing replaced")
+        os.replace(temp, target)
+        fsync_dir(target.parent)
+    except OSError as exc:
+        raise StoreError(f"cannot write {target}: {exc.strerror or exc}") from None
+    finally:
+        remove_with_side_files(temp)
+
+
+def finish_as_rollback_journal(conn: sqlite3.Connection, path: Path) -> None:
+    """Leave a finished temp file self-contained: checkpoint any WAL and switch to DELETE mode so
+    closing it leaves no ``-wal`` behind (the next normal open turns WAL on again)."""
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        conn.execute("PRAGMA journal_mode = DELETE").fetchone()
+    except sqlite3.Error as exc:
+        raise StoreError(describe_sqlite_error(exc, str(path))) from None

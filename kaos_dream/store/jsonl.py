@@ -1,0 +1,417 @@
+"""`kaos db export --jsonl` / `kaos db import`: the whole library as JSON lines, and back.
+
+Format (``format_version`` 1), one JSON document per line, UTF-8:
+
+* line 1, the header: ``{"format": "kaos-dream-export", "format_version": 1, "schema_version": N,
+  "migrations": [[1, "foundation"], ...], "tables": {"skills": {"columns": [...], "rows": 3}, ...}}``
+* then one line per row, tables in name order and rows in primary-key order:
+  ``{"t": "skills", "r": [1, "csv-to-parquet", ...]}`` (values in the header's column order; a BLOB
+  is ``{"b64": "..."}``; floats are written with full precision)
+* last line: ``{"end": true, "rows": TOTAL}``, so a truncated file is detected.
+
+Full-text index tables are not exported (the import rebuilds them). Nothing in the export depends
+on when it was made, so export → import → export is identical byte for byte. The whole export is
+read inside one read transaction: a consistent snapshot even while agents write.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import json
+import math
+import re
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from ..errors import InvalidInputError, StoreError
+from .connect import connect, describe_sqlite_error
+from .files import finish_as_rollback_journal, staged_file
+from .migrations import LATEST_VERSION, MIGRATIONS, apply_migrations, check_ownership, schema_version
+
+FORMAT = "kaos-dream-export"
+FORMAT_VERSION = 1
+_TRIGGER_WRITE = re.compile(r"\bINSERT\s+(?:OR\s+\w+\s+)?INTO\s+([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    name: str
+    columns: tuple[str, ...]
+    order_by: str
+
+
+def _virtual_tables(conn: sqlite3.Connection) -> list[str]:
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%' ORDER BY name"
+        )
+    ]
+
+
+def data_tables(conn: sqlite3.Connection) -> list[TableSpec]:
+    """Every ordinary table that holds library data (not SQLite's own, not full-text internals)."""
+    virtual = _virtual_tables(conn)
+    specs: list[TableSpec] = []
+    for (name,) in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+    ):
+        if name in virtual or any(name.startswith(v + "_") for v in virtual):
+            continue
+        info = conn.execute(f'PRAGMA table_info("{name}")').fetchall()
+        columns = tuple(str(r[1]) for r in info)
+        pk = sorted((int(r[5]), str(r[1])) for r in info if int(r[5]) > 0)
+        order = ", ".join(f'"{c}"' for _, c in pk) if pk else "rowid"
+        if pk and not _has_rowid_alias(info):
+            # A text or composite key: make the order total even if the key had duplicates.
+            order += ", " + ", ".join(f'"{c}"' for c in columns)
+        specs.append(TableSpec(name, columns, order))
+    return specs
+
+
+def _has_rowid_alias(info: list[Any]) -> bool:
+    pks = [r for r in info if int(r[5]) > 0]
+    return len(pks) == 1 and str(pks[0][2]).upper() == "INTEGER"
+
+
+def _encode(value: Any) -> Any:
+    if isinstance(value, bytes):
+        return {"b64": base64.b64encode(value).decode("ascii")}
+    return value
+
+
+def _decode(value: Any) -> Any:
+    if isinstance(value, dict):
+        if set(value) != {"b64"}:
+            raise InvalidInputError(f"unexpected object in a row: {json.dumps(value)[:80]}")
+        return base64.b64decode(value["b64"], validate=True)
+    if isinstance(value, list):
+        raise InvalidInputError("unexpected list in a row value")
+    if isinstance(value, float) and math.isnan(value):
+        raise InvalidInputError("NaN is not a value SQLite can store")
+    return value
+
+
+def _line(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def export_lines(conn: sqlite3.Connection) -> Iterator[str]:
+    """The export of the open database, one line at a time (call inside a read transaction)."""
+    version = schema_version(conn)
+    specs = data_tables(conn)
+    counts = {s.name: int(conn.execute(f'SELECT count(*) FROM "{s.name}"').fetchone()[0]) for s in specs}
+    migrations = [
+        [int(r[0]), str(r[1])] for r in conn.execute("SELECT version, name FROM schema_migrations ORDER BY version")
+    ]
+    header = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "schema_version": version,
+        "migrations": migrations,
+        "tables": {s.name: {"columns": list(s.columns), "rows": counts[s.name]} for s in specs},
+    }
+    yield _line(header)
+    total = 0
+    for spec in specs:
+        cols = ", ".join(f'"{c}"' for c in spec.columns)
+        for row in conn.execute(f'SELECT {cols} FROM "{spec.name}" ORDER BY {spec.order_by}'):
+            total += 1
+            yield _line({"t": spec.name, "r": [_encode(v) for v in row]})
+    yield _line({"end": True, "rows": total})
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    schema_version: int
+    tables: dict[str, int]
+    rows: int
+    target: str
+
+
+def export_database(source: str, out: str | Path | IO[str], *, force: bool = False,
+                    busy_timeout_ms: int = 10_000) -> ExportResult:
+    """Write the export of ``source`` to a file path (atomically) or an open text stream."""
+    conn = connect(source, readonly=True, busy_timeout_ms=busy_timeout_ms)
+    try:
+        version = check_ownership(conn, source)
+        if version == 0:
+            raise StoreError(f"{source} is not a kaos-dream library (no schema); nothing to export")
+        conn.execute("BEGIN")  # one snapshot for the whole export
+        try:
+            lines = export_lines(conn)
+            if isinstance(out, (str, Path)):
+                target = Path(out)
+                with (
+                    staged_file(target, "export", force=force, what="export") as temp,
+                    temp.open("w", encoding="utf-8", newline="\n") as fh,
+                ):
+                    total = _write(lines, fh)
+                target_name = str(target)
+            else:
+                total = _write(lines, out)
+                target_name = "-"
+            counts = {s.name: int(conn.execute(f'SELECT count(*) FROM "{s.name}"').fetchone()[0])
+                      for s in data_tables(conn)}
+        finally:
+            conn.execute("ROLLBACK")
+    except sqlite3.Error as exc:
+        raise StoreError(describe_sqlite_error(exc, source)) from None
+    finally:
+        conn.close()
+    return ExportResult(version, counts, total, target_name)
+
+
+def _write(lines: Iterable[str], fh: IO[str]) -> int:
+    total = 0
+    for line in lines:
+        fh.write(line)
+        total += 1
+    fh.flush()
+    return total - 2  # header and end line are not rows
+
+
+# -- import ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ImportResult:
+    target: str
+    schema_version: int
+    upgraded_to: int
+    rows: int
+    tables: dict[str, int]
+
+
+def _read_lines(source: str | Path | IO[bytes]) -> Iterator[tuple[int, bytes]]:
+    if isinstance(source, (str, Path)):
+        path = Path(source)
+        if not path.is_file():
+            raise InvalidInputError(f"no export file at {source}")
+        try:
+            fh = path.open("rb")
+        except OSError as exc:
+            raise StoreError(f"cannot read {source}: {exc.strerror}") from None
+        ctx: contextlib.AbstractContextManager[IO[bytes]] = fh
+    else:
+        ctx = contextlib.nullcontext(source)
+    with ctx as stream:
+        yield from enumerate(stream, start=1)
+
+
+def _parse(number: int, raw: bytes) -> Any:
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise InvalidInputError(f"export line {number} is not valid JSON ({exc})") from None
+
+
+def _check_header(header: Any) -> tuple[int, dict[str, dict[str, Any]]]:
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise InvalidInputError("not a kaos-dream export (the first line has no kaos-dream header)")
+    if header.get("format_version") != FORMAT_VERSION:
+        raise InvalidInputError(
+            f"export format version {header.get('format_version')!r} is not supported (this kaos-dream reads "
+            f"{FORMAT_VERSION})"
+        )
+    version = header.get("schema_version")
+    if not isinstance(version, int) or version < 1:
+        raise InvalidInputError("export header has no valid schema_version")
+    if version > LATEST_VERSION:
+        raise InvalidInputError(
+            f"the export has schema version {version}, newer than this kaos-dream understands ({LATEST_VERSION}); "
+            "upgrade kaos-dream to import it"
+        )
+    ours = [[m.version, m.name] for m in MIGRATIONS[:version]]
+    if header.get("migrations") != ours:
+        raise InvalidInputError(
+            "the export's migrations do not match this kaos-dream's "
+            f"(export: {header.get('migrations')!r}; expected: {ours!r})"
+        )
+    tables = header.get("tables")
+    if not isinstance(tables, dict):
+        raise InvalidInputError("export header has no table list")
+    return version, tables
+
+
+def _derived_tables(conn: sqlite3.Connection) -> set[str]:
+    """Tables that triggers insert into (running counters such as skill_stats), minus full-text ones:
+    after the load they are replaced by the exported rows so counts are not doubled."""
+    virtual = _virtual_tables(conn)
+    found: set[str] = set()
+    for (sql,) in conn.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger'"):
+        for name in _TRIGGER_WRITE.findall(sql or ""):
+            if name not in virtual:
+                found.add(name)
+    return found
+
+
+def library_is_empty(conn: sqlite3.Connection) -> bool:
+    """True when the library holds nothing but what its migrations create (seed rows included)."""
+    fresh = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        apply_migrations(fresh, 0.0, ":memory:", upto=schema_version(conn))
+        for spec in data_tables(conn):
+            if spec.name == "schema_migrations":
+                continue
+            cols = ", ".join(f'"{c}"' for c in spec.columns)
+            ours = conn.execute(f'SELECT {cols} FROM "{spec.name}" ORDER BY {spec.order_by}').fetchall()
+            seeded = fresh.execute(f'SELECT {cols} FROM "{spec.name}" ORDER BY {spec.order_by}').fetchall()
+            if [tuple(r) for r in ours] != [tuple(r) for r in seeded]:
+                return False
+        return True
+    finally:
+        fresh.close()
+
+
+def target_is_empty_library(target: Path, busy_timeout_ms: int) -> bool:
+    """True when ``target`` is missing, zero bytes, or a kaos-dream library with no rows."""
+    if not target.exists() or target.stat().st_size == 0:
+        return True
+    conn = connect(str(target), readonly=True, busy_timeout_ms=busy_timeout_ms)
+    try:
+        check_ownership(conn, str(target))
+        return library_is_empty(conn)
+    except sqlite3.Error as exc:
+        raise StoreError(describe_sqlite_error(exc, str(target))) from None
+    finally:
+        conn.close()
+
+
+def import_database(source: str | Path | IO[bytes], target: str | Path, *, force: bool = False,
+                    now: float = 0.0, busy_timeout_ms: int = 10_000) -> ImportResult:
+    """Build a new library at ``target`` from an export.
+
+    An existing target that holds any data is refused unless ``force`` (then it is replaced whole).
+    The file is built under a temporary name, the loaded rows are exported again and compared with
+    the input (so the import is exact or it fails), and only then renamed into place. An export of
+    an older schema is loaded at its own version and then migrated.
+    """
+    target_path = Path(target)
+    if str(target) == ":memory:":
+        raise InvalidInputError("import needs a file target, not :memory:")
+    empty = target_is_empty_library(target_path, busy_timeout_ms)
+    if not empty and not force:
+        raise StoreError(f"{target} already holds a library with data; pass --force to replace it")
+    lines = _read_lines(source)
+    try:
+        number, raw = next(lines)
+    except StopIteration:
+        raise InvalidInputError("the export is empty") from None
+    version, tables = _check_header(_parse(number, raw))
+    with staged_file(target_path, "import", force=target_path.exists(), what="import") as temp:
+        conn = connect(str(temp), busy_timeout_ms=busy_timeout_ms)
+        try:
+            apply_migrations(conn, now, str(temp), upto=version)
+            rows = _load(conn, version, tables, raw, lines)
+            finish_as_rollback_journal(conn, temp)
+        except sqlite3.Error as exc:
+            raise StoreError(f"import failed: {describe_sqlite_error(exc, str(source))}") from None
+        finally:
+            conn.close()
+        conn = connect(str(temp), busy_timeout_ms=busy_timeout_ms)
+        try:
+            apply_migrations(conn, now, str(temp))
+            upgraded = schema_version(conn)
+            counts = {s.name: int(conn.execute(f'SELECT count(*) FROM "{s.name}"').fetchone()[0])
+                      for s in data_tables(conn)}
+            finish_as_rollback_journal(conn, temp)
+        except sqlite3.Error as exc:
+            raise StoreError(f"import failed while upgrading: {describe_sqlite_error(exc, str(target))}") from None
+        finally:
+            conn.close()
+    return ImportResult(str(target_path.resolve()), version, upgraded, rows, counts)
+
+
+def _load(conn: sqlite3.Connection, version: int, tables: dict[str, dict[str, Any]], header_raw: bytes,
+          lines: Iterator[tuple[int, bytes]]) -> int:
+    specs = {s.name: s for s in data_tables(conn)}
+    if set(tables) != set(specs):
+        raise InvalidInputError(
+            f"the export's tables do not match schema version {version} "
+            f"(unexpected: {sorted(set(tables) - set(specs))}, missing: {sorted(set(specs) - set(tables))})"
+        )
+    for name, spec in specs.items():
+        if tables[name].get("columns") != list(spec.columns):
+            raise InvalidInputError(f"the export's columns for {name} do not match schema version {version}")
+    derived = _derived_tables(conn)
+    digest = hashlib.sha256(header_raw.rstrip(b"\r\n") + b"\n")
+    inserts = {
+        name: f'INSERT INTO "{name}" ({", ".join(chr(34) + c + chr(34) for c in spec.columns)}) '
+        f'VALUES ({", ".join("?" for _ in spec.columns)})'
+        for name, spec in specs.items()
+    }
+    held: dict[str, list[list[Any]]] = {name: [] for name in derived}
+    seen: dict[str, int] = {name: 0 for name in specs}
+    total = 0
+    ended = False
+    conn.execute("PRAGMA foreign_keys = OFF")  # rows arrive table by table; checked as a whole below
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        # The export is the whole truth: rows the migrations seeded (schema_migrations, dream_state
+        # ...) are replaced by the exported ones.
+        for name in specs:
+            if conn.execute(f'SELECT 1 FROM "{name}" LIMIT 1').fetchone():
+                conn.execute(f'DELETE FROM "{name}"')
+        for number, raw in lines:
+            if ended:
+                raise InvalidInputError(f"export line {number}: data after the end line")
+            digest.update(raw.rstrip(b"\r\n") + b"\n")
+            doc = _parse(number, raw)
+            if isinstance(doc, dict) and doc.get("end") is True:
+                if doc.get("rows") != total:
+                    raise InvalidInputError(f"the end line says {doc.get('rows')} rows, the file has {total}")
+                ended = True
+                continue
+            if not isinstance(doc, dict) or set(doc) != {"t", "r"} or doc["t"] not in specs:
+                raise InvalidInputError(f"export line {number} is not a row of a known table")
+            name, values = doc["t"], doc["r"]
+            if not isinstance(values, list) or len(values) != len(specs[name].columns):
+                raise InvalidInputError(f"export line {number}: wrong number of values for {name}")
+            decoded = [_decode(v) for v in values]
+            total += 1
+            seen[name] += 1
+            if name in held:
+                held[name].append(decoded)
+                continue
+            try:
+                conn.execute(inserts[name], decoded)
+            except sqlite3.IntegrityError as exc:
+                raise InvalidInputError(f"export line {number} cannot be loaded into {name}: {exc}") from None
+        if not ended:
+            raise InvalidInputError("the export is truncated (no end line)")
+        for name, count in seen.items():
+            if tables[name].get("rows") != count:
+                raise InvalidInputError(f"the header says {tables[name].get('rows')} rows for {name}, found {count}")
+        for name in sorted(held):
+            conn.execute(f'DELETE FROM "{name}"')
+            try:
+                conn.executemany(inserts[name], held[name])
+            except sqlite3.IntegrityError as exc:
+                raise InvalidInputError(f"the export's rows for {name} cannot be loaded: {exc}") from None
+        for vt in _virtual_tables(conn):
+            conn.execute(f'INSERT INTO "{vt}" ("{vt}") VALUES (\'rebuild\')')
+        broken = conn.execute("PRAGMA foreign_key_check").fetchone()
+        if broken:
+            raise InvalidInputError(f"the export breaks a reference: {broken[0]} row {broken[1]} points at a "
+                                    f"missing {broken[2]}")
+        again = hashlib.sha256()
+        for line in export_lines(conn):
+            again.update(line.encode("utf-8"))
+        if again.digest() != digest.digest():
+            raise InvalidInputError(
+                "the export does not load back exactly (it was edited or made by another tool); nothing written"
+            )
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    finally:
+        conn.execute("PRAGMA foreign_keys = ON")
+    return total
+

@@ -1,0 +1,39 @@
+"""A small library that touches every table a user can fill, for round-trip and fault tests.
+
+Written through the public API (so it follows the current schema) and with awkward values on
+purpose: unicode, control characters, quotes, JSON metadata with floats, very old and very precise
+timestamps.
+"""
+
+from __future__ import annotations
+
+from kaos_dream import Library
+from kaos_dream.graph.nodes import Node
+
+
+def fill_library(lib: Library) -> dict[str, int]:
+    """Add one of everything; returns a few ids the tests refer to."""
+    csv = lib.skills.add("csv-to-parquet", "Convert CSV files to Parquet", "Convert {path}", ["data", "ünïcode"])
+    deploy = lib.skills.add("deploy \"friday\"", "ship it\twith a tab\nand a newline; DROP TABLE skills;--", "{a}{b}")
+    old = lib.skills.add("old-way", "the old procedure 🦖", "", ["legacy"])
+    lib.skills.deprecate(old.id, "replaced by csv-to-parquet")
+    note = lib.memories.add("staging rejects TLS 1.0 — use 1.2", kind="insight", key="staging-tls",
+                            metadata={"score": 0.1 + 0.2, "nested": {"list": [1, 2.5, None, True]}, "é": "ß"})
+    lib.memories.add("a plain note", key="plain")
+    lib.graph.link(Node("skill", csv.id), "enabled", Node("memory", note.id), strength=1 / 3)
+    lib.graph.link(Node("skill", deploy.id), "co_occurs_with", Node("skill", csv.id))
+    failure = lib.failures.record("pytest", "ConnectionRefusedError: [Errno 111] connect to 10.0.0.7:5432 refused",
+                                  agent=None)
+    lib.failures.attach_fix(failure.fingerprint_id, summary="start the database first", skill=csv.id)
+    lib.failures.record_fix_outcome(failure.fingerprint_id, True)
+    intent = lib.log.intent("agent-1", "deploy service api", meta={"why": "release 1.2"})
+    lib.log.vote("agent-2", intent.position, True, "looks fine")
+    lib.log.decide(intent.position)
+    agent = lib.episodes.start("agent-1", name="first agent").id
+    lib.search("parquet csv", kind="skill", record_hits=True, agent=agent)
+    lib.record_outcome(csv.id, True, agent=agent)
+    lib.record_outcome(csv.id, False, agent=agent, task="convert a big file")
+    lib.record_outcome(deploy.id, True)
+    lib.episodes.complete(agent, citations=[("skill", "csv-to-parquet")])
+    lib.dream.run(apply=False)  # a recorded run with its digest (and any proposals)
+    return {"skill": csv.id, "memory": note.id, "intent": intent.position}

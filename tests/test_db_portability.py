@@ -1,0 +1,196 @@
+"""`kaos db backup`, `kaos db export --jsonl` and `kaos db import`: exact, atomic, never half-written."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from kaos_dream import Library, ManualClock, Settings
+from kaos_dream.errors import ConflictError, InvalidInputError, NotFoundError, StoreError
+from kaos_dream.store import LATEST_VERSION
+from kaos_dream.store.backup import backup_database
+from kaos_dream.store.jsonl import export_database, import_database
+
+from .conftest import T0, file_digest
+from .library_content import fill_library
+
+
+@pytest.fixture
+def full_db(tmp_path: Path) -> Path:
+    path = tmp_path / "source.db"
+    with Library(path, clock=ManualClock(T0 + 0.123456789), settings=Settings()) as lib:
+        fill_library(lib)
+    return path
+
+
+def table_rows(path: Path) -> dict[str, list[tuple]]:
+    conn = sqlite3.connect(path)
+    try:
+        names = [r[0] for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' "
+            "AND name NOT LIKE '%fts%' ORDER BY name")]
+        return {n: sorted(conn.execute(f'SELECT * FROM "{n}"').fetchall(), key=repr) for n in names}
+    finally:
+        conn.close()
+
+
+def test_export_import_export_is_identical(full_db: Path, tmp_path: Path, kaos) -> None:
+    first, second = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
+    before = file_digest(full_db)
+    assert kaos("db", "export", "--jsonl", str(first), db=full_db).returncode == 0
+    assert file_digest(full_db) == before  # export is a read path
+    restored = tmp_path / "restored.db"
+    result = kaos("db", "import", str(first), db=restored)
+    assert result.returncode == 0, result.stderr
+    assert kaos("db", "export", str(second), db=restored).returncode == 0
+    assert first.read_bytes() == second.read_bytes()
+    assert table_rows(full_db) == table_rows(restored)
+    assert kaos("db", "check", db=restored).returncode == 0
+    with Library(restored, readonly=True) as lib:  # the rebuilt full-text index answers searches
+        assert [h.name for h in lib.search("parquet", kind="skill")] == ["csv-to-parquet"]
+
+
+def test_export_format_header_rows_and_end(full_db: Path, kaos) -> None:
+    out = kaos("db", "export", db=full_db)  # default: standard output
+    assert out.returncode == 0
+    lines = out.stdout.splitlines()
+    header = json.loads(lines[0])
+    assert header["format"] == "kaos-dream-export" and header["format_version"] == 1
+    assert header["schema_version"] == LATEST_VERSION
+    assert json.loads(lines[-1]) == {"end": True, "rows": len(lines) - 2}
+    assert sum(t["rows"] for t in header["tables"].values()) == len(lines) - 2
+    assert not any(name.endswith("_fts") or "_fts_" in name for name in header["tables"])
+    rows = [json.loads(line) for line in lines[1:-1]]
+    assert [r["t"] for r in rows] == sorted(r["t"] for r in rows)  # tables in name order
+
+
+def test_import_from_stdin(full_db: Path, tmp_path: Path, kaos) -> None:
+    text = kaos("db", "export", db=full_db).stdout
+    restored = tmp_path / "piped.db"
+    assert kaos("db", "import", "-", db=restored, input=text).returncode == 0
+    assert kaos("db", "export", db=restored).stdout == text
+
+
+def test_import_refuses_library_with_data_unless_forced(full_db: Path, tmp_path: Path) -> None:
+    export = tmp_path / "e.jsonl"
+    export_database(str(full_db), export)
+    target = tmp_path / "busy.db"
+    with Library(target) as lib:
+        lib.skills.add("already-here")
+    before = file_digest(target)
+    with pytest.raises(StoreError, match="--force"):
+        import_database(export, target)
+    assert file_digest(target) == before
+    import_database(export, target, force=True)
+    with Library(target, readonly=True) as lib:
+        assert lib.skills.count() == 3
+        with pytest.raises(NotFoundError):
+            lib.skills.get("already-here")
+
+
+def test_import_into_empty_library_needs_no_force(full_db: Path, tmp_path: Path) -> None:
+    export = tmp_path / "e.jsonl"
+    export_database(str(full_db), export)
+    target = tmp_path / "empty.db"
+    Library(target).close()
+    assert import_database(export, target).rows > 0
+
+
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (lambda lines: lines[:-1], "truncated"),
+        (lambda lines: lines[:5], "truncated"),
+        (lambda lines: [lines[0].replace('"kaos-dream-export"', '"other"'), *lines[1:]], "not a kaos-dream export"),
+        (lambda lines: [lines[0].replace('"schema_version":', '"schema_version":9'), *lines[1:]], "newer"),
+        (lambda lines: [*lines[:3], "{not json\n", *lines[3:]], "not valid JSON"),
+        (lambda lines: [*lines[:3], lines[2], *lines[3:]], "UNIQUE|rows"),
+        (lambda lines: [ln.replace('{"t":"skills","r":[1,', '{"t":"skills","r":[1.0,') for ln in lines], "exactly"),
+        (lambda lines: [*lines, '{"t":"skills","r":[]}\n'], "after the end"),
+        (lambda lines: [], "empty"),
+    ],
+)
+def test_damaged_export_is_refused_and_writes_nothing(full_db: Path, tmp_path: Path, damage, message) -> None:
+    export = tmp_path / "e.jsonl"
+    export_database(str(full_db), export)
+    lines = export.read_text("utf-8").splitlines(keepends=True)
+    export.write_text("".join(damage(lines)), "utf-8")
+    target = tmp_path / "target.db"
+    with pytest.raises(InvalidInputError, match=message):
+        import_database(export, target)
+    assert not target.exists()
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_import_of_older_schema_export_upgrades(tmp_path: Path) -> None:
+    from kaos_dream.store import apply_migrations, connect
+
+    old = tmp_path / "old.db"
+    conn = connect(str(old))
+    apply_migrations(conn, T0, upto=1)
+    conn.execute("INSERT INTO skills (name, description, created_at, updated_at) VALUES ('legacy', 'x', 1, 1)")
+    conn.close()
+    export = tmp_path / "old.jsonl"
+    export_database(str(old), export)
+    assert json.loads(export.read_text().splitlines()[0])["schema_version"] == 1
+    result = import_database(export, tmp_path / "new.db", now=T0)
+    assert (result.schema_version, result.upgraded_to) == (1, LATEST_VERSION)
+    with Library(tmp_path / "new.db", readonly=True) as lib:
+        assert lib.skills.get("legacy").description == "x"
+
+
+def test_backup_is_consistent_refuses_overwrite_and_never_half_written(full_db: Path, tmp_path: Path, kaos) -> None:
+    target = tmp_path / "copy.db"
+    result = kaos("db", "backup", str(target), db=full_db)
+    assert result.returncode == 0, result.stderr
+    assert table_rows(target) == table_rows(full_db)
+    assert kaos("db", "check", db=target).returncode == 0
+    before = file_digest(target)
+    again = kaos("db", "backup", str(target), db=full_db)
+    assert again.returncode == 1 and "--force" in again.stderr and again.stderr.count("\n") == 1
+    assert file_digest(target) == before
+    with Library(full_db) as lib:
+        lib.skills.add("added-after-first-backup")
+    assert kaos("db", "backup", str(target), "--force", db=full_db).returncode == 0
+    with Library(target, readonly=True) as lib:
+        assert lib.skills.get("added-after-first-backup")
+    assert not list(tmp_path.glob(".*.tmp*"))
+
+
+def test_backup_refuses_strangers_file_and_itself(full_db: Path, tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("precious")
+    with pytest.raises(StoreError, match="not a SQLite database"):
+        backup_database(str(full_db), notes, force=True)
+    assert notes.read_text() == "precious"
+    with pytest.raises(StoreError, match="the database itself"):
+        backup_database(str(full_db), full_db, force=True)
+    with pytest.raises(ConflictError):
+        backup_database(str(full_db), notes)
+
+
+def test_backup_while_writers_hold_the_lock(full_db: Path, tmp_path: Path) -> None:
+    """The online backup reads a snapshot: a writer holding the write lock does not stop it, and the
+    copy has the committed state only."""
+    writer = sqlite3.connect(full_db, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    writer.execute("INSERT INTO skills (name, created_at, updated_at) VALUES ('uncommitted', 1, 1)")
+    try:
+        backup_database(str(full_db), tmp_path / "snap.db", busy_timeout_ms=200)
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    names = {r[0] for r in sqlite3.connect(tmp_path / "snap.db").execute("SELECT name FROM skills")}
+    assert "uncommitted" not in names and "csv-to-parquet" in names
+
+
+def test_consistent_hand_edit_is_accepted(full_db: Path, tmp_path: Path) -> None:
+    export = tmp_path / "e.jsonl"
+    export_database(str(full_db), export)
+    export.write_text(export.read_text("utf-8").replace("csv-to-parquet", "csv-to-arrow"), "utf-8")
+    import_database(export, tmp_path / "edited.db")
+    with Library(tmp_path / "edited.db", readonly=True) as lib:
+        assert [h.name for h in lib.search("arrow", kind="skill")] == ["csv-to-arrow"]
