@@ -23,6 +23,7 @@ from . import demo as demo_cli
 from . import dream as dream_cli
 from . import failures as failures_cli
 from . import graph as graph_cli
+from . import mcp as mcp_cli
 from . import memories as memories_cli
 from . import search as search_cli
 from . import skills as skills_cli
@@ -72,6 +73,7 @@ app.add_typer(coordination_cli.policy_app, name="policy")
 app.add_typer(failures_cli.app, name="failure")
 app.add_typer(failures_cli.alerts_app, name="alerts")
 app.add_typer(graph_cli.app, name="graph")
+app.add_typer(mcp_cli.app, name="mcp")
 
 
 def fail(message: str, code: int) -> int:
