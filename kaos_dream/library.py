@@ -11,6 +11,7 @@ from typing import Any
 
 from .clock import Clock, SystemClock
 from .coordination import CoordinationLog
+from .dream import Dream
 from .errors import InvalidInputError, StoreError
 from .failures import Failures
 from .graph.edges import Graph
@@ -73,6 +74,7 @@ class Library(AbstractContextManager["Library"]):
         self.llm = LLMClient(self.settings)  # shared by every LLM feature; disabled (with a reason) without a key
         self.failures = Failures(self)
         self.graph = Graph(self)
+        self.dream = Dream(self)
 
     # -- plumbing ---------------------------------------------------------------------------------
     def now(self) -> float:

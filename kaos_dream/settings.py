@@ -63,6 +63,20 @@ class Settings:
     graph_prune_epsilon: float = 0.02
     graph_prune_weak: float = 0.2
     graph_prune_dormant_days: float = 30.0
+    # Dream consolidation (kaos_dream/dream). Defaults are DESIGN.md §6/§9's constants.
+    dream_threshold: int = 100  # completed episodes between automatic dry-run passes
+    dream_auto_budget_ms: float = 20.0  # an automatic pass estimated above this runs in a detached process
+    dream_lease_s: float = 120.0  # how long a run's lease lasts without a heartbeat
+    dream_promote_hits: int = 5  # memory retrieved this often -> promote proposal
+    dream_prune_min_uses: int = 6  # prune needs at least this many outcomes ...
+    dream_prune_max_success: float = 0.4  # ... and a success rate at or below this
+    dream_merge_jaccard: float = 0.65  # token Jaccard between two live skills -> merge proposal
+    dream_emergent_min: float = 3.0  # co-activations before an emergent co_occurs_with edge
+    dream_emergent_step: float = 0.1  # emergent strength = min(cap, step x count)
+    dream_emergent_cap: float = 0.5
+    dream_ltd_delta: float = 0.05  # LTD per cycle: s -= delta * (1 - exp(-c / tau))
+    dream_ltd_tau: float = 5.0
+    dream_strength_floor: float = 0.1
     extra: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -124,3 +138,13 @@ class Settings:
         for name in ("graph_evidence_initial", "graph_prune_epsilon", "graph_prune_weak"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise InvalidInputError(f"KAOS_{name.upper()} must be between 0 and 1")
+        if self.dream_threshold < 1:
+            raise InvalidInputError("KAOS_DREAM_THRESHOLD must be at least 1")
+        if not 0.0 < self.dream_merge_jaccard <= 1.0:
+            raise InvalidInputError("KAOS_DREAM_MERGE_JACCARD must be in (0, 1]")
+        if not 0.0 <= self.dream_prune_max_success <= 1.0:
+            raise InvalidInputError("KAOS_DREAM_PRUNE_MAX_SUCCESS must be in [0, 1]")
+        if self.dream_lease_s <= 0 or self.dream_ltd_tau <= 0:
+            raise InvalidInputError("KAOS_DREAM_LEASE_S and KAOS_DREAM_LTD_TAU must be positive")
+        if self.dream_promote_hits < 1 or self.dream_prune_min_uses < 1 or self.dream_emergent_min <= 0:
+            raise InvalidInputError("dream thresholds (promote hits, prune uses, emergent minimum) must be positive")

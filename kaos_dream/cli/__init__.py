@@ -21,6 +21,7 @@ from . import coordination as coordination_cli
 from . import db as db_cli
 from . import demo as demo_cli
 from . import dream as dream_cli
+from . import dream_run as dream_run_cli  # noqa: F401  (adds run/consolidate/runs/show/merges)
 from . import failures as failures_cli
 from . import graph as graph_cli
 from . import mcp as mcp_cli

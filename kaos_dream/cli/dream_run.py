@@ -1,0 +1,263 @@
+"""`kaos dream run | consolidate | runs | show | proposals | merges`: the consolidation pass and its review."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Annotated
+
+import typer
+
+from ..dream import Progress, RunOutcome
+from ..errors import InvalidInputError
+from . import output
+from .common import DbOption, JsonOption, open_for_read, open_for_write, wants_json
+from .dream import app
+
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar and no output unless an error.")]
+WaitOption = Annotated[
+    float, typer.Option("--wait", metavar="SECONDS", help="Wait up to SECONDS for a running dream to finish.")
+]
+
+
+def parse_since(text: str | None) -> float | None:
+    """Epoch seconds or ISO-8601 (UTC when no offset is given)."""
+    if text is None:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        parsed = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidInputError(f"--since {text!r} is neither epoch seconds nor an ISO-8601 time") from None
+    if parsed.tzinfo is None:
+        from datetime import UTC
+
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.timestamp()
+
+
+@contextlib.contextmanager
+def progress_bar(enabled: bool) -> Iterator[Progress | None]:
+    """A rich progress bar on stderr when it is a terminal; nothing otherwise."""
+    if not enabled or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import Progress as RichProgress
+
+    bar = RichProgress(TextColumn("dream: {task.description}"), BarColumn(), TimeElapsedColumn(),
+                       console=output.err_console, transient=True)
+    task = bar.add_task("starting", total=1)
+    with bar:
+        def update(name: str, position: int, total: int) -> None:
+            bar.update(task, description=name, completed=position, total=max(total, 1))
+
+        yield update
+
+
+def print_markdown(text: str) -> None:
+    """The digest as it is stored: plain markdown, never re-wrapped or styled (it is meant to be pasted)."""
+    sys.stdout.write("\n" + text)
+    sys.stdout.flush()
+
+
+def render_outcome(outcome: RunOutcome, as_json: bool, quiet: bool) -> None:
+    if as_json:
+        output.emit_json(outcome.to_dict())
+        return
+    if quiet:
+        return
+    if outcome.status != "completed":
+        output.message(outcome.message)
+        return
+    output.message(outcome.message, style="bold")
+    timings = outcome.summary.get("timings_ms", {})
+    output.table("phases", ["phase", "ms"], [(k, v) for k, v in timings.items()])
+    if outcome.digest:
+        print_markdown(outcome.digest)
+
+
+@app.command("run")
+def run(
+    ctx: typer.Context,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Analyse and propose; change nothing else (default).")]
+    = False,
+    apply: Annotated[bool, typer.Option("--apply", help="Also decay, create emergent edges, promote and prune.")]
+    = False,
+    since: Annotated[str | None, typer.Option("--since", metavar="TS",
+                                              help="Replay window start (epoch or ISO-8601).")] = None,
+    quiet: QuietOption = False,
+    wait: WaitOption = 0.0,
+    if_due: Annotated[bool, typer.Option("--if-due", help="Run only if KAOS_DREAM_THRESHOLD episodes completed "
+                                         "since the last pass (for cron).")] = False,
+    trigger: Annotated[str, typer.Option("--trigger", hidden=True)] = "manual",
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Run a dream pass: replay, decay, emergent edges, proposals, registered phases, digest.
+
+    A dry run (the default) records proposals and a digest and changes nothing else; --apply applies
+    decay, emergent edges, promote and prune (merges always wait for `kaos dream merges`). One pass at
+    a time per file: a second one reports who holds the lease and exits 0.
+
+    Example: kaos --db agents.db dream run --apply --quiet
+    """
+    if dry_run and apply:
+        raise typer.BadParameter("--dry-run and --apply exclude each other", param_hint="--apply")
+    as_json = wants_json(ctx, json_out)
+    with open_for_write(ctx, db) as lib, progress_bar(not quiet and not as_json) as progress:
+        outcome = lib.dream.run(apply=apply, since=parse_since(since), wait=wait, if_due=if_due, trigger=trigger,
+                                progress=progress)
+    render_outcome(outcome, as_json, quiet)
+
+
+@app.command("consolidate")
+def consolidate(
+    ctx: typer.Context,
+    apply: Annotated[bool, typer.Option("--apply", help="Apply pending promote and prune proposals.")] = False,
+    quiet: QuietOption = False,
+    wait: WaitOption = 0.0,
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Proposals only: find promote / prune / merge candidates (no replay, decay or new edges).
+
+    Example: kaos dream consolidate --apply
+    """
+    as_json = wants_json(ctx, json_out)
+    with open_for_write(ctx, db) as lib, progress_bar(not quiet and not as_json) as progress:
+        outcome = lib.dream.consolidate(apply=apply, wait=wait, progress=progress)
+    render_outcome(outcome, as_json, quiet)
+
+
+@app.command("runs")
+def runs(
+    ctx: typer.Context,
+    limit: Annotated[int, typer.Option("--limit", "-n", help="How many, newest first.")] = 20,
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """List dream runs, newest first (read-only).
+
+    Example: kaos dream runs -n 5
+    """
+    with open_for_read(ctx, db) as lib:
+        rows = lib.dream.runs(limit)
+    if wants_json(ctx, json_out):
+        output.emit_json(rows)
+        return
+    output.table("dream runs", ["id", "kind", "mode", "trigger", "status", "cycle", "started", "ms"],
+                 ([r["id"], r["kind"], r["mode"], r["trigger"], r["status"], r["cycle"], output.when(r["started_at"]),
+                   r["duration_ms"]] for r in rows))
+
+
+@app.command("show")
+def show(
+    ctx: typer.Context,
+    run_id: Annotated[int, typer.Argument(metavar="RUN", help="Run id (see `kaos dream runs`).")],
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Show one run: status, per-phase timings and its digest (read-only).
+
+    Example: kaos dream show 3
+    """
+    with open_for_read(ctx, db) as lib:
+        data = lib.dream.show(run_id)
+    if wants_json(ctx, json_out):
+        output.emit_json(data)
+        return
+    output.fields(f"dream run {run_id}", [
+        ("kind", data["kind"]), ("mode", data["mode"]), ("trigger", data["trigger"]), ("status", data["status"]),
+        ("cycle", data["cycle"]), ("started", output.when(data["started_at"])),
+        ("finished", output.when(data["finished_at"])), ("duration ms", data["duration_ms"]),
+        ("error", data["error"]),
+    ])
+    output.table("phases", ["phase", "ms"], ([p["phase"], p["duration_ms"]] for p in data["phases"]))
+    if data["digest"]:
+        print_markdown(data["digest"])
+
+
+@app.command("proposals")
+def proposals(
+    ctx: typer.Context,
+    kind: Annotated[str | None, typer.Option("--kind", help="promote, prune or merge.")] = None,
+    status: Annotated[str, typer.Option("--status", help="pending, applied, rejected, superseded or all.")]
+    = "pending",
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """List proposals (read-only). Reject any pending one with `kaos dream merges --reject N --reason …`.
+
+    Example: kaos dream proposals --kind prune --status all
+    """
+    with open_for_read(ctx, db) as lib:
+        rows = lib.dream.proposals(kind=kind, status=None if status == "all" else status)
+    if wants_json(ctx, json_out):
+        output.emit_json(rows)
+        return
+    output.table("proposals", ["id", "kind", "targets", "status", "score", "rationale", "reason"],
+                 ([r["id"], r["kind"], r["targets"], r["status"], r["score"], output.shorten(r["rationale"], 70),
+                   r["reason"]] for r in rows))
+
+
+@app.command("merges")
+def merges(
+    ctx: typer.Context,
+    accept: Annotated[int | None, typer.Option("--accept", metavar="N", help="Accept merge proposal N.")] = None,
+    keep: Annotated[str | None, typer.Option("--keep", metavar="K", help="With --accept: the skill to keep "
+                                             "(id or name; default: the more used one).")] = None,
+    reject: Annotated[int | None, typer.Option("--reject", metavar="N", help="Reject proposal N.")] = None,
+    reason: Annotated[str | None, typer.Option("--reason", help="With --reject: why (required).")] = None,
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Review merge proposals: list the pending ones (read-only), --accept N [--keep K], or --reject N --reason TEXT.
+
+    Accepting moves the other skill's outcomes, hits, graph edges and co-activations to the keeper and
+    deprecates it ("merged into K via proposal N"; `kaos skill restore` undoes the deprecation).
+
+    Example: kaos dream merges --accept 12 --keep csv-to-parquet
+    """
+    as_json = wants_json(ctx, json_out)
+    if accept is not None and reject is not None:
+        raise typer.BadParameter("use either --accept or --reject", param_hint="--accept")
+    if keep is not None and accept is None:
+        raise typer.BadParameter("--keep goes with --accept N", param_hint="--keep")
+    if reason is not None and reject is None:
+        raise typer.BadParameter("--reason goes with --reject N", param_hint="--reason")
+    if reject is not None and not (reason or "").strip():
+        raise typer.BadParameter("--reject needs --reason TEXT", param_hint="--reason")
+    if accept is not None or reject is not None:
+        with open_for_write(ctx, db) as lib:
+            if accept is not None:
+                keep_ref: int | str | None = int(keep) if keep is not None and keep.isdigit() else keep
+                if isinstance(keep_ref, str):
+                    keep_ref = lib.skills.resolve_id(keep_ref)
+                result = lib.dream.accept_merge(accept, keep_ref)
+            else:
+                result = lib.dream.reject(reject, reason or "")
+        if as_json:
+            output.emit_json(result)
+        elif accept is not None:
+            output.message(f"proposal {accept}: skill {result['retired']} merged into {result['keeper']} "
+                           f"({result['skill_uses_moved']} outcomes, {result['skill_hits_moved']} hits, "
+                           f"{result['edges_moved'] + result['edges_merged']} edges moved)")
+        else:
+            output.message(f"proposal {reject} rejected: {result['reason']}")
+        return
+    with open_for_read(ctx, db) as lib:
+        rows = lib.dream.merges()
+    if as_json:
+        output.emit_json(rows)
+        return
+    output.table("pending merges", ["id", "skills", "names", "jaccard"],
+                 ([r["id"], r["skills"], r["names"], r["jaccard"]] for r in rows))
+    if rows:
+        output.message("accept: kaos dream merges --accept N [--keep K]; reject: kaos dream merges --reject N "
+                       "--reason TEXT")

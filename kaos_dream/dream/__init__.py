@@ -1,0 +1,130 @@
+"""Dream consolidation: the phases of a pass, proposals, merge review, the digest, the auto trigger.
+
+Public API for other features:
+* :func:`register_phase` (``phases.py``) — plug a phase into every pass (failure catch-up, policies,
+  sparsification), with ``ORDER_*`` constants for its place;
+* :func:`current_cycle` — the dream cycle to stamp on an edge an episode activates;
+* ``lib.dream`` (:class:`Dream`) — run, list and show passes; review proposals.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InvalidInputError, NotFoundError
+from . import auto, digest, graph_phases, proposals  # noqa: F401  (registers the built-in phases and the hook)
+from .merge import accept_merge, pending_merges, reject_proposal
+from .phases import (
+    ORDER_DECAY,
+    ORDER_DIGEST,
+    ORDER_EMERGENT,
+    ORDER_FAILURES,
+    ORDER_POLICIES,
+    ORDER_PROPOSALS,
+    ORDER_REPLAY,
+    ORDER_SPARSIFY,
+    DreamContext,
+    Phase,
+    PhaseResult,
+    register_phase,
+    registered_phases,
+    unregister_phase,
+)
+from .runner import Progress, RunOutcome, run_dream
+from .state import completed_since_marker, current_cycle, lease_holder
+
+if TYPE_CHECKING:
+    from ..library import Library
+
+__all__ = [
+    "Dream", "DreamContext", "Phase", "PhaseResult", "RunOutcome", "register_phase", "unregister_phase",
+    "registered_phases", "current_cycle", "run_dream", "ORDER_REPLAY", "ORDER_DECAY", "ORDER_EMERGENT",
+    "ORDER_FAILURES", "ORDER_PROPOSALS", "ORDER_POLICIES", "ORDER_SPARSIFY", "ORDER_DIGEST",
+]
+
+PROPOSAL_STATUSES = ("pending", "applied", "rejected", "superseded")
+
+
+class Dream:
+    """``lib.dream``: the dream side of one library."""
+
+    def __init__(self, library: Library) -> None:
+        self._lib = library
+
+    def run(self, *, apply: bool = False, since: float | None = None, wait: float = 0.0, if_due: bool = False,
+            trigger: str = "manual", progress: Progress | None = None) -> RunOutcome:
+        return run_dream(self._lib, mode="apply" if apply else "dry-run", since=since, wait=wait, if_due=if_due,
+                         trigger=trigger, progress=progress)
+
+    def consolidate(self, *, apply: bool = False, wait: float = 0.0, progress: Progress | None = None) -> RunOutcome:
+        """Proposals only (no replay, decay or emergent edges)."""
+        return run_dream(self._lib, mode="apply" if apply else "dry-run", kind="consolidate", wait=wait,
+                         progress=progress)
+
+    def cycle(self) -> int:
+        return current_cycle(self._lib.conn)
+
+    def due(self) -> dict[str, Any]:
+        n, marker = completed_since_marker(self._lib.conn)
+        return {"completed_since_last": n, "threshold": self._lib.settings.dream_threshold,
+                "due": n >= self._lib.settings.dream_threshold, "marker": marker}
+
+    def lease(self) -> dict[str, Any] | None:
+        held = lease_holder(self._lib.conn)
+        return None if held is None else held.__dict__.copy()
+
+    def runs(self, limit: int = 20) -> list[dict[str, Any]]:
+        if limit < 0:
+            raise InvalidInputError("limit must not be negative")
+        return [
+            {k: r[k] for k in ("id", "kind", "mode", "trigger", "status", "cycle", "started_at", "finished_at",
+                               "duration_ms", "error")}
+            for r in self._lib.conn.execute("SELECT * FROM dream_runs ORDER BY id DESC LIMIT ?", (limit,))
+        ]
+
+    def show(self, run_id: int) -> dict[str, Any]:
+        r = self._lib.conn.execute("SELECT * FROM dream_runs WHERE id = ?", (run_id,)).fetchone()
+        if r is None:
+            raise NotFoundError(f"no dream run {run_id} (see `kaos dream runs`)")
+        phases = [
+            {"phase": p["phase"], "duration_ms": p["duration_ms"], "summary": json.loads(p["summary"])}
+            for p in self._lib.conn.execute(
+                "SELECT * FROM dream_run_phases WHERE run_id = ? ORDER BY position", (run_id,))
+        ]
+        out = {k: r[k] for k in r.keys() if k != "summary"}  # noqa: SIM118 (sqlite3.Row iterates values)
+        out["summary"] = json.loads(r["summary"])
+        out["phases"] = phases
+        return out
+
+    def proposals(self, *, kind: str | None = None, status: str | None = "pending",
+                  limit: int | None = None) -> list[dict[str, Any]]:
+        if kind is not None and kind not in proposals.KINDS:
+            raise InvalidInputError(f"unknown proposal kind {kind!r}: use promote, prune or merge")
+        if status is not None and status not in PROPOSAL_STATUSES:
+            raise InvalidInputError(f"unknown status {status!r}: use {', '.join(PROPOSAL_STATUSES)}")
+        sql, params = "SELECT * FROM proposals WHERE 1 = 1", []
+        if kind:
+            sql += " AND kind = ?"
+            params.append(kind)
+        if status:
+            sql += " AND status = ?"
+            params.append(status)
+        sql += " ORDER BY id LIMIT ?"
+        params.append(-1 if limit is None else limit)
+        out = []
+        for r in self._lib.conn.execute(sql, params):
+            d = {k: r[k] for k in r.keys()}  # noqa: SIM118 (sqlite3.Row iterates values)
+            d["evidence"] = json.loads(d["evidence"])
+            d["result"] = json.loads(d["result"]) if d["result"] else None
+            out.append(d)
+        return out
+
+    def merges(self) -> list[dict[str, Any]]:
+        return pending_merges(self._lib.conn)
+
+    def accept_merge(self, proposal_id: int, keep: int | str | None = None) -> dict[str, Any]:
+        return accept_merge(self._lib, proposal_id, keep)
+
+    def reject(self, proposal_id: int, reason: str) -> dict[str, Any]:
+        return reject_proposal(self._lib, proposal_id, reason)

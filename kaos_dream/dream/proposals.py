@@ -1,0 +1,233 @@
+"""Promote / prune / merge proposals: found from telemetry, reconciled idempotently, applied on --apply.
+
+Identity is (kind, targets): ``memory:ID`` for promote, ``skill:ID`` for prune, ``skill:A,skill:B``
+(A < B) for merge. ``fingerprint`` hashes the targets' content (memory key and text; skill name,
+description, template), so:
+* a pending proposal is never duplicated; one whose targets changed is ``superseded`` (and proposed
+  afresh if it still qualifies); one that no longer qualifies is ``superseded`` too;
+* a rejected proposal comes back only when its targets' content changed;
+* a memory is promoted at most once, ever; a pruned skill that a person restores is not proposed for
+  pruning again until it is edited.
+Merges are never applied here: they wait for `kaos dream merges --accept`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+from ..skills import MAX_NAME
+from .phases import ORDER_PROPOSALS, DreamContext, PhaseResult, register_phase
+from .similarity import similar_skill_pairs
+
+KINDS = ("promote", "prune", "merge")
+_EPS = 1e-9
+
+
+def fingerprint(*parts: str) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p.encode("utf-8", "surrogatepass"))
+        h.update(b"\x00")
+    return h.hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    kind: str
+    targets: str
+    fingerprint: str
+    score: float
+    evidence: dict[str, Any]
+    rationale: str
+
+
+def promote_candidates(conn: sqlite3.Connection, min_hits: int) -> list[Candidate]:
+    out = []
+    for mid, key, kind, content, hits in conn.execute(
+        "SELECT m.id, m.key, m.kind, m.content, count(*) FROM memory_hits h JOIN memories m ON m.id = h.memory_id "
+        "GROUP BY h.memory_id HAVING count(*) >= ? ORDER BY m.id",
+        (min_hits,),
+    ):
+        out.append(Candidate(
+            "promote", f"memory:{mid}", fingerprint(key, kind, content), float(hits),
+            {"memory_id": mid, "key": key, "hits": hits},
+            f"memory {key!r} was retrieved {hits} times (threshold {min_hits}): make it a skill",
+        ))
+    return out
+
+
+def prune_candidates(conn: sqlite3.Connection, min_uses: int, max_success: float) -> list[Candidate]:
+    out = []
+    for sid, name, desc, template, uses, wins in conn.execute(
+        "SELECT s.id, s.name, s.description, s.template, count(*), sum(u.success) FROM skill_uses u "
+        "JOIN skills s ON s.id = u.skill_id WHERE s.deprecated = 0 GROUP BY u.skill_id "
+        "HAVING count(*) >= ? AND sum(u.success) <= ? * count(*) + ? ORDER BY s.id",
+        (min_uses, max_success, _EPS),
+    ):
+        rate = wins / uses
+        out.append(Candidate(
+            "prune", f"skill:{sid}", fingerprint(name, desc, template), rate,
+            {"skill_id": sid, "name": name, "uses": uses, "successes": wins},
+            f"skill {name!r} succeeded {wins}/{uses} times ({rate:.0%} <= {max_success:.0%}): deprecate it",
+        ))
+    return out
+
+
+def merge_candidates(conn: sqlite3.Connection, threshold: float) -> list[Candidate]:
+    rows = conn.execute("SELECT id, name, description FROM skills WHERE deprecated = 0 ORDER BY id").fetchall()
+    info = {r[0]: (r[1], r[2]) for r in rows}
+    out = []
+    for a, b, sim in similar_skill_pairs(((r[0], r[1], r[2]) for r in rows), threshold):
+        (na, da), (nb, db) = info[a], info[b]
+        out.append(Candidate(
+            "merge", f"skill:{a},skill:{b}", fingerprint(na, da, nb, db), round(sim, 6),
+            {"skills": [a, b], "names": [na, nb], "jaccard": round(sim, 6)},
+            f"skills {na!r} and {nb!r} share {sim:.0%} of their name/description tokens: merge them?",
+        ))
+    return out
+
+
+def find_candidates(ctx: DreamContext) -> dict[str, list[Candidate]]:
+    """Read-only (runs outside the write transaction)."""
+    s = ctx.lib.settings
+    return {
+        "promote": promote_candidates(ctx.conn, s.dream_promote_hits),
+        "prune": prune_candidates(ctx.conn, s.dream_prune_min_uses, s.dream_prune_max_success),
+        "merge": merge_candidates(ctx.conn, s.dream_merge_jaccard),
+    }
+
+
+def supersede(conn: sqlite3.Connection, proposal_id: int, now: float, reason: str) -> None:
+    conn.execute(
+        "UPDATE proposals SET status = 'superseded', decided_at = ?, reason = ? WHERE id = ? AND status = 'pending'",
+        (now, reason, proposal_id),
+    )
+
+
+def reconcile(
+    conn: sqlite3.Connection, kind: str, found: list[Candidate], run_id: int | None, now: float
+) -> dict[str, int]:
+    """Make the pending proposals of ``kind`` match ``found``; returns counts (created, superseded, …)."""
+    current = {c.targets: c for c in found}
+    pending = {t: (pid, fp) for pid, t, fp in conn.execute(
+        "SELECT id, targets, fingerprint FROM proposals WHERE kind = ? AND status = 'pending'", (kind,))}
+    history: dict[str, set[tuple[str, str]]] = {}
+    for t, fp, status in conn.execute(
+        "SELECT targets, fingerprint, status FROM proposals WHERE kind = ? AND status IN ('rejected', 'applied')",
+        (kind,),
+    ):
+        history.setdefault(t, set()).add((status, fp))
+    counts = {"created": 0, "superseded": 0, "kept": 0, "suppressed": 0}
+    for targets, (pid, fp) in sorted(pending.items(), key=lambda kv: kv[1][0]):
+        cand = current.get(targets)
+        if cand is None:
+            supersede(conn, pid, now, "no longer qualifies")
+            counts["superseded"] += 1
+        elif cand.fingerprint != fp:
+            supersede(conn, pid, now, "its targets changed")
+            counts["superseded"] += 1
+            del pending[targets]
+        else:
+            counts["kept"] += 1
+    rows = []
+    for targets, cand in current.items():
+        if targets in pending:
+            continue
+        past = history.get(targets, set())
+        if (
+            ("rejected", cand.fingerprint) in past
+            or (kind == "promote" and any(st == "applied" for st, _ in past))
+            or (kind == "prune" and ("applied", cand.fingerprint) in past)
+        ):
+            counts["suppressed"] += 1
+            continue
+        rows.append((kind, targets, cand.fingerprint, cand.score, json.dumps(cand.evidence, sort_keys=True),
+                     cand.rationale, run_id, now))
+    conn.executemany(
+        "INSERT INTO proposals (kind, targets, fingerprint, score, evidence, rationale, run_id, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )
+    counts["created"] = len(rows)
+    return counts
+
+
+def _promoted_name(conn: sqlite3.Connection, key: str, memory_id: int) -> str:
+    for name in (f"promoted-{key}", f"promoted-{key}-{memory_id}"):
+        name = name[:MAX_NAME]
+        if conn.execute("SELECT 1 FROM skills WHERE name = ?", (name,)).fetchone() is None:
+            return name
+    return f"promoted-memory-{memory_id}"
+
+
+def apply_pending(ctx: DreamContext) -> dict[str, int]:
+    """Apply every pending promote and prune proposal (inside the phase's transaction)."""
+    conn, now = ctx.conn, ctx.now()
+    done = {"promoted": 0, "pruned": 0}
+    for pid, kind, targets in conn.execute(
+        "SELECT id, kind, targets FROM proposals WHERE status = 'pending' AND kind IN ('promote', 'prune') ORDER BY id"
+    ).fetchall():
+        target_id = int(targets.split(":")[1])
+        if kind == "promote":
+            mem = conn.execute("SELECT id, key, kind, content FROM memories WHERE id = ?", (target_id,)).fetchone()
+            if mem is None:
+                supersede(conn, pid, now, "the memory was deleted")
+                continue
+            name = _promoted_name(conn, mem["key"], mem["id"])
+            cur = conn.execute(
+                "INSERT INTO skills (name, description, template, tags, created_at, updated_at) "
+                "VALUES (?, ?, '', ?, ?, ?)",
+                (name, mem["content"], json.dumps(["promoted", mem["kind"]]), now, now),
+            )
+            result = {"skill_id": cur.lastrowid, "name": name}
+            done["promoted"] += 1
+        else:
+            skill = conn.execute("SELECT id, name, deprecated FROM skills WHERE id = ?", (target_id,)).fetchone()
+            if skill is None or skill["deprecated"]:
+                supersede(conn, pid, now, "the skill was deleted or deprecated")
+                continue
+            ev = json.loads(conn.execute("SELECT evidence FROM proposals WHERE id = ?", (pid,)).fetchone()[0])
+            reason = (f"pruned by dream proposal {pid}: {ev['successes']}/{ev['uses']} successes; "
+                      f"undo with `kaos skill restore {target_id}`")
+            conn.execute(
+                "UPDATE skills SET deprecated = 1, deprecated_reason = ?, deprecated_at = ?, updated_at = ? "
+                "WHERE id = ?",
+                (reason, now, now, target_id),
+            )
+            result = {"skill_id": target_id}
+            done["pruned"] += 1
+        conn.execute(
+            "UPDATE proposals SET status = 'applied', decided_at = ?, result = ?, reason = ? WHERE id = ?",
+            (now, json.dumps(result, sort_keys=True), f"applied by dream run {ctx.run_id}", pid),
+        )
+    return done
+
+
+def proposals_phase(ctx: DreamContext, found: dict[str, list[Candidate]]) -> PhaseResult:
+    now = ctx.now()
+    summary: dict[str, Any] = {"applied": ctx.apply}
+    for kind in KINDS:
+        summary[kind] = reconcile(ctx.conn, kind, found[kind], ctx.run_id, now)
+        summary[kind]["qualifying"] = len(found[kind])
+    if ctx.apply:
+        summary.update(apply_pending(ctx))
+    pending = {
+        k: n for k, n in ctx.conn.execute(
+            "SELECT kind, count(*) FROM proposals WHERE status = 'pending' GROUP BY kind ORDER BY kind")
+    }
+    summary["pending"] = pending
+    summary["pending_merges"] = [
+        {"id": r[0], "targets": r[1], "score": r[2], "rationale": r[3]}
+        for r in ctx.conn.execute(
+            "SELECT id, targets, score, rationale FROM proposals WHERE kind = 'merge' AND status = 'pending' "
+            "ORDER BY score DESC, id LIMIT 10")
+    ]
+    return PhaseResult(summary)
+
+
+register_phase("proposals", proposals_phase, order=ORDER_PROPOSALS, prepare=find_candidates,
+               kinds=("run", "consolidate"))

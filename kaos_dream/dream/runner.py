@@ -1,0 +1,211 @@
+"""Running a dream pass: the lease, the phases in order (each timed, each committed with its record),
+resuming an interrupted apply run, and the run record with its summary and digest."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InvalidInputError
+from ..store import transaction
+from . import state
+from .phases import DreamContext, phases_for
+
+if TYPE_CHECKING:
+    from ..library import Library
+
+Progress = Callable[[str, int, int], None]  # (phase name, position, total) before each phase
+
+
+@dataclass
+class RunOutcome:
+    """What `dream run` reports: ``status`` is completed, busy (lease held) or not-due."""
+
+    status: str
+    run_id: int | None = None
+    mode: str | None = None
+    resumed: bool = False
+    holder: str | None = None
+    lease_expires_at: float | None = None
+    summary: dict[str, Any] = field(default_factory=dict)
+    digest: str | None = None
+    message: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"status": self.status, "run_id": self.run_id, "mode": self.mode, "resumed": self.resumed,
+                "holder": self.holder, "lease_expires_at": self.lease_expires_at, "message": self.message,
+                "summary": self.summary}
+
+
+def _acquire(lib: Library, holder: str, wait: float) -> state.LeaseInfo | None:
+    deadline = time.monotonic() + max(0.0, wait)
+    while True:
+        blocker = state.try_acquire(lib.conn, holder, lib.now(), lib.settings.dream_lease_s)
+        if blocker is None or time.monotonic() >= deadline:
+            return blocker
+        time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
+
+
+def _not_due(lib: Library) -> RunOutcome | None:
+    due, _ = state.completed_since_marker(lib.conn)
+    if due >= lib.settings.dream_threshold:
+        return None
+    return RunOutcome("not-due", message=f"{due} completed episodes since the last dream; "
+                      f"a pass is due at {lib.settings.dream_threshold} (KAOS_DREAM_THRESHOLD)")
+
+
+def _start_or_resume(lib: Library, holder: str, kind: str, mode: str, trigger: str,
+                     since: float | None) -> tuple[int, bool]:
+    """Inside the lease: discard interrupted dry runs, resume an interrupted apply run, or start."""
+    conn, now = lib.conn, lib.now()
+    with transaction(conn):
+        for row in conn.execute("SELECT id, mode FROM dream_runs WHERE status = 'running' ORDER BY id").fetchall():
+            if row["mode"] == "apply":
+                conn.execute("UPDATE dream_runs SET holder = ? WHERE id = ?", (holder, row["id"]))
+                state.renew(conn, holder, now, lib.settings.dream_lease_s, row["id"])
+                return int(row["id"]), True
+            conn.execute(
+                "UPDATE dream_runs SET status = 'abandoned', finished_at = ?, "
+                "error = 'interrupted; discarded (a dry run changes nothing but proposals)' WHERE id = ?",
+                (now, row["id"]),
+            )
+        if since is None:
+            last = conn.execute(
+                "SELECT max(started_at) FROM dream_runs WHERE status = 'completed' AND kind = 'run'"
+            ).fetchone()[0]
+            since = float(last) if last is not None else 0.0
+        state.advance_marker(conn)
+        cur = conn.execute(
+            "INSERT INTO dream_runs (kind, mode, trigger, status, holder, since, cycle, started_at) "
+            "VALUES (?, ?, ?, 'running', ?, ?, ?, ?)",
+            (kind, mode, trigger, holder, since, state.current_cycle(conn), now),
+        )
+        run_id = int(cur.lastrowid)
+        state.renew(conn, holder, now, lib.settings.dream_lease_s, run_id)
+    return run_id, False
+
+
+def run_dream(
+    lib: Library,
+    *,
+    mode: str = "dry-run",
+    kind: str = "run",
+    trigger: str = "manual",
+    since: float | None = None,
+    wait: float = 0.0,
+    if_due: bool = False,
+    progress: Progress | None = None,
+) -> RunOutcome:
+    """Run one dream pass (or finish an interrupted one). Never raises for a held lease: reports it."""
+    if mode not in ("dry-run", "apply"):
+        raise InvalidInputError(f"unknown dream mode {mode!r}: use dry-run or apply")
+    if trigger not in ("manual", "auto", "cron"):
+        raise InvalidInputError(f"unknown trigger {trigger!r}")
+    if if_due and (not_due := _not_due(lib)) is not None:
+        return not_due
+    holder = state.new_holder()
+    blocker = _acquire(lib, holder, wait)
+    if blocker is not None:
+        return RunOutcome("busy", holder=blocker.holder, lease_expires_at=blocker.expires_at,
+                          run_id=blocker.run_id,
+                          message=f"another dream run holds the lease: {blocker.holder}"
+                                  + (f" (run {blocker.run_id})" if blocker.run_id else ""))
+    if if_due and (not_due := _not_due(lib)) is not None:  # re-check under the lease: a pass may just have run
+        with transaction(lib.conn):
+            state.release(lib.conn, holder)
+        return not_due
+    run_id: int | None = None
+    try:
+        run_id, resumed = _start_or_resume(lib, holder, kind, mode, trigger, since)
+        return _execute(lib, holder, run_id, resumed, progress)
+    except BaseException as exc:
+        _fail(lib, holder, run_id, exc)
+        raise
+
+
+def _execute(lib: Library, holder: str, run_id: int, resumed: bool, progress: Progress | None) -> RunOutcome:
+    conn = lib.conn
+    run = conn.execute("SELECT * FROM dream_runs WHERE id = ?", (run_id,)).fetchone()
+    ctx = DreamContext(lib=lib, run_id=run_id, kind=run["kind"], mode=run["mode"], trigger=run["trigger"],
+                       since=run["since"], started_at=run["started_at"], cycle=state.current_cycle(conn))
+    done = {r["phase"]: r for r in conn.execute("SELECT * FROM dream_run_phases WHERE run_id = ?", (run_id,))}
+    phases = phases_for(ctx.kind)
+    timings: dict[str, float] = {}
+    for position, phase in enumerate(phases):
+        if phase.name in done:
+            row = done[phase.name]
+            ctx.results[phase.name] = json.loads(row["summary"])
+            if row["digest"] and phase.name != "digest":
+                ctx.digests[phase.name] = row["digest"]
+            timings[phase.name] = row["duration_ms"]
+            continue
+        if progress is not None:
+            progress(phase.name, position, len(phases))
+        t0 = time.perf_counter()
+        started = lib.now()
+        prepared = phase.prepare(ctx) if phase.prepare is not None else None
+        with transaction(conn):
+            state.renew(conn, holder, lib.now(), lib.settings.dream_lease_s, run_id)
+            result = phase.run(ctx, prepared)
+            elapsed = (time.perf_counter() - t0) * 1000.0
+            conn.execute(
+                "INSERT INTO dream_run_phases (run_id, phase, position, started_at, duration_ms, summary, digest) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (run_id, phase.name, position, started, elapsed, json.dumps(result.summary, sort_keys=True),
+                 result.digest),
+            )
+        ctx.results[phase.name] = result.summary
+        if result.digest and phase.name != "digest":
+            ctx.digests[phase.name] = result.digest
+        timings[phase.name] = elapsed
+    if progress is not None:
+        progress("done", len(phases), len(phases))
+    digest_row = conn.execute(
+        "SELECT digest FROM dream_run_phases WHERE run_id = ? AND phase = 'digest'", (run_id,)
+    ).fetchone()
+    digest = digest_row[0] if digest_row else None
+    total_ms = round(sum(timings.values()), 3)
+    summary = {
+        "run_id": run_id, "kind": ctx.kind, "mode": ctx.mode, "trigger": ctx.trigger, "resumed": resumed,
+        "cycle": ctx.cycle, "timings_ms": {k: round(v, 3) for k, v in timings.items()}, "total_ms": total_ms,
+        "phases": ctx.results,
+    }
+    with transaction(conn):
+        now = lib.now()
+        conn.execute(
+            "UPDATE dream_runs SET status = 'completed', finished_at = ?, duration_ms = ?, summary = ?, digest = ?, "
+            "cycle = ? WHERE id = ?",
+            (now, total_ms, json.dumps(summary, sort_keys=True), digest, ctx.cycle, run_id),
+        )
+        state.release(conn, holder)
+    message = f"dream run {run_id} ({ctx.mode}) completed" + (" (resumed after an interruption)" if resumed else "")
+    return RunOutcome("completed", run_id=run_id, mode=ctx.mode, resumed=resumed, summary=summary, digest=digest,
+                      message=message)
+
+
+def _fail(lib: Library, holder: str, run_id: int | None, exc: BaseException) -> None:
+    """An error (not a crash) ends the run as failed and frees the lease; committed phases stay."""
+    if isinstance(exc, (KeyboardInterrupt, SystemExit)) and run_id is not None:
+        # Interrupted by the user: leave the run 'running' so the next run resumes it; free the lease.
+        try:
+            with transaction(lib.conn):
+                state.release(lib.conn, holder)
+        except Exception:  # the lease will expire on its own
+            pass
+        return
+    try:
+        if lib.conn.in_transaction:
+            lib.conn.execute("ROLLBACK")
+        with transaction(lib.conn):
+            if run_id is not None:
+                lib.conn.execute(
+                    "UPDATE dream_runs SET status = 'failed', finished_at = ?, error = ? WHERE id = ? "
+                    "AND status = 'running'",
+                    (lib.now(), f"{type(exc).__name__}: {exc}"[:2000], run_id),
+                )
+            state.release(lib.conn, holder)
+    except Exception:  # the lease expires by itself; the original error is what matters
+        pass

@@ -1,0 +1,124 @@
+"""The dream's small persistent counters and its one-run-at-a-time lease.
+
+* ``cycle`` — dream cycles applied so far. LTD measures dormancy in cycles: episode-end code stamps an
+  edge it activates with ``last_activated_cycle = current_cycle(conn)``.
+* ``episodes_marker`` — end time of the last completed episode a dream pass accounted for; the
+  automatic trigger and ``--if-due`` count completed episodes after it (not ``count % N``).
+* the lease — one row (holder, run, expiry). A run renews it at every phase; a crashed holder's lease
+  expires, and on the same host a holder whose process is gone is taken over at once.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+import uuid
+from dataclasses import dataclass
+
+from ..errors import ConflictError
+from ..store import transaction
+
+_HOST = socket.gethostname()
+
+
+def new_holder() -> str:
+    return f"{_HOST}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def get_state(conn: sqlite3.Connection, key: str, default: float = 0.0) -> float:
+    row = conn.execute("SELECT value FROM dream_state WHERE key = ?", (key,)).fetchone()
+    return default if row is None else float(row[0])
+
+
+def set_state(conn: sqlite3.Connection, key: str, value: float) -> None:
+    conn.execute(
+        "INSERT INTO dream_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (key, value),
+    )
+
+
+def current_cycle(conn: sqlite3.Connection) -> int:
+    """Dream cycles applied so far (what ``edges.last_activated_cycle`` is compared with)."""
+    return int(get_state(conn, "cycle"))
+
+
+def completed_since_marker(conn: sqlite3.Connection) -> tuple[int, float]:
+    """(completed episodes that ended after the marker, the marker). Indexed: agents (state, ended_at)."""
+    marker = get_state(conn, "episodes_marker")
+    n = conn.execute(
+        "SELECT count(*) FROM agents WHERE state = 'completed' AND ended_at > ?", (marker,)
+    ).fetchone()[0]
+    return int(n), marker
+
+
+def advance_marker(conn: sqlite3.Connection) -> float:
+    """Move the marker to the latest completed episode's end (inside the caller's transaction)."""
+    latest = conn.execute("SELECT max(ended_at) FROM agents WHERE state = 'completed'").fetchone()[0]
+    marker = max(get_state(conn, "episodes_marker"), float(latest or 0.0))
+    set_state(conn, "episodes_marker", marker)
+    return marker
+
+
+def holder_alive(holder: str) -> bool:
+    """False only when the holder ran on this host and its process is gone."""
+    host, _, rest = holder.partition(":")
+    pid_text = rest.partition(":")[0]
+    if host != _HOST or not pid_text.isdigit():
+        return True
+    try:
+        os.kill(int(pid_text), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@dataclass(frozen=True)
+class LeaseInfo:
+    holder: str
+    run_id: int | None
+    acquired_at: float
+    expires_at: float
+
+
+def lease_holder(conn: sqlite3.Connection) -> LeaseInfo | None:
+    row = conn.execute(
+        "SELECT holder, run_id, acquired_at, expires_at FROM dream_lease WHERE name = 'dream'"
+    ).fetchone()
+    return None if row is None else LeaseInfo(row[0], row[1], row[2], row[3])
+
+
+def try_acquire(conn: sqlite3.Connection, holder: str, now: float, ttl: float) -> LeaseInfo | None:
+    """Take the lease; returns None on success, else the live lease that blocks us."""
+    with transaction(conn):
+        current = lease_holder(conn)
+        if (
+            current is not None
+            and current.holder != holder
+            and current.expires_at > now
+            and holder_alive(current.holder)
+        ):
+            return current
+        conn.execute(
+            "INSERT INTO dream_lease (name, holder, run_id, acquired_at, expires_at) VALUES ('dream', ?, NULL, ?, ?) "
+            "ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, run_id = NULL, "
+            "acquired_at = excluded.acquired_at, expires_at = excluded.expires_at",
+            (holder, now, now + ttl),
+        )
+    return None
+
+
+def renew(conn: sqlite3.Connection, holder: str, now: float, ttl: float, run_id: int | None) -> None:
+    """Extend our lease (inside the caller's transaction); losing it aborts the run before it writes."""
+    cur = conn.execute(
+        "UPDATE dream_lease SET expires_at = ?, run_id = ? WHERE name = 'dream' AND holder = ?",
+        (now + ttl, run_id, holder),
+    )
+    if cur.rowcount != 1:
+        raise ConflictError("the dream lease was taken over by another run (this run took longer than its lease)")
+
+
+def release(conn: sqlite3.Connection, holder: str) -> None:
+    conn.execute("DELETE FROM dream_lease WHERE name = 'dream' AND holder = ?", (holder,))
