@@ -199,8 +199,9 @@ def build_server(lib: Library) -> KaosMCPServer:
         return gate.call(tools.memory_add, content, kind=kind, key=key, metadata=metadata)
 
     def dream_status() -> dict[str, Any]:
-        """What the library has learned so far: episodes by state, graph edges, telemetry, open alerts.
-        Read-only; running the dream with --apply and accepting merges are human-only (CLI)."""
+        """What the library has learned (episodes, graph edges, telemetry), the dream's state (cycle, due,
+        last run, pending proposals) and open alerts. Read-only: running the dream with --apply, accepting
+        merges and applying proposals are human-only (kaos dream run / merges / proposals)."""
         return gate.call(tools.dream_status)
 
     for fn, kind in (
