@@ -167,6 +167,13 @@ def test_failure_lookup_names_preventing_skills_and_related_follows_edges(librar
         out = await call(s, "related", {"node": "skill:retry-with-backoff", "direction": "out"})
         assert [n["node"] for n in out["neighbours"]] == [f"failure:{fp_id}"]
         assert (await call(s, "related", {"node": "skill:retry-with-backoff", "direction": "in"}))["neighbours"] == []
+        before = (await call(s, "dream_status", {}))["dream"]
+        assert before["cycle"] == 0 and before["last_run"] is None and before["running"] is False
+        with Library(library_file, settings=Settings()) as lib:  # a human runs the dream from the CLI
+            lib.dream.run(apply=True)
+        after = (await call(s, "dream_status", {}))["dream"]
+        assert after["cycle"] == 1 and after["last_run"]["status"] == "completed"
+        assert after["last_run"]["mode"] == "apply"
 
     drive(library_file, script)
 
