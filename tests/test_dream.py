@@ -75,6 +75,19 @@ def test_ltd_formula_to_1e9(lib: Library) -> None:
     assert abs(strength(lib, dormant3) - expected) < 1e-9
 
 
+def test_ltd_leaves_causal_edges_to_online_learning(lib: Library) -> None:
+    """caused/prevented confidence is lowered by the graph's neglect rule, so LTD must not decay them too."""
+    lib.skills.add("s1")
+    lib.skills.add("s2")
+    set_state(lib.conn, "cycle", 10)
+    caused = add_edge(lib, ("skill", 1), ("skill", 2), 0.8, last_cycle=0, relation="caused")
+    prevented = add_edge(lib, ("skill", 2), ("skill", 1), 0.8, last_cycle=0, relation="prevented")
+    association = add_edge(lib, ("skill", 1), ("skill", 2), 0.8, last_cycle=0)
+    lib.dream.run(apply=True)
+    assert strength(lib, caused) == strength(lib, prevented) == 0.8
+    assert strength(lib, association) < 0.8
+
+
 def test_emergent_edges_formula_and_canonical_order(lib: Library) -> None:
     for n in range(5):
         lib.skills.add(f"s{n}")

@@ -92,13 +92,17 @@ def replay(ctx: DreamContext, _: Any) -> PhaseResult:
 
 # -- decay (LTD) ------------------------------------------------------------------------------------
 def decay(ctx: DreamContext, _: Any) -> PhaseResult:
-    """LTD for every live, non-declared edge above the floor; apply advances the cycle counter."""
+    """LTD for every live association edge that was not declared, above the floor; apply advances the
+    cycle counter. ``caused``/``prevented`` edges are left to the graph's online learning, whose
+    neglect rule already lowers the confidence of causal edges without new evidence: decaying them
+    here too would forget them twice."""
     s = ctx.lib.settings
     conn = ctx.conn
     before = current_cycle(conn)
     rows = conn.execute(
         "SELECT id, strength, last_activated_cycle FROM edges "
-        "WHERE pruned_at IS NULL AND provenance != 'declared' AND strength > ? ORDER BY id",
+        "WHERE pruned_at IS NULL AND provenance != 'declared' AND relation NOT IN ('caused', 'prevented') "
+        "AND strength > ? ORDER BY id",
         (s.dream_strength_floor,),
     ).fetchall()
     changed = 0
@@ -125,7 +129,8 @@ def decay(ctx: DreamContext, _: Any) -> PhaseResult:
         conn.execute("UPDATE dream_runs SET cycle = ? WHERE id = ?", (cycle, ctx.run_id))
         ctx.cycle = cycle
     at_floor = conn.execute(
-        "SELECT count(*) FROM edges WHERE pruned_at IS NULL AND provenance != 'declared' AND strength <= ?",
+        "SELECT count(*) FROM edges WHERE pruned_at IS NULL AND provenance != 'declared' "
+        "AND relation NOT IN ('caused', 'prevented') AND strength <= ?",
         (s.dream_strength_floor,),
     ).fetchone()[0]
     return PhaseResult({
