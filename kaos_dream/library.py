@@ -12,13 +12,17 @@ from typing import Any
 from .clock import Clock, SystemClock
 from .coordination import CoordinationLog
 from .dream import Dream
+from .episodes import Episodes, Outcome
 from .errors import InvalidInputError, StoreError
 from .failures import Failures
 from .graph.edges import Graph
 from .llm import LLMClient
 from .memories import Memories
+from .plasticity.task import task_hash
 from .policies import Policies
 from .search import Hit, lexical_candidates
+from .search.candidates import BM25, ID, SUCCESSES, USES, candidate_pool, details, ensure_sql_math
+from .search.ranking import RankParams, score_pool, top
 from .settings import Settings
 from .skills import Skills
 from .store import LATEST_VERSION, apply_migrations, connect, schema_version, transaction
@@ -26,6 +30,7 @@ from .store.connect import describe_sqlite_error, enable_wal
 from .store.migrations import check_ownership, require_current
 
 SEARCH_KINDS = ("skill", "memory")
+RANKS = ("weighted", "wilson", "bm25")
 FTS_TABLES = ("skills_fts", "memories_fts")
 
 
@@ -67,6 +72,7 @@ class Library(AbstractContextManager["Library"]):
         except BaseException:
             self.conn.close()
             raise
+        ensure_sql_math(self.conn)
         self.skills = Skills(self)
         self.memories = Memories(self)
         self.log = CoordinationLog(self)
@@ -75,6 +81,7 @@ class Library(AbstractContextManager["Library"]):
         self.failures = Failures(self)
         self.graph = Graph(self)
         self.dream = Dream(self)
+        self.episodes = Episodes(self)
 
     # -- plumbing ---------------------------------------------------------------------------------
     def now(self) -> float:
@@ -98,19 +105,100 @@ class Library(AbstractContextManager["Library"]):
         kind: str | None = None,
         limit: int = 10,
         include_deprecated: bool = False,
+        rank: str | None = None,
+        record_hits: bool = False,
+        agent: str | None = None,
+        task: str | None = None,
     ) -> list[Hit]:
-        """Skills and/or memories matching ``query``, best first (BM25, ties by kind then id)."""
+        """Skills and/or memories matching ``query``, best first, ties by kind then id.
+
+        ``rank``: ``weighted`` (default, from settings) re-ranks a bounded coordination-level pool by
+        relevance x outcomes (conditioned on ``task``, which defaults to the query) x recency;
+        ``wilson`` is the seed's formula exactly; ``bm25`` is the plain lexical order. With
+        plasticity off (``KAOS_DREAM_AUTO=0``) every rank is ``bm25``. ``record_hits`` writes one
+        hit row per result (with ``agent``, registered if new) in one transaction; without it the
+        search only reads.
+        """
         if limit < 0:
             raise InvalidInputError("limit must not be negative")
+        rank = rank or self.settings.rank
+        if rank not in RANKS:
+            raise InvalidInputError(f"unknown rank {rank!r}: use weighted, wilson or bm25")
         kinds = SEARCH_KINDS if kind is None else (kind,)
         for k in kinds:
             if k not in SEARCH_KINDS:
                 raise InvalidInputError(f"unknown kind {k!r}: use skill or memory")
+        if record_hits and self.readonly:
+            raise InvalidInputError("cannot record hits: the library is open read-only")
+        if not self.settings.dream_auto:
+            rank = "bm25"
+        if rank == "bm25":
+            hits = self._lexical_search(query, kinds, limit, include_deprecated)
+        else:
+            hits = self._weighted_search(query, kinds, limit, include_deprecated, rank, task)
+        if record_hits and hits:
+            self.episodes.record_hits(hits, query, agent)
+        elif record_hits and agent is not None:
+            self.episodes.record_hits([], query, agent)
+        return hits
+
+    def _lexical_search(self, query: str, kinds: tuple[str, ...], limit: int, include_deprecated: bool) -> list[Hit]:
         hits: list[Hit] = []
         for k in kinds:
             hits.extend(lexical_candidates(self.conn, query, k, limit, include_deprecated))
         hits.sort(key=lambda h: (-h.score, h.kind, h.id))
         return hits[:limit]
+
+    def _weighted_search(
+        self, query: str, kinds: tuple[str, ...], limit: int, include_deprecated: bool, rank: str, task: str | None
+    ) -> list[Hit]:
+        if limit == 0:
+            return []
+        s = self.settings
+        pool = max(s.rank_pool, limit)
+        digest = task_hash(task if task is not None else query) if "skill" in kinds else None
+        now = self.now()
+        memory_order = (s.rank_floor, now, s.rank_half_life_days * 86_400.0, limit)
+        pools = [
+            candidate_pool(
+                self.conn, query, k, pool=pool, pool_min=max(s.rank_pool_min, limit), task_hash=digest,
+                include_deprecated=include_deprecated, memory_order=memory_order,
+            )
+            for k in kinds
+        ]
+        params = RankParams(
+            alpha=s.rank_alpha,
+            half_life_days=s.rank_half_life_days,
+            z=s.rank_z,
+            floor=s.rank_floor,
+            task_context=s.rank_task_context,
+        )
+        if len(pools) == 1 and pools[0].sql_scores is not None:  # memories only: SQL already ranked them
+            best = [(pools[0].kind, 0, row, score) for row, score in enumerate(pools[0].sql_scores[:limit])]
+        else:
+            best = top(pools, [score_pool(p, now, rank, params) for p in pools], limit)
+        shown = {
+            p.kind: p.shown
+            if p.shown is not None
+            else details(self.conn, p.kind, [int(p.matrix[row, ID]) for _, pi, row, _ in best if pools[pi] is p])
+            for p in pools
+        }
+        hits: list[Hit] = []
+        for k, pi, row, score in best:
+            values = pools[pi].matrix[row]
+            entry_id = int(values[ID])
+            name, text, deprecated = shown[k][entry_id]
+            hits.append(
+                Hit(k, entry_id, name, text, float(values[BM25]), score, deprecated, int(values[USES]),
+                    int(values[SUCCESSES]))
+            )
+        return hits
+
+    def record_outcome(
+        self, skill: int | str, success: bool, agent: str | None = None, task: str | None = None
+    ) -> Outcome:
+        """Shorthand for :meth:`Episodes.record_outcome` (``lib.episodes.record_outcome``)."""
+        return self.episodes.record_outcome(skill, success, agent=agent, task=task)
 
     # -- inspection -------------------------------------------------------------------------------
     def info(self) -> dict[str, Any]:

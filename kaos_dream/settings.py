@@ -77,6 +77,17 @@ class Settings:
     dream_ltd_delta: float = 0.05  # LTD per cycle: s -= delta * (1 - exp(-c / tau))
     dream_ltd_tau: float = 5.0
     dream_strength_floor: float = 0.1
+    # Search ranking (DESIGN §4). rank: weighted (default, chosen by demo_neuroplasticity_bench),
+    # wilson (the seed formula exactly) or bm25 (lexical order).
+    rank: str = "weighted"
+    rank_alpha: float = 3.0  # weight of the Wilson lower bound in the usage factor
+    rank_half_life_days: float = 14.0  # recency half-life
+    rank_z: float = 1.96  # Wilson confidence (95 %)
+    rank_floor: float = 0.01  # BM25 relevance floor, so a barely-matching entry keeps a positive score
+    rank_task_context: bool = True  # weighted: use the outcomes of the same task when it has history
+    rank_pool: int = 50  # weighted ranking re-scores at most this many lexical candidates per kind
+    rank_pool_min: int = 20  # coordination levels are relaxed until at least this many candidates match
+    ltp_eta: float = 0.1  # Hebbian strengthening rate at episode end (half for skill x memory pairs)
     extra: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -127,6 +138,17 @@ class Settings:
             raise InvalidInputError("KAOS_FAILURE_SAMPLE_CHARS must be at least 200")
         if self.llm_timeout_s <= 0 or self.llm_max_tokens < 16 or self.llm_max_retries < 0:
             raise InvalidInputError("KAOS_LLM_TIMEOUT_S must be positive, KAOS_LLM_MAX_TOKENS >= 16, retries >= 0")
+        if self.rank not in {"weighted", "wilson", "bm25"}:
+            raise InvalidInputError(f"KAOS_RANK={self.rank!r} must be weighted, wilson or bm25")
+        if self.rank_half_life_days <= 0 or self.rank_z <= 0 or self.rank_alpha < 0 or self.rank_floor < 0:
+            raise InvalidInputError(
+                "KAOS_RANK_HALF_LIFE_DAYS and KAOS_RANK_Z must be positive; KAOS_RANK_ALPHA and KAOS_RANK_FLOOR "
+                "must not be negative"
+            )
+        if self.rank_pool < 1 or self.rank_pool_min < 1:
+            raise InvalidInputError("KAOS_RANK_POOL and KAOS_RANK_POOL_MIN must be at least 1")
+        if not 0.0 < self.ltp_eta <= 1.0:
+            raise InvalidInputError("KAOS_LTP_ETA must be in (0, 1]")
         if self.busy_timeout_ms < 0:
             raise InvalidInputError("KAOS_BUSY_TIMEOUT_MS must not be negative")
         if self.graph_beta < 0:

@@ -17,6 +17,7 @@ import typer
 from .. import __version__
 from ..errors import KaosError
 from ..store.connect import describe_sqlite_error
+from . import agents as agents_cli
 from . import coordination as coordination_cli
 from . import db as db_cli
 from . import demo as demo_cli
@@ -26,6 +27,7 @@ from . import failures as failures_cli
 from . import graph as graph_cli
 from . import mcp as mcp_cli
 from . import memories as memories_cli
+from . import related as related_cli  # noqa: F401  (registers `kaos dream related`)
 from . import search as search_cli
 from . import skills as skills_cli
 from .common import DbOption, global_options
@@ -65,6 +67,8 @@ def root(
 app.command("init")(db_cli.init)
 app.command("search")(search_cli.search)
 app.command("demo")(demo_cli.demo)
+app.command("record-outcome")(agents_cli.record_outcome)
+app.add_typer(agents_cli.app, name="agent")
 app.add_typer(skills_cli.app, name="skill")
 app.add_typer(memories_cli.app, name="memory")
 app.add_typer(db_cli.app, name="db")

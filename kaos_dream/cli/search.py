@@ -8,13 +8,19 @@ from typing import Annotated
 import typer
 
 from . import output
-from .common import DbOption, JsonOption, open_for_read, wants_json
+from .common import DbOption, JsonOption, open_for_read, open_for_write, wants_json
 
 
 class KindChoice(StrEnum):
     all = "all"
     skill = "skill"
     memory = "memory"
+
+
+class RankChoice(StrEnum):
+    weighted = "weighted"
+    wilson = "wilson"
+    bm25 = "bm25"
 
 
 def search(
@@ -25,25 +31,45 @@ def search(
     include_deprecated: Annotated[
         bool, typer.Option("--include-deprecated", help="Also return deprecated skills.")
     ] = False,
+    rank: Annotated[
+        RankChoice | None,
+        typer.Option(help="weighted: relevance x outcomes x recency (default, $KAOS_RANK); wilson: the seed "
+                     "formula; bm25: lexical order.", show_default=False),
+    ] = None,
+    task: Annotated[
+        str | None, typer.Option("--task", help="Rank by outcomes on this task (default: the query itself).")
+    ] = None,
+    agent: Annotated[str | None, typer.Option("--agent", help="Agent id the hits are recorded for.")] = None,
+    record_hits: Annotated[
+        bool, typer.Option("--record-hits", help="Record one hit row per result (the only search that writes).")
+    ] = False,
     db: DbOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Search skills and memories, best match first.
 
-    Example: kaos search "convert csv to parquet" --kind skill --limit 5
+    Example: kaos search "convert csv to parquet" --kind skill --limit 5 --agent run-42 --record-hits
     """
-    with open_for_read(ctx, db) as lib:
+    opener = open_for_write if record_hits else open_for_read
+    with opener(ctx, db) as lib:
         hits = lib.search(
             query,
             kind=None if kind is KindChoice.all else kind.value,
             limit=limit,
             include_deprecated=include_deprecated,
+            rank=rank.value if rank else None,
+            record_hits=record_hits,
+            agent=agent,
+            task=task,
         )
     if wants_json(ctx, json_out):
         output.emit_json([h.to_dict() for h in hits])
         return
     output.table(
         f"search: {query}",
-        ["#", "kind", "id", "name", "score", "text"],
-        ([i, h.kind, h.id, h.name, h.score, output.shorten(h.text, 60)] for i, h in enumerate(hits, 1)),
+        ["#", "kind", "id", "name", "score", "uses", "text"],
+        (
+            [i, h.kind, h.id, h.name, h.score, f"{h.successes}/{h.uses}" if h.uses else "-", output.shorten(h.text, 60)]
+            for i, h in enumerate(hits, 1)
+        ),
     )

@@ -13,7 +13,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInputError, NotFoundError
-from . import auto, digest, graph_phases, proposals  # noqa: F401  (registers the built-in phases and the hook)
+from . import auto, digest, feature_phases, graph_phases, proposals  # noqa: F401  (registers the built-in phases and the hook)
 from .merge import accept_merge, pending_merges, reject_proposal
 from .phases import (
     ORDER_DECAY,

@@ -23,6 +23,8 @@ class Hit:
     bm25: float
     score: float
     deprecated: bool = False
+    uses: int = 0  # outcomes reported for this entry (skills only; filled by weighted ranking)
+    successes: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

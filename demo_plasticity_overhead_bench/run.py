@@ -1,0 +1,287 @@
+"""What plasticity costs on the hot path: per-op latency with KAOS_DREAM_AUTO on vs off.
+
+Workload (``../shared/bench-data/kaos/plasticity_overhead_bench.json`` or ``--data``): a fresh file
+library per measurement seeded with 100 skills and 50 memories; 200 timed ops each of
+
+* ``record_outcome``: ``record_outcome(skill_ids[i % 100], success=(i % 2 == 0), agent=runner)``
+* ``memory_search``: ``search(f"number {i % 50}", kind="memory", limit=5, record_hits=True, agent=runner)``
+* ``agent_complete``: 200 agents are prepared untimed, each with a realistic session (3 outcomes and
+  one memory search with hits, so ending it counts 28 co-activation pairs, some of them existing
+  ``co_occurs_with`` edges to strengthen); then ``complete(agent)`` is timed for each.
+
+On and off alternate for ``--repeats`` rounds (the machine is shared, so single runs are noisy); each
+statistic is the median over rounds, with the spread of p50 reported. Deltas are paired: the median
+over rounds of (on − off) within the round, since a round's two halves run back to back.
+
+Also measured: absolute p50 of ``record_outcome`` and weighted search on a generated library of 10,000
+skills (``--scale`` adds more sizes, e.g. ``--scale 100000``), each query matching ~45 % of the corpus.
+
+Exit status is non-zero when a budget is missed (DESIGN.md §11): Δp50 ≤ +20 µs record_outcome,
+≤ +50 µs search with hits, ≤ +300 µs agent complete; p99 < 20 ms; weighted search p50 ≤ 2 ms at 10k
+(≤ 10 ms at 100k when measured).
+
+    python demo_plasticity_overhead_bench/run.py [--quick] [--data PATH] [--scale 100000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # this checkout's kaos_dream, not whichever copy pip installed
+
+from kaos_dream import Library, ManualClock, Settings  # noqa: E402
+
+T0 = 1_767_225_600.0
+DELTA_P50_BUDGET_US = {"record_outcome": 20.0, "memory_search": 50.0, "agent_complete": 300.0}
+P99_BUDGET_US = 20_000.0
+SEARCH_P50_BUDGET_MS = {10_000: 2.0, 100_000: 10.0}
+RECORD_P50_BUDGET_US_AT_SCALE = 1_000.0  # absolute record_outcome p50 at 10k skills: a sanity bound only
+
+VERBS = "load save transform validate sync export import index compress encrypt deploy monitor".split()
+DOMAINS = "postgres redis sqs kafka s3 http grpc csv parquet json yaml docker kubernetes git".split()
+WORDS = (VERBS + DOMAINS + "retry backoff schema cache batch stream token auth quota shard replica "
+         "snapshot vacuum migrate rollback audit metric alert trace".split())
+
+
+def default_data() -> Path:
+    return HERE.parents[1] / "shared" / "bench-data" / "kaos"
+
+
+def stats_us(samples_ns: list[int]) -> dict[str, float]:
+    """p50 = median; p95/p99 = sorted[min(n-1, int(n*p))]; max (as the workload file specifies)."""
+    us = sorted(s / 1000.0 for s in samples_ns)
+    n = len(us)
+    return {
+        "p50_us": round(statistics.median(us), 2),
+        "p95_us": round(us[min(n - 1, int(n * 0.95))], 2),
+        "p99_us": round(us[min(n - 1, int(n * 0.99))], 2),
+        "max_us": round(us[-1], 2),
+    }
+
+
+def seeded_library(path: Path, data: dict[str, Any], auto: bool) -> tuple[Library, ManualClock, list[int]]:
+    clock = ManualClock(T0)
+    lib = Library(path, clock=clock, settings=Settings(dream_auto=auto))
+    seed = data["seed_library"]
+    with lib.transaction():
+        ids = [lib.skills.add(s["name"], s["description"], s["template"], s["tags"]).id for s in seed["skills"]]
+        for m in seed["memories"]:
+            lib.memories.add(m["content"], key=m["key"], kind=m.get("type", "note"))
+    return lib, clock, ids
+
+
+def time_ops(op: Callable[[int], object], n: int) -> list[int]:
+    samples = []
+    for i in range(n):
+        t = time.perf_counter_ns()
+        op(i)
+        samples.append(time.perf_counter_ns() - t)
+    return samples
+
+
+def measure_round(data: dict[str, Any], auto: bool, tmp: Path, tag: str) -> dict[str, list[int]]:
+    n = int(data["n_ops"])
+    out: dict[str, list[int]] = {}
+    # record_outcome
+    lib, clock, ids = seeded_library(tmp / f"ro-{tag}.db", data, auto)
+    with lib:
+        lib.episodes.start("runner")
+        out["record_outcome"] = time_ops(lambda i: lib.record_outcome(ids[i % 100], i % 2 == 0, agent="runner"), n)
+    # search with hits
+    lib, clock, ids = seeded_library(tmp / f"ms-{tag}.db", data, auto)
+    with lib:
+        lib.episodes.start("runner")
+        out["memory_search"] = time_ops(
+            lambda i: lib.search(f"number {i % 50}", kind="memory", limit=5, record_hits=True, agent="runner"), n
+        )
+    # agent complete
+    lib, clock, ids = seeded_library(tmp / f"ac-{tag}.db", data, auto)
+    with lib:
+        rng = random.Random(7)
+        agents = []
+        with lib.transaction():
+            for a in range(n):
+                agent = lib.episodes.start(f"agent-{a:03d}").id
+                for s in rng.sample(ids, 3):
+                    lib.record_outcome(s, True, agent=agent)
+                lib.search(f"number {a % 50}", kind="memory", limit=5, record_hits=True, agent=agent)
+                agents.append(agent)
+            # Existing co_occurs_with edges (the dream creates these; here they are planted) so that
+            # completion has edges to strengthen, not just counts to write.
+            lib.conn.executemany(
+                "INSERT OR IGNORE INTO edges (src_kind, src_id, dst_kind, dst_id, relation, strength, provenance, "
+                "created_at, updated_at) VALUES ('skill', ?, 'skill', ?, 'co_occurs_with', 0.3, 'emergent', ?, ?)",
+                [(a, b, T0, T0) for a, b in combinations(ids[:40], 2)],
+            )
+        out["agent_complete"] = time_ops(lambda i: lib.episodes.complete(agents[i]), n)
+    return out
+
+
+def overhead(data: dict[str, Any], repeats: int) -> dict[str, Any]:
+    rounds: dict[str, dict[str, list[dict[str, float]]]] = {"on": {}, "off": {}}
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        for r in range(repeats):
+            for mode in ("off", "on") if r % 2 else ("on", "off"):
+                samples = measure_round(data, mode == "on", tmp, f"{mode}-{r}")
+                for op, s in samples.items():
+                    rounds[mode].setdefault(op, []).append(stats_us(s))
+    result: dict[str, Any] = {}
+    for op in DELTA_P50_BUDGET_US:
+        entry: dict[str, Any] = {}
+        for mode in ("on", "off"):
+            per_round = rounds[mode][op]
+            entry[f"auto_{mode}"] = {k: round(statistics.median(r[k] for r in per_round), 2) for k in per_round[0]}
+            entry[f"auto_{mode}"]["p50_us_spread"] = [min(r["p50_us"] for r in per_round),
+                                                     max(r["p50_us"] for r in per_round)]
+        # Paired deltas: on and off of one round run back to back, so the machine's load drifts less
+        # between them than across rounds; the delta is the median over rounds of (on - off).
+        entry["delta"] = {
+            k: round(statistics.median(on[k] - off[k] for on, off in zip(rounds["on"][op], rounds["off"][op],
+                                                                           strict=True)), 2)
+            for k in ("p50_us", "p95_us", "p99_us", "max_us")
+        }
+        entry["delta_p50_us_per_round"] = [
+            round(on["p50_us"] - off["p50_us"], 2) for on, off in zip(rounds["on"][op], rounds["off"][op], strict=True)
+        ]
+        entry["budget"] = {"delta_p50_us_le": DELTA_P50_BUDGET_US[op], "p99_us_lt": P99_BUDGET_US}
+        entry["within_budget"] = (
+            entry["delta"]["p50_us"] <= DELTA_P50_BUDGET_US[op] and entry["auto_on"]["p99_us"] < P99_BUDGET_US
+        )
+        result[op] = entry
+    return result
+
+
+def build_scale(path: Path, n: int, rng: random.Random) -> list[int]:
+    with Library(path, clock=ManualClock(T0), settings=Settings()) as lib, lib.transaction():
+        ids = []
+        for i in range(n):
+            verb, domain = rng.choice(VERBS), rng.choice(DOMAINS)
+            words = " ".join(rng.sample(WORDS, 6))
+            ids.append(lib.skills.add(f"{verb}-{domain}-{i}", f"{words} {domain}", f"Run {verb} against {domain}",
+                                      [domain]).id)
+        return ids
+
+
+def at_scale(n: int, queries: int, repeats: int) -> dict[str, Any]:
+    rng = random.Random(42)
+    with tempfile.TemporaryDirectory() as tmp_name:
+        path = Path(tmp_name) / "scale.db"
+        t = time.perf_counter()
+        ids = build_scale(path, n, rng)
+        build_s = time.perf_counter() - t
+        qs = [" ".join(rng.sample(WORDS, rng.randint(2, 4))) for _ in range(queries)]
+        clock = ManualClock(T0 + 3600)
+        with Library(path, clock=clock, settings=Settings()) as lib:
+            # Telemetry so the counters are real: 2,000 outcomes on random skills under the benchmark's queries.
+            with lib.transaction():
+                for i in range(2000):
+                    lib.record_outcome(rng.choice(ids), rng.random() < 0.6, agent=f"warm-{i % 50}", task=rng.choice(qs))
+            ro = time_ops(lambda i: lib.record_outcome(ids[(i * 7919) % n], i % 3 != 0, agent="runner"), 500)
+            for q in qs[:20]:
+                lib.search(q, kind="skill")
+            p50s: dict[str, list[float]] = {"weighted": [], "bm25": []}
+            samples: dict[str, list[int]] = {"weighted": [], "bm25": []}
+            for _ in range(repeats):
+                for rank in ("weighted", "bm25"):
+                    run = time_ops(lambda i, rank=rank: lib.search(qs[i], kind="skill", limit=10, rank=rank), len(qs))
+                    p50s[rank].append(statistics.median(run) / 1e6)
+                    samples[rank].extend(run)
+            matched = statistics.median(
+                lib.conn.execute("SELECT count(*) FROM skills_fts WHERE skills_fts MATCH ?",
+                                 (" OR ".join(f'"{w}"' for w in q.split()),)).fetchone()[0] / n for q in qs[:100]
+            )
+    out: dict[str, Any] = {"skills": n, "build_seconds": round(build_s, 2), "queries": len(qs), "repeats": repeats,
+                           "median_fraction_of_corpus_matched_by_or": round(matched, 3),
+                           "record_outcome": stats_us(ro)}
+    for rank in ("weighted", "bm25"):
+        s = stats_us(samples[rank])
+        out[f"search_{rank}"] = {
+            "p50_ms": round(statistics.median(p50s[rank]), 3),
+            "p50_ms_spread": [round(min(p50s[rank]), 3), round(max(p50s[rank]), 3)],
+            "p95_ms": round(s["p95_us"] / 1000, 3),
+            "p99_ms": round(s["p99_us"] / 1000, 3),
+            "max_ms": round(s["max_us"] / 1000, 3),
+        }
+    budget = SEARCH_P50_BUDGET_MS.get(n)
+    out["budget"] = {"weighted_p50_ms_le": budget, "record_outcome_p50_us_le": RECORD_P50_BUDGET_US_AT_SCALE}
+    out["within_budget"] = (budget is None or out["search_weighted"]["p50_ms"] <= budget) and (
+        out["record_outcome"]["p50_us"] <= RECORD_P50_BUDGET_US_AT_SCALE
+    )
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=default_data(), help="folder with the kaos bench JSON files")
+    parser.add_argument("--quick", action="store_true", help="2 rounds, 100 queries, 10k skills only")
+    parser.add_argument("--repeats", type=int, default=None, help="on/off rounds (default 10, quick 2)")
+    parser.add_argument("--scale", type=int, action="append", default=[], help="extra library size to time")
+    parser.add_argument("--out", type=Path, default=HERE)
+    args = parser.parse_args()
+    repeats = args.repeats or (2 if args.quick else 10)
+    started = time.perf_counter()
+    results: dict[str, Any] = {"quick": args.quick, "repeats": repeats}
+    workload = args.data / "plasticity_overhead_bench.json"
+    if workload.exists():
+        data = json.loads(workload.read_text())
+        results["overhead"] = overhead(data, repeats)
+    else:
+        print(f"bench data not found at {workload}: skipping the on/off overhead part", file=sys.stderr)
+        results["overhead"] = None
+    sizes = [10_000] + [s for s in args.scale if s != 10_000]
+    results["scale"] = [at_scale(n, 100 if args.quick else 300, 2 if args.quick else 5) for n in sizes]
+    ok = [e["within_budget"] for e in (results["overhead"] or {}).values()]
+    ok += [s["within_budget"] for s in results["scale"]]
+    results["passed"] = all(ok)
+    results["seconds"] = round(time.perf_counter() - started, 1)
+    (args.out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    (args.out / "results.md").write_text(render_markdown(results))
+    print(render_markdown(results))
+    return 0 if results["passed"] else 1
+
+
+def render_markdown(r: dict[str, Any]) -> str:
+    lines = ["# demo_plasticity_overhead_bench results", "", "Generated by run.py; do not edit.", ""]
+    if r["overhead"]:
+        lines += [f"## Overhead, plasticity on vs off (median of {r['repeats']} rounds, µs)", "",
+                  "| op | mode | p50 | p95 | p99 | max | p50 spread over rounds |", "|---|---|---|---|---|---|---|"]
+        for op, e in r["overhead"].items():
+            for mode in ("on", "off"):
+                s = e[f"auto_{mode}"]
+                lines.append(f"| {op} | {mode} | {s['p50_us']} | {s['p95_us']} | {s['p99_us']} | {s['max_us']} | "
+                             f"{s['p50_us_spread'][0]}–{s['p50_us_spread'][1]} |")
+            d = e["delta"]
+            lines.append(f"| {op} | **on − off** | **{d['p50_us']:+}** | {d['p95_us']:+} | {d['p99_us']:+} | "
+                         f"{d['max_us']:+} | budget Δp50 ≤ +{e['budget']['delta_p50_us_le']}, p99 < 20 ms: "
+                         f"{'pass' if e['within_budget'] else 'FAIL'} |")
+        lines.append("")
+    for s in r["scale"]:
+        lines += [f"## {s['skills']:,} skills ({s['queries']} queries × {s['repeats']} repeats; each OR query "
+                  f"matches a median {100 * s['median_fraction_of_corpus_matched_by_or']:.0f} % of the corpus)", "",
+                  "| what | p50 | p95 | p99 | max | p50 spread |", "|---|---|---|---|---|---|"]
+        ro = s["record_outcome"]
+        lines.append(f"| record_outcome (µs) | {ro['p50_us']} | {ro['p95_us']} | {ro['p99_us']} | {ro['max_us']} | - |")
+        for rank in ("weighted", "bm25"):
+            q = s[f"search_{rank}"]
+            lines.append(f"| search --rank {rank} (ms) | {q['p50_ms']} | {q['p95_ms']} | {q['p99_ms']} | "
+                         f"{q['max_ms']} | {q['p50_ms_spread'][0]}–{q['p50_ms_spread'][1]} |")
+        lines += ["", f"Budget weighted p50 ≤ {s['budget']['weighted_p50_ms_le']} ms: "
+                      f"{'pass' if s['within_budget'] else 'FAIL'}", ""]
+    lines += [f"Overall: {'PASS' if r['passed'] else 'FAIL'} ({r['seconds']} s)", ""]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,188 @@
+"""`kaos agent …` (episodes) and `kaos record-outcome` (the telemetry fast path)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+
+from ..episodes import EndResult, Episode
+from . import output
+from .common import DbOption, JsonOption, open_for_read, open_for_write, wants_json
+
+app = typer.Typer(help="Agent sessions (episodes): start, end, inspect.", no_args_is_help=True)
+
+AgentId = Annotated[str, typer.Argument(help="Agent id.", show_default=False)]
+Conclusion = Annotated[str | None, typer.Option("--conclusion", help="What the agent concluded.", show_default=False)]
+Cite = Annotated[
+    list[str] | None,
+    typer.Option("--cite", help="KIND:NAME the agent relied on (skill:NAME, memory:KEY); repeatable.",
+                 show_default=False),
+]
+
+
+class StateChoice(StrEnum):
+    running = "running"
+    completed = "completed"
+    failed = "failed"
+    killed = "killed"
+
+
+def episode_rows(ep: Episode) -> list[tuple[str, object]]:
+    return [
+        ("id", ep.id),
+        ("name", ep.name),
+        ("state", ep.state),
+        ("started", output.when(ep.started_at)),
+        ("ended", output.when(ep.ended_at)),
+        ("conclusion", ep.conclusion),
+        ("citations", [f"{k}:{v}" for k, v in ep.citations]),
+    ]
+
+
+def parse_citations(values: list[str] | None) -> list[tuple[str, str]]:
+    from ..errors import InvalidInputError
+
+    pairs = []
+    for value in values or []:
+        kind, sep, ref = value.partition(":")
+        if not sep:
+            raise InvalidInputError(f"--cite expects KIND:NAME, got {value!r}")
+        pairs.append((kind.strip(), ref))
+    return pairs
+
+
+@app.command("start")
+def start(
+    ctx: typer.Context,
+    agent_id: Annotated[str | None, typer.Option("--id", help="Agent id (default: a new random id).")] = None,
+    name: Annotated[str | None, typer.Option("--name", help="A label for people.")] = None,
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Start an agent session and print its id.
+
+    Example: kaos agent start --id run-42 --name "nightly ETL"
+    """
+    with open_for_write(ctx, db) as lib:
+        ep = lib.episodes.start(agent_id, name)
+    if wants_json(ctx, json_out):
+        output.emit_json(ep.to_dict())
+        return
+    typer.echo(ep.id)
+
+
+def _end(ctx: typer.Context, db: str | None, agent_id: str, state: str, conclusion: str | None,
+         cite: list[str] | None, json_out: bool) -> None:
+    with open_for_write(ctx, db) as lib:
+        result: EndResult = lib.episodes.end(agent_id, state, conclusion, parse_citations(cite))
+    if wants_json(ctx, json_out):
+        output.emit_json(result.to_dict())
+        return
+    ep = result.episode
+    if not result.changed:
+        output.message(f"agent {ep.id} had already ended ({ep.state}); nothing changed")
+        return
+    learned = f"learned: {result.pairs} co-activation pairs, {result.strengthened} edges strengthened"
+    summary = learned if result.learned else f"nothing learned ({result.gate_reason})"
+    output.message(f"agent {ep.id} {state}; {summary}")
+
+
+@app.command("complete")
+def complete(ctx: typer.Context, agent_id: AgentId, conclusion: Conclusion = None, cite: Cite = None,
+             db: DbOption = None, json_out: JsonOption = False) -> None:
+    """End a session successfully; its co-used skills and memories are reinforced (if the gate passes).
+
+    Example: kaos agent complete run-42 --conclusion "loaded 3 files" --cite skill:csv-to-parquet
+    """
+    _end(ctx, db, agent_id, "completed", conclusion, cite, json_out)
+
+
+@app.command("fail")
+def fail(ctx: typer.Context, agent_id: AgentId, conclusion: Conclusion = None, cite: Cite = None,
+         db: DbOption = None, json_out: JsonOption = False) -> None:
+    """End a session as failed: recorded, nothing reinforced.
+
+    Example: kaos agent fail run-42 --conclusion "warehouse unreachable"
+    """
+    _end(ctx, db, agent_id, "failed", conclusion, cite, json_out)
+
+
+@app.command("kill")
+def kill(ctx: typer.Context, agent_id: AgentId, conclusion: Conclusion = None, cite: Cite = None,
+         db: DbOption = None, json_out: JsonOption = False) -> None:
+    """End a session as killed: recorded, nothing reinforced.
+
+    Example: kaos agent kill run-42
+    """
+    _end(ctx, db, agent_id, "killed", conclusion, cite, json_out)
+
+
+@app.command("show")
+def show(ctx: typer.Context, agent_id: AgentId, db: DbOption = None, json_out: JsonOption = False) -> None:
+    """One session: state, outcomes per skill, memories its searches returned (read-only).
+
+    Example: kaos agent show run-42
+    """
+    with open_for_read(ctx, db) as lib:
+        ep = lib.episodes.get(agent_id)
+        activity = lib.episodes.activity(agent_id)
+    if wants_json(ctx, json_out):
+        output.emit_json({**ep.to_dict(), **activity})
+        return
+    output.fields(f"agent {ep.id}", episode_rows(ep) + [("skill hits", activity["skill_hits"])])
+    output.table("outcomes", ["skill id", "name", "uses", "successes"],
+                 ([s["skill_id"], s["name"], s["uses"], s["successes"]] for s in activity["skills"]))
+    output.table("memories hit", ["memory id", "key", "hits"],
+                 ([m["memory_id"], m["key"], m["hits"]] for m in activity["memories"]))
+
+
+@app.command("list")
+def list_(
+    ctx: typer.Context,
+    state: Annotated[StateChoice | None, typer.Option(help="Only sessions in this state.")] = None,
+    limit: Annotated[int | None, typer.Option(min=0, help="At most this many.")] = None,
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Sessions, newest first (read-only).
+
+    Example: kaos agent list --state running
+    """
+    with open_for_read(ctx, db) as lib:
+        episodes = lib.episodes.list(state=state.value if state else None, limit=limit)
+    if wants_json(ctx, json_out):
+        output.emit_json([e.to_dict() for e in episodes])
+        return
+    output.table("agents", ["id", "name", "state", "started", "ended"],
+                 ([e.id, e.name, e.state, output.when(e.started_at), output.when(e.ended_at)] for e in episodes))
+
+
+def record_outcome(
+    ctx: typer.Context,
+    skill: Annotated[str, typer.Argument(help="Skill name or id.", show_default=False)],
+    success: Annotated[
+        bool | None, typer.Option("--success/--failure", help="Did applying the skill work?", show_default=False)
+    ] = None,
+    agent: Annotated[str | None, typer.Option("--agent", help="Agent id (registered if new).")] = None,
+    task: Annotated[
+        str | None,
+        typer.Option("--task", help="The task it was applied to (default: the agent's search that returned it)."),
+    ] = None,
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Report whether applying a skill worked (one telemetry row; weighted search learns from it).
+
+    Example: kaos record-outcome csv-to-parquet --success --agent run-42 --task "convert csv to parquet"
+    """
+    if success is None:
+        raise typer.BadParameter("say --success or --failure", param_hint="--success/--failure")
+    with open_for_write(ctx, db) as lib:
+        outcome = lib.record_outcome(skill, success, agent=agent, task=task)
+    if wants_json(ctx, json_out):
+        output.emit_json(outcome.to_dict())
+        return
+    output.message(f"recorded {'success' if success else 'failure'} of skill {outcome.skill_id}"
+                   + (f" for agent {outcome.agent_id}" if outcome.agent_id else ""))

@@ -1,0 +1,89 @@
+"""Dream phases contributed by other features: failure catch-up, policy mining, graph upkeep.
+
+Each is a thin adapter from the dream's phase protocol to the feature's own library call, so the
+logic stays with its feature and the dream only decides the order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .phases import ORDER_FAILURES, ORDER_POLICIES, ORDER_SPARSIFY, DreamContext, PhaseResult, register_phase
+
+RECURRING_SHOWN = 5
+
+
+def _md(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _section(title: str, lines: list[str]) -> str | None:
+    body = "\n".join(lines).strip()
+    return f"## {title}\n\n{body}" if body else None
+
+
+def failures_phase(ctx: DreamContext, _: Any) -> PhaseResult:
+    """Catch-up: re-diagnose ``unknown`` fingerprints with the current heuristics (idempotent; LLM
+    diagnosis stays with `kaos dream recategorize`, so no model call holds the write lock), then
+    report open alerts and the most recurring failures."""
+    failures = ctx.lib.failures
+    recategorized = failures.recategorize(use_llm=False) if ctx.apply else 0
+    alerts = failures.active_alerts()
+    recurring = failures.list(min_count=2, limit=RECURRING_SHOWN)
+    unknown = ctx.conn.execute("SELECT count(*) FROM failure_fingerprints WHERE category = 'unknown'").fetchone()[0]
+    lines: list[str] = []
+    if alerts:
+        lines.append("**Open systemic alerts** — check `kaos alerts check` before spawning agents:")
+        lines += [
+            f"- alert {a['id']}: fingerprint {a['fingerprint_id']} ({_md(a.get('tool', ''))}), "
+            f"{a['agent_count']} agents, {a['status']} — `kaos dream systemic --ack {a['id']}`"
+            for a in alerts
+        ]
+    if recurring:
+        lines.append("")
+        lines.append("| fingerprint | tool | category | seen | agents | fix |")
+        lines.append("|---|---|---|---|---|---|")
+        lines += [
+            f"| {r['id']} | {_md(r['tool'])} | {r['category']} | {r['occurrences']} | {r['agents']} | "
+            f"{_md(r['fix_summary'] or '-')} |"
+            for r in recurring
+        ]
+    if unknown:
+        lines.append("")
+        lines.append(f"{unknown} fingerprint(s) still `unknown`: `kaos dream recategorize` (uses the LLM when set).")
+    summary = {"applied": ctx.apply, "recategorized": recategorized, "open_alerts": len(alerts),
+               "recurring": len(recurring), "unknown": unknown}
+    return PhaseResult(summary, _section("Failures", lines))
+
+
+def policies_phase(ctx: DreamContext, _: Any) -> PhaseResult:
+    """Mine the coordination log: a dry run proposes, an applying run enables; demotion in both."""
+    report = ctx.lib.policies.mine(apply=ctx.apply)
+    lines = []
+    for label, ids in (("enabled", report.enabled), ("proposed", report.proposed), ("demoted", report.demoted)):
+        for policy_id in ids:
+            policy = ctx.lib.policies.get(policy_id)
+            lines.append(f"- policy {policy_id} {label}: “{_md(policy.action_key)}” "
+                         f"({policy.approval_rate:.0%} over {policy.support})")
+    if report.proposed:
+        lines.append("Enable a proposed policy with `kaos policy enable ID`.")
+    return PhaseResult(report.to_dict(), _section("Policies", lines))
+
+
+def graph_upkeep_phase(ctx: DreamContext, _: Any) -> PhaseResult:
+    """Causal edges without new evidence lose confidence; weak, dormant, never-activated edges are
+    pruned (reversibly) while retrieval on the recorded queries stays within ε."""
+    from ..graph.dream_phase import graph_phase
+
+    summary = graph_phase(ctx.lib, since=ctx.since, apply=ctx.apply, strategy="weight")
+    pruned = summary.get("sparsify", {}).get("pruned", 0)
+    digest = None
+    if pruned:
+        digest = _section("Graph upkeep", [
+            f"{pruned} weak edge(s) pruned (reversible: `kaos graph pruned`, `kaos graph restore`)."])
+    return PhaseResult(summary, digest)
+
+
+register_phase("failures", failures_phase, order=ORDER_FAILURES, kinds=("run",))
+register_phase("policies", policies_phase, order=ORDER_POLICIES, kinds=("run", "consolidate"))
+register_phase("graph", graph_upkeep_phase, order=ORDER_SPARSIFY, kinds=("run",))

@@ -1,0 +1,89 @@
+"""Neighbours of a skill or memory in the association graph (``kaos dream related``). Read-only.
+
+A neighbour is anything joined to the node by a live edge (any relation, either direction) or by a
+co-activation count. Strongest edge first, then most co-activations, then (kind, id).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from ..library import Library
+
+NODE_KINDS = ("skill", "memory")
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    kind: str
+    id: int
+    name: str | None  # skill name, memory key, or None for a failure
+    relation: str | None  # strongest live edge's relation, None when only co-activated
+    direction: str | None  # "out" (node -> neighbour), "in", or "both" for co_occurs_with
+    strength: float | None
+    coactivations: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "id": self.id,
+            "name": self.name,
+            "relation": self.relation,
+            "direction": self.direction,
+            "strength": self.strength,
+            "coactivations": self.coactivations,
+        }
+
+
+def related(lib: Library, kind: str, ref: int | str, limit: int = 10) -> tuple[int, list[Neighbour]]:
+    """The node's id and its neighbours, strongest first."""
+    if kind not in NODE_KINDS:
+        raise InvalidInputError(f"unknown kind {kind!r}: use skill or memory")
+    if limit < 0:
+        raise InvalidInputError("limit must not be negative")
+    node_id = lib.skills.resolve_id(ref) if kind == "skill" else lib.memories.resolve_id(ref)
+    conn = lib.conn
+    found: dict[tuple[str, int], dict[str, Any]] = {}
+    for row in conn.execute(
+        "SELECT dst_kind, dst_id, relation, strength, 'out' FROM edges "
+        "WHERE src_kind = ? AND src_id = ? AND pruned_at IS NULL "
+        "UNION ALL SELECT src_kind, src_id, relation, strength, 'in' FROM edges "
+        "WHERE dst_kind = ? AND dst_id = ? AND pruned_at IS NULL",
+        (kind, node_id, kind, node_id),
+    ):
+        key = (row[0], int(row[1]))
+        entry = found.setdefault(key, {"relation": None, "direction": None, "strength": None, "count": 0.0})
+        if entry["strength"] is None or row[3] > entry["strength"]:
+            direction = "both" if row[2] == "co_occurs_with" else row[4]
+            entry.update(relation=row[2], direction=direction, strength=float(row[3]))
+    for row in conn.execute(
+        "SELECT b_kind, b_id, count FROM coactivations WHERE a_kind = ? AND a_id = ? "
+        "UNION ALL SELECT a_kind, a_id, count FROM coactivations WHERE b_kind = ? AND b_id = ?",
+        (kind, node_id, kind, node_id),
+    ):
+        key = (row[0], int(row[1]))
+        entry = found.setdefault(key, {"relation": None, "direction": None, "strength": None, "count": 0.0})
+        entry["count"] += float(row[2])
+    ordered = sorted(
+        found.items(), key=lambda kv: (-(kv[1]["strength"] or 0.0), -kv[1]["count"], kv[0][0], kv[0][1])
+    )[:limit]
+    names = _names(lib, [k for k, _ in ordered])
+    return node_id, [
+        Neighbour(k[0], k[1], names.get(k), v["relation"], v["direction"], v["strength"], v["count"])
+        for k, v in ordered
+    ]
+
+
+def _names(lib: Library, nodes: list[tuple[str, int]]) -> dict[tuple[str, int], str]:
+    out: dict[tuple[str, int], str] = {}
+    for kind, table, column in (("skill", "skills", "name"), ("memory", "memories", "key")):
+        ids = [i for k, i in nodes if k == kind]
+        if ids:
+            marks = ",".join("?" * len(ids))
+            for row in lib.conn.execute(f"SELECT id, {column} FROM {table} WHERE id IN ({marks})", ids):
+                out[(kind, row[0])] = row[1]
+    return out

@@ -1,0 +1,198 @@
+"""The candidate pool that weighted ranking re-scores, with each candidate's outcome counters.
+
+Scoring every match with FTS5's ``bm25()`` is what makes a broad OR query slow (a query matching
+45 % of 10k skills scores 4,500 rows). The pool uses coordination-level matching instead: entries
+containing all query words first; only when fewer than ``pool_min`` match is the level relaxed to
+"any k-1 of the k words", then k-2 …, and finally to the plain OR query. Each level is a superset of
+the one above, so the first level with enough matches is the pool, and ``bm25()`` only scores rows
+of that level. At most ``pool`` rows per kind, best BM25 first, ties by id.
+
+Counters come from ``skill_stats`` / ``skill_task_stats`` (kept by triggers), one indexed lookup
+per candidate, so ranking never aggregates telemetry at query time. Memories have no outcomes: their
+counters are zero and their recency is their last edit.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from dataclasses import dataclass
+from itertools import combinations
+from math import comb
+from typing import Any
+
+import numpy as np
+
+from .lexical import SNIPPET_CHARS
+from .query import content_tokens, fts_query
+
+MAX_GROUPS_PER_LEVEL = 16  # past this many word subsets a level is skipped in favour of plain OR
+
+
+# Pool columns: one float64 matrix per kind, so ranking is a handful of numpy operations.
+ID, BM25, LAST_USED, USES, SUCCESSES, TASK_USES, TASK_SUCCESSES = range(7)
+COLUMNS = 7
+
+
+@dataclass(frozen=True)
+class Pool:
+    """Candidates of one kind: ``matrix[i]`` holds the columns above for candidate ``i`` (``BM25`` is
+    FTS5's value negated, so higher is better; ``LAST_USED`` falls back to the entry's last edit)."""
+
+    kind: str
+    matrix: np.ndarray
+    shown: dict[int, tuple[str, str, bool]] | None = None  # name, snippet, deprecated when already fetched
+    ordered: bool = False  # rows are already in final weighted order (memories, scored in SQL)
+    sql_scores: list[float] | None = None  # their weighted scores, when scored in SQL
+
+    def __len__(self) -> int:
+        return int(self.matrix.shape[0])
+
+
+# Deprecated skills are excluded by rowid against the (deprecated, id) index, so the FTS query never
+# reads a skills row per match; counters are joined for the pool only, and names and snippets are
+# fetched afterwards for the results actually returned.
+_SKILLS = """
+SELECT c.id, -c.b, coalesce(st.last_used_at, s.updated_at), coalesce(st.uses, 0), coalesce(st.successes, 0),
+       coalesce(tt.uses, 0), coalesce(tt.successes, 0)
+FROM (SELECT rowid AS id, bm25(skills_fts) AS b FROM skills_fts
+      WHERE skills_fts MATCH ? {deprecated}
+      ORDER BY b, rowid LIMIT ?) AS c
+JOIN skills AS s ON s.id = c.id
+LEFT JOIN skill_stats AS st ON st.skill_id = c.id
+LEFT JOIN skill_task_stats AS tt ON tt.task_hash = ? AND tt.skill_id = c.id
+"""
+_NOT_DEPRECATED = "AND rowid NOT IN (SELECT id FROM skills WHERE deprecated = 1)"
+
+# Memories carry no outcomes, so their weighted score (relevance x 0.5 x recency of the last edit)
+# needs no counters: SQL orders the level by it and returns only the best ``limit``, with their
+# keys and snippets. A memory level is used as soon as it has ``limit`` matches.
+_MEMORIES = """
+SELECT m.id, m.updated_at, m.key, substr(m.content, 1, ?),
+       max(-bm25(memories_fts) / ?, ?) * pow(2.0, -max(? - m.updated_at, 0.0) / ?) AS w
+FROM memories_fts JOIN memories AS m ON m.id = memories_fts.rowid
+WHERE memories_fts MATCH ?
+ORDER BY w DESC, m.id
+LIMIT ?
+"""
+_MAX_ROWID = {
+    "skill": "SELECT coalesce(max(rowid), 0) FROM skills",
+    "memory": "SELECT coalesce(max(rowid), 0) FROM memories",
+}
+
+_DETAILS = {
+    "skill": "SELECT id, name, substr(description, 1, ?), deprecated FROM skills WHERE id IN ({marks})",
+    "memory": "SELECT id, key, substr(content, 1, ?), 0 FROM memories WHERE id IN ({marks})",
+}
+
+
+def ensure_sql_math(conn: sqlite3.Connection) -> None:
+    """Memory ranking uses SQL ``pow``; SQLite builds without the math functions get a Python one."""
+    try:
+        conn.execute("SELECT pow(2.0, 1.0)").fetchone()
+    except sqlite3.OperationalError:
+        conn.create_function("pow", 2, math.pow, deterministic=True)
+
+
+def _quote(token: str) -> str:
+    return '"' + token.replace('"', '""') + '"'
+
+
+def coordination_levels(text: str) -> list[tuple[str, int]]:
+    """FTS5 expressions from strictest (all words) to loosest (any word), skipping levels with too
+    many word subsets, each with its repeat factor. Every expression uses quoted tokens only, so none
+    can be a syntax error.
+
+    A level "any m of the k words" ORs every m-word subset, so each word appears in C(k-1, m-1)
+    subsets; FTS5's ``bm25()`` sums over the expression's phrases, so a level's score is that
+    factor times the plain OR query's. Dividing by it gives back the query's own BM25.
+    """
+    tokens = content_tokens(text)
+    k = len(tokens)
+    if k == 0:
+        return []
+    quoted = [_quote(t) for t in tokens]
+    levels: list[tuple[str, int]] = []
+    for m in range(k, 1, -1):
+        if comb(k, m) > MAX_GROUPS_PER_LEVEL:
+            break
+        if k == 4 and m == 3:
+            # "Any 3 of a, b, c, d" as (a AND b AND (c OR d)) OR (c AND d AND (a OR b)): 8 phrases instead
+            # of 12, still every word exactly twice (so BM25 stays the query's own, times 2); about
+            # half the cost of the subset form for the most common relaxed level.
+            a, b, c, d = quoted
+            levels.append((f"({a} AND {b} AND ({c} OR {d})) OR ({c} AND {d} AND ({a} OR {b}))", 2))
+            continue
+        groups = [" AND ".join(group) for group in combinations(quoted, m)]
+        expression = groups[0] if len(groups) == 1 else " OR ".join(f"({g})" for g in groups)
+        levels.append((expression, comb(k - 1, m - 1)))
+    levels.append((" OR ".join(quoted), 1))
+    return levels
+
+
+def candidate_pool(
+    conn: sqlite3.Connection,
+    text: str,
+    kind: str,
+    *,
+    pool: int,
+    pool_min: int,
+    task_hash: str | None = None,
+    include_deprecated: bool = False,
+    memory_order: tuple[float, float, float, int] = (0.01, 0.0, 14.0 * 86_400.0, 10),
+) -> Pool:
+    """Up to ``pool`` candidates of ``kind`` from the strictest coordination level with at least
+    ``pool_min`` matches (or the loosest level). A table with at most ``pool`` rows goes straight to
+    the loosest level: its whole match set fits in the pool. For memories ``memory_order`` is
+    (floor, now, half-life in seconds, limit) and the pool is the best ``limit`` by weighted score."""
+    if kind == "skill":
+        sql = _SKILLS.format(deprecated="" if include_deprecated else _NOT_DEPRECATED)
+    elif kind == "memory":
+        sql = _MEMORIES
+    else:
+        raise ValueError(f"unknown kind {kind!r}")
+    rows: list[tuple[Any, ...]] = []
+    if pool > 0:
+        cursor = conn.cursor()
+        cursor.row_factory = None  # plain tuples straight into numpy
+        if cursor.execute(_MAX_ROWID[kind]).fetchone()[0] <= pool:
+            loosest = fts_query(text)  # the whole table fits in the pool: no level can do better
+            levels = [(loosest, 1)] if loosest is not None else []
+        else:
+            levels = coordination_levels(text)
+        repeat = 1
+        for match, level_repeat in levels:
+            repeat = level_repeat
+            if kind == "skill":
+                rows = cursor.execute(sql, (match, pool, task_hash)).fetchall()
+                enough = min(pool_min, pool)
+            else:
+                floor, now, half_life_s, limit = memory_order
+                rows = cursor.execute(sql, (SNIPPET_CHARS, repeat, floor, now, half_life_s, match, limit)).fetchall()
+                enough = limit
+            if len(rows) >= enough:
+                break
+    if kind == "memory":
+        # w = max(bm25, floor) x recency; recover the floored relevance for the hit's bm25 field.
+        floor, now, half_life_s, _ = memory_order
+        matrix = np.zeros((len(rows), COLUMNS))
+        for i, (entry_id, updated_at, _key, _text, w) in enumerate(rows):
+            recency = math.pow(2.0, -max(now - updated_at, 0.0) / half_life_s)
+            matrix[i, ID], matrix[i, LAST_USED] = entry_id, updated_at
+            matrix[i, BM25] = w / recency if recency > 0 else floor
+        shown = {r[0]: (r[2], r[3], False) for r in rows}
+        return Pool(kind, matrix, shown, ordered=True, sql_scores=[0.5 * r[4] for r in rows])
+    matrix = np.array(rows, dtype=np.float64) if rows else np.zeros((0, COLUMNS))
+    if repeat != 1:
+        matrix[:, BM25] /= repeat
+    return Pool(kind, matrix)
+
+
+def details(conn: sqlite3.Connection, kind: str, ids: list[int]) -> dict[int, tuple[str, str, bool]]:
+    """Name (or key), snippet and deprecated flag of the entries about to be returned."""
+    if not ids:
+        return {}
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    sql = _DETAILS[kind].format(marks=",".join("?" * len(ids)))
+    return {row[0]: (row[1], row[2], bool(row[3])) for row in cursor.execute(sql, (SNIPPET_CHARS, *ids))}

@@ -1,0 +1,63 @@
+"""Phases other features contribute to the dream: failure catch-up, policy mining, graph upkeep."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kaos_dream import Library
+from kaos_dream.failures import Diagnosis, register_diagnoser, unregister_diagnoser
+
+from .conftest import run_kaos
+
+
+def approve(lib: Library, action: str) -> None:
+    intent = lib.log.intent("worker", action).position
+    lib.log.vote("reviewer", intent, True)
+    lib.log.decide(intent)
+
+
+def test_dry_run_proposes_policies_and_apply_enables_them(lib: Library) -> None:
+    for _ in range(3):
+        approve(lib, "rotate keys")
+    dry = lib.dream.run()
+    assert dry.summary["phases"]["policies"]["proposed"] == [1]
+    assert lib.policies.get(1).status == "proposed"
+    lib.dream.run(apply=True)
+    assert lib.policies.get(1).status == "enabled"
+    assert "policy 1 enabled" in lib.dream.show(2)["digest"]
+
+
+def test_failure_catch_up_recategorizes_and_reports_alerts(lib: Library) -> None:
+    lib.failures.record("mystery", "zzfoo.QuuxWidgetError was raised", agent="a1")
+    for i in range(5):
+        lib.failures.record("db", "ConnectionRefusedError: connect ECONNREFUSED 10.0.0.5:5432", agent=f"w{i}")
+    assert lib.failures.get(1)["category"] == "unknown"
+
+    def quux(failure):
+        if "QuuxWidgetError" in failure.text:
+            return Diagnosis("code", "the quux widget is broken", "fix the widget", 0.9)
+        return None
+
+    register_diagnoser("quux", quux)
+    try:
+        dry = lib.dream.run()
+        assert dry.summary["phases"]["failures"]["recategorized"] == 0  # a dry run changes nothing
+        applied = lib.dream.run(apply=True)
+    finally:
+        unregister_diagnoser("quux")
+    assert applied.summary["phases"]["failures"]["recategorized"] == 1
+    assert lib.failures.get(1)["category"] == "code"
+    digest = lib.dream.show(2)["digest"]
+    assert "## Failures" in digest and "Open systemic alerts" in digest
+
+
+def test_dream_run_through_the_cli_mines_policies(tmp_path: Path) -> None:
+    db = tmp_path / "cli.db"
+    with Library(db) as lib:
+        for _ in range(3):
+            approve(lib, "deploy staging")
+    out = json.loads(run_kaos("dream", "run", "--apply", "--quiet", "--json", db=db).stdout)
+    assert out["summary"]["phases"]["policies"]["enabled"] == [1]
+    auto = json.loads(run_kaos("log", "intent", "w", "deploy staging", "--auto", "--json", db=db).stdout)
+    assert auto["decided_by_policy"] == 1
