@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .episodes import END_STATES, clean_agent_id
 from .errors import InvalidInputError
 from .graph.nodes import Node, labels, resolve_node
 from .skills import template_parameters
@@ -37,39 +38,87 @@ def search(
     *,
     kind: str = "all",
     limit: int = 10,
+    rank: str | None = None,
     expand: int = 0,
     mode: str = "gated",
+    record_hits: bool = False,
+    agent: str | None = None,
+    task: str | None = None,
 ) -> dict[str, Any]:
-    """Skills and memories for ``query``, best first; ``expand`` > 0 lets graph activation append up
-    to that many related items after the lexical results (which it never reorders or evicts)."""
+    """Skills and memories for ``query``, best first (``rank``: weighted, wilson or bm25; default from
+    settings). ``expand`` > 0 lets graph activation append up to that many related items after the
+    ranked results, never reordering or evicting them. ``record_hits`` writes one hit row per
+    *returned* item, graph-added ones included (the agent saw them), attributed to ``agent``;
+    without it the search only reads."""
     if kind not in SEARCH_KINDS:
         raise InvalidInputError(f"unknown kind {kind!r}: use all, skill or memory")
     _check_limit(limit)
     _check_limit(expand, "expand")
     wanted = None if kind == "all" else kind
-    hits = lib.search(query, kind=wanted, limit=limit)
-    results: list[dict[str, Any]]
+    hits = lib.search(query, kind=wanted, limit=limit, rank=rank, task=task)
+    returned: list[Any] = list(hits)
     if expand > 0:
         from .graph.retrieval import expand as graph_expand
 
         kinds = ("skill", "memory") if wanted is None else (wanted,)
-        results = [_expanded(r) for r in graph_expand(lib, hits, extra=expand, mode=mode, kinds=kinds)]
-    else:
-        results = [_hit(h) for h in hits]
-    return {"query": query, "results": results}
+        returned = graph_expand(lib, hits, extra=expand, mode=mode, kinds=kinds)
+    # expand keeps the ranked hits first, in order; only what it appends comes from the graph
+    results = [_hit(h) for h in hits] + [_graph_item(r) for r in returned[len(hits):]]
+    if record_hits:
+        lib.episodes.record_hits(returned, query, agent)
+    return {"query": query, "results": results, "recorded_hits": len(returned) if record_hits else 0}
 
 
 def _hit(hit: Any) -> dict[str, Any]:
     return {"kind": hit.kind, "id": hit.id, "name": hit.name, "text": hit.text, "score": hit.score,
-            "bm25": hit.bm25, "source": "lexical"}
+            "bm25": hit.bm25, "uses": hit.uses, "successes": hit.successes, "source": "lexical"}
 
 
-def _expanded(hit: Any) -> dict[str, Any]:
-    out = {"kind": hit.kind, "id": hit.id, "name": hit.name, "text": hit.text, "score": hit.score,
-           "source": hit.source}
-    if hit.source == "graph":
-        out["via"] = list(hit.path)
-    return out
+def _graph_item(item: Any) -> dict[str, Any]:
+    return {"kind": item.kind, "id": item.id, "name": item.name, "text": item.text, "score": item.score,
+            "source": "graph", "via": list(item.path)}
+
+
+# -- episodes and outcomes -------------------------------------------------------------------------
+def record_outcome(
+    lib: Library, skill: str, success: bool, *, agent: str | None = None, task: str | None = None
+) -> dict[str, Any]:
+    """One outcome of applying ``skill``: what weighted ranking learns from."""
+    outcome = lib.record_outcome(skill, success, agent=agent, task=task)
+    return {**outcome.to_dict(), "skill": lib.skills.get(outcome.skill_id).name}
+
+
+def agent_start(lib: Library, agent: str | None = None, name: str | None = None) -> dict[str, Any]:
+    return lib.episodes.start(agent, name).to_dict()
+
+
+def agent_end(
+    lib: Library,
+    agent: str,
+    state: str,
+    *,
+    conclusion: str | None = None,
+    citations: Sequence[str] = (),
+    error_tool: str | None = None,
+    error: str | None = None,
+) -> dict[str, Any]:
+    """End an episode (completed, failed or killed). A failed episode may name the failure that ended
+    it (``error_tool`` + ``error``): it is recorded for the agent first, so the episode-end batch sees
+    it. Everything is validated before anything is written; ending an ended episode changes nothing
+    (and records no failure)."""
+    if state not in END_STATES:
+        raise InvalidInputError(f"state must be one of {', '.join(END_STATES)}")
+    if (error_tool is None) != (error is None):
+        raise InvalidInputError("give both error_tool and error, or neither")
+    if error_tool is not None and state != "failed":
+        raise InvalidInputError("error_tool and error are for state 'failed' only")
+    cited = parse_citations(citations)
+    episode = lib.episodes.get(clean_agent_id(agent))
+    failure = None
+    if error_tool is not None and error is not None and episode.state == "running":
+        failure = failure_record(lib, error_tool, error, episode.id)
+    result = lib.episodes.end(episode.id, state, conclusion, cited)
+    return {**result.to_dict(), "failure": failure}
 
 
 # -- failures ---------------------------------------------------------------------------------------

@@ -55,6 +55,7 @@ INSTRUCTIONS = (
 
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+SEARCH = WRITE  # reads, unless record_hits is set
 
 Agent = Annotated[
     str | None,
@@ -136,13 +137,68 @@ def build_server(lib: Library) -> KaosMCPServer:
         query: Annotated[str, Field(description="Any text; it is made safe for full-text search.")],
         kind: Annotated[Literal["all", "skill", "memory"], Field(description="What to search.")] = "all",
         limit: Limit = 10,
+        rank: Annotated[
+            Literal["weighted", "wilson", "bm25"] | None,
+            Field(description="weighted: relevance x proven outcomes x recency (default); wilson: the seed "
+                  "formula; bm25: text relevance only."),
+        ] = None,
         expand: Annotated[
             int, Field(ge=0, le=tools.MAX_LIMIT, description="Let the causal graph append up to N related items "
-                       "after the lexical results (never reordering them); 0 = off.")
+                       "after the ranked results (never reordering them); 0 = off.")
         ] = 0,
+        record_hits: Annotated[
+            bool, Field(description="Record what this search returned to you (pass agent): it feeds the episode's "
+                        "learning and gives record_outcome its task context.")
+        ] = False,
+        agent: Agent = None,
+        task: Annotated[
+            str | None, Field(description="Rank by outcomes on this task (default: the query itself).")
+        ] = None,
     ) -> dict[str, Any]:
-        """Find skills and memories for a task, best first. Read-only."""
-        return gate.call(tools.search, query, kind=kind, limit=limit, expand=expand)
+        """Find skills and memories for a task, best first, with each skill's uses/successes. Writes only
+        with record_hits."""
+        return gate.call(tools.search, query, kind=kind, limit=limit, rank=rank, expand=expand,
+                         record_hits=record_hits, agent=agent, task=task)
+
+    def record_outcome(
+        skill: SkillRef,
+        success: Annotated[bool, Field(description="Did applying the skill work?")],
+        agent: Agent = None,
+        task: Annotated[
+            str | None, Field(description="The task it was applied to (default: your latest search that "
+                              "returned this skill).")
+        ] = None,
+    ) -> dict[str, Any]:
+        """Report whether applying a skill worked. Proven skills rise in search, failing ones sink."""
+        return gate.call(tools.record_outcome, skill, success, agent=agent, task=task)
+
+    def agent_start(
+        agent: Annotated[
+            str | None, Field(description="Episode id to use (default: a new random id).", max_length=200)
+        ] = None,
+        name: Annotated[str | None, Field(description="A label for people.")] = None,
+    ) -> dict[str, Any]:
+        """Start an episode (agent session); returns its id. Pass it as agent= to the other tools, and end
+        it with agent_end."""
+        return gate.call(tools.agent_start, agent, name)
+
+    def agent_end(
+        agent: Annotated[str, Field(description="The episode id from agent_start.", max_length=200)],
+        state: Annotated[Literal["completed", "failed", "killed"], Field(description="How the episode ended.")],
+        conclusion: Annotated[str | None, Field(description="What you concluded or produced.")] = None,
+        citations: Annotated[
+            list[str], Field(description="What you relied on, as KIND:REF (skill:NAME, memory:KEY, failure:ID).")
+        ] = [],  # noqa: B006  (pydantic copies defaults; this is the schema's default, never mutated)
+        error_tool: Annotated[
+            str | None, Field(description="With state=failed: the tool whose failure ended the episode.")
+        ] = None,
+        error: Annotated[str | None, Field(description="With state=failed: that failure's error text.")] = None,
+    ) -> dict[str, Any]:
+        """End your episode. Only a completed episode that passes validation reinforces the skills and
+        memories it used; failed and killed ones are recorded without reinforcing anything. With state=failed,
+        error_tool + error record the failure first. Ending an ended episode changes nothing."""
+        return gate.call(tools.agent_end, agent, state, conclusion=conclusion, citations=citations,
+                         error_tool=error_tool, error=error)
 
     def failure_record(tool: Tool, message: Message, agent: Agent = None) -> dict[str, Any]:
         """Record a failure you hit: returns its fingerprint, diagnosis (category, root cause, suggested
@@ -205,8 +261,9 @@ def build_server(lib: Library) -> KaosMCPServer:
         return gate.call(tools.dream_status)
 
     for fn, kind in (
-        (search, READ), (skill_get, READ), (skill_apply, READ), (memory_add, WRITE), (failure_record, WRITE),
-        (failure_lookup, READ), (alerts_check, READ), (related, READ), (dream_status, READ),
+        (agent_start, WRITE), (search, SEARCH), (skill_get, READ), (skill_apply, READ), (record_outcome, WRITE),
+        (memory_add, WRITE), (failure_lookup, READ), (failure_record, WRITE), (agent_end, WRITE),
+        (alerts_check, READ), (related, READ), (dream_status, READ),
     ):
         server.register(fn, kind)
     return server

@@ -24,8 +24,8 @@ from kaos_dream import Library, Settings  # noqa: E402
 from .conftest import PROJECT_ROOT, file_digest, kaos_command, run_kaos  # noqa: E402
 
 EXPECTED_TOOLS = {
-    "search", "skill_get", "skill_apply", "memory_add", "failure_record", "failure_lookup", "alerts_check",
-    "related", "dream_status",
+    "agent_start", "search", "skill_get", "skill_apply", "record_outcome", "memory_add", "failure_lookup",
+    "failure_record", "agent_end", "alerts_check", "related", "dream_status",
 }
 
 
@@ -101,7 +101,13 @@ def test_lists_every_tool_and_read_tools_leave_the_file_unchanged(library_file: 
         # Human-only operations are named as such where an agent would look for them.
         assert "human-only" in listed["alerts_check"].description
         assert "human-only" in listed["dream_status"].description
-        assert listed["search"].annotations.read_only_hint is True
+        assert listed["skill_get"].annotations.read_only_hint is True
+        assert listed["search"].annotations.read_only_hint is False  # record_hits writes
+        end = listed["agent_end"].input_schema
+        assert end["required"] == ["agent", "state"]
+        assert end["properties"]["state"]["enum"] == ["completed", "failed", "killed"]
+        assert end["properties"]["citations"]["type"] == "array"
+        assert listed["record_outcome"].input_schema["properties"]["success"]["type"] == "boolean"
         assert listed["failure_record"].annotations.read_only_hint is False
         await call(s, "search", {"query": "csv", "expand": 3})
         await call(s, "skill_get", {"skill": "csv-to-parquet"})
@@ -146,6 +152,67 @@ def test_tools_act_on_the_library(library_file: Path) -> None:
         assert lib.memories.get("pyarrow").content == "parquet needs pyarrow>=14"
         fp = lib.failures.list()[0]
         assert fp["occurrences"] == 2 and fp["agents"] == 2
+
+
+def test_a_full_episode_over_mcp(library_file: Path) -> None:
+    """search -> apply -> record outcome -> failure -> end, for a failed and then a completed episode."""
+    seen: dict[str, Any] = {}
+
+    async def script(s: ClientSession) -> None:
+        started = await call(s, "agent_start", {"agent": "etl-1", "name": "nightly ETL"})
+        assert started["id"] == "etl-1" and started["state"] == "running"
+        found = await call(s, "search", {"query": "convert csv to parquet", "record_hits": True, "agent": "etl-1"})
+        assert found["results"][0]["name"] == "csv-to-parquet" and found["recorded_hits"] == len(found["results"])
+        applied = await call(s, "skill_apply", {"skill": "csv-to-parquet", "params": {"path": "in.csv"}})
+        assert applied["rendered"] == "Convert in.csv to parquet"
+        outcome = await call(s, "record_outcome", {"skill": "csv-to-parquet", "success": False, "agent": "etl-1"})
+        assert outcome["skill"] == "csv-to-parquet" and outcome["task"] == "convert csv to parquet"
+        looked = await call(s, "failure_lookup", {"tool": "pyarrow", "message": "ArrowInvalid: CSV parse error"})
+        assert looked == {"known": False}
+        ended = await call(s, "agent_end", {
+            "agent": "etl-1", "state": "failed", "conclusion": "the CSV was malformed",
+            "citations": ["skill:csv-to-parquet"], "error_tool": "pyarrow",
+            "error": "ArrowInvalid: CSV parse error: Expected 3 columns, got 4",
+        })
+        assert ended["changed"] is True and ended["learned"] is False and ended["episode"]["state"] == "failed"
+        assert ended["failure"]["new"] is True
+        seen["fp"] = ended["failure"]["fingerprint_id"]
+        again = await call(s, "agent_end", {"agent": "etl-1", "state": "completed"})
+        assert again["changed"] is False and again["failure"] is None and again["episode"]["state"] == "failed"
+
+        # A second agent succeeds with two skills and a memory: a completed episode may teach the graph.
+        second = (await call(s, "agent_start", {}))["id"]
+        seen["second"] = second
+        await call(s, "search", {"query": "s3 throttle", "record_hits": True, "agent": second})
+        for skill in ("csv-to-parquet", "retry-with-backoff"):
+            await call(s, "record_outcome", {"skill": skill, "success": True, "agent": second,
+                                             "task": "load the nightly files"})
+        done = await call(s, "agent_end", {"agent": second, "state": "completed", "conclusion": "loaded",
+                                           "citations": ["memory:s3-throttle", "skill:retry-with-backoff"]})
+        assert done["learned"] is True and done["pairs"] == 3
+        ranked = await call(s, "search", {"query": "convert csv", "kind": "skill", "rank": "wilson"})
+        assert (ranked["results"][0]["uses"], ranked["results"][0]["successes"]) == (2, 1)
+        status = await call(s, "dream_status", {})
+        assert status["agents"] == {"completed": 1, "failed": 1}
+        assert status["telemetry"]["skill_uses"] == 3 and status["telemetry"]["coactivations"] == 3
+
+    drive(library_file, script)
+    with Library(library_file, settings=Settings(), readonly=True) as lib:
+        conn = lib.conn
+        first = lib.episodes.get("etl-1")
+        assert first.state == "failed" and first.conclusion == "the CSV was malformed"
+        assert first.citations == (("skill", "csv-to-parquet"),)
+        uses = conn.execute("SELECT success, task FROM skill_uses WHERE agent_id = 'etl-1'").fetchall()
+        assert [tuple(r) for r in uses] == [(0, "convert csv to parquet")]
+        assert conn.execute("SELECT count(*) FROM skill_hits WHERE agent_id = 'etl-1'").fetchone()[0] >= 1
+        assert lib.failures.ids_for_agent("etl-1") == (seen["fp"],)
+        assert lib.failures.get(seen["fp"])["tool"] == "pyarrow"
+        hits = conn.execute("SELECT count(*) FROM memory_hits WHERE agent_id = ?", (seen["second"],)).fetchone()[0]
+        assert hits == 1
+        pairs = conn.execute("SELECT a_kind, b_kind, count FROM coactivations").fetchall()
+        assert sorted(tuple(r) for r in pairs) == [("memory", "skill", 0.5), ("memory", "skill", 0.5),
+                                                   ("skill", "skill", 1.0)]
+        assert lib.check() == []
 
 
 def test_failure_lookup_names_preventing_skills_and_related_follows_edges(library_file: Path) -> None:
@@ -200,6 +267,26 @@ def test_bad_arguments_are_tool_errors_and_the_server_keeps_serving(library_file
         assert "bad node 'csv'" in await call_error(s, "related", {"node": "csv"})
         assert "message: required" in await call_error(s, "failure_lookup", {"tool": "sh"})
         assert "Unknown tool" in await call_error(s, "merge_accept", {})
+        assert "no skill 'no-such-skill'" in await call_error(s, "record_outcome",
+                                                              {"skill": "no-such-skill", "success": True})
+        assert "success: Input should be a valid boolean" in await call_error(
+            s, "record_outcome", {"skill": "csv-to-parquet", "success": "maybe"})
+        assert "success: required" in await call_error(s, "record_outcome", {"skill": "csv-to-parquet"})
+        assert "no agent 'ghost'" in await call_error(s, "agent_end", {"agent": "ghost", "state": "completed"})
+        assert "state: Input should be 'completed', 'failed' or 'killed'" in await call_error(
+            s, "agent_end", {"agent": "ghost", "state": "done"})
+        await call(s, "agent_start", {"agent": "a1"})
+        assert "agent 'a1' already exists" in await call_error(s, "agent_start", {"agent": "a1"})
+        assert "for state 'failed' only" in await call_error(
+            s, "agent_end", {"agent": "a1", "state": "completed", "error_tool": "sh", "error": "boom"})
+        assert "give both error_tool and error" in await call_error(
+            s, "agent_end", {"agent": "a1", "state": "failed", "error_tool": "sh"})
+        assert "bad citation 'csv-to-parquet'" in await call_error(
+            s, "agent_end", {"agent": "a1", "state": "completed", "citations": ["csv-to-parquet"]})
+        assert "citations: Input should be a valid list" in await call_error(
+            s, "agent_end", {"agent": "a1", "state": "completed", "citations": "skill:csv-to-parquet"})
+        assert "rank: Input should be 'weighted', 'wilson' or 'bm25'" in await call_error(
+            s, "search", {"query": "x", "rank": "best"})
         # Still serving, and nothing half-written by the failed calls.
         found = await call(s, "search", {"query": "s3 throttle"})
         assert [r["name"] for r in found["results"]] == ["s3-throttle"]
@@ -207,6 +294,8 @@ def test_bad_arguments_are_tool_errors_and_the_server_keeps_serving(library_file
     drive(library_file, script)
     with Library(library_file, settings=Settings(), readonly=True) as lib:
         assert lib.memories.count() == 1 and lib.failures.list() == []
+        assert lib.episodes.get("a1").state == "running"  # every rejected agent_end left it untouched
+        assert lib.conn.execute("SELECT count(*) FROM skill_uses").fetchone()[0] == 0
 
 
 def test_concurrent_calls_in_one_server_are_serialised(library_file: Path) -> None:
