@@ -322,27 +322,38 @@ def test_concurrent_calls_in_one_server_are_serialised(library_file: Path) -> No
 
 
 def test_many_server_processes_write_one_file(library_file: Path) -> None:
-    """Four servers (four agent hosts) writing at once: every row lands (WAL + BEGIN IMMEDIATE)."""
-    per_server = 15
+    """Four servers (four agent hosts) running episodes at once: every row and counter lands exactly."""
+    per_server = 8
 
     async def host(n: int) -> None:
         async with session(library_file) as s:
             for i in range(per_server):
+                agent = f"host{n}-{i}"
+                await call(s, "agent_start", {"agent": agent})
+                await call(s, "search", {"query": "csv parquet", "record_hits": True, "agent": agent})
+                await call(s, "record_outcome", {"skill": "csv-to-parquet", "success": i % 2 == 0, "agent": agent})
                 await call(s, "failure_record", {"tool": "http_get", "message": "HTTP 503 Service Unavailable",
-                                                 "agent": f"host{n}-{i}"})
+                                                 "agent": agent})
                 await call(s, "memory_add", {"content": f"host {n} note {i}", "key": f"h{n}-{i}"})
+                await call(s, "agent_end", {"agent": agent, "state": "completed" if i % 2 == 0 else "failed"})
 
     async def main() -> None:
-        with anyio.fail_after(120):
+        with anyio.fail_after(180):
             async with anyio.create_task_group() as tg:
                 for n in range(4):
                     tg.start_soon(host, n)
 
     anyio.run(main)
+    total = 4 * per_server
     with Library(library_file, settings=Settings(), readonly=True) as lib:
         fps = lib.failures.list()
-        assert len(fps) == 1 and fps[0]["occurrences"] == 4 * per_server and fps[0]["agents"] == 4 * per_server
-        assert lib.memories.count() == 1 + 4 * per_server
+        assert len(fps) == 1 and fps[0]["occurrences"] == total and fps[0]["agents"] == total
+        assert lib.memories.count() == 1 + total
+        conn = lib.conn
+        assert tuple(conn.execute("SELECT uses, successes FROM skill_stats").fetchone()) == (total, total // 2)
+        assert conn.execute("SELECT count(*) FROM skill_uses").fetchone()[0] == total
+        states = dict(conn.execute("SELECT state, count(*) FROM agents GROUP BY state").fetchall())
+        assert states == {"completed": total // 2, "failed": total // 2}
         assert lib.check() == []
 
 
