@@ -10,7 +10,8 @@ script; no external data):
    per tool, the latency of a call (median, p90, p99) beside the same operation called directly in
    process, so the protocol's share is visible.
 3. Many agent hosts: several server processes writing one file at once; every write must land
-   (failure occurrences and memories counted afterwards), with the wall time and writes per second.
+   (failure occurrences, memories and outcomes counted afterwards), with the wall time and writes per
+   second.
 
 Writes results.json and results.md beside this file (``--quick``: results.quick.*, not committed).
 There is no latency budget for the MCP server in DESIGN.md §11 or the issue, so latency is reported,
@@ -99,16 +100,27 @@ def server_params(path: Path) -> StdioServerParameters:
 
 
 CALLS: dict[str, Callable[[int], dict[str, Any]]] = {
+    "agent_start": lambda i: {"agent": f"rt-agent-{i}"},
     "search": lambda i: {"query": f"{TOPICS[i % 20]} {TOPICS[(i * 3) % 20]}", "limit": 10},
+    "search_record_hits": lambda i: {"query": f"{TOPICS[i % 20]} {TOPICS[(i * 3) % 20]}", "limit": 10,
+                                     "record_hits": True, "agent": f"rt-agent-{i}"},
+    "record_outcome": lambda i: {"skill": f"skill-{i % 100:05d}", "success": i % 3 != 0, "agent": f"rt-agent-{i}"},
     "search_expand": lambda i: {"query": f"{TOPICS[i % 20]} {TOPICS[(i * 7) % 20]}", "limit": 10, "expand": 3},
     "skill_apply": lambda i: {"skill": f"skill-{i % 100:05d}", "params": {"target": f"t{i}"}},
     "failure_lookup": lambda i: {"tool": "http_get", "message": "HTTP 429 Too Many Requests"},
     "failure_record": lambda i: {"tool": "http_get", "message": f"HTTP 503 from shard {i}", "agent": f"bench-{i}"},
     "memory_add": lambda i: {"content": f"round trip note {i}", "key": f"rt-{i}"},
     "dream_status": lambda i: {},
+    "agent_end": lambda i: {"agent": f"rt-agent-{i}", "state": "completed",
+                            "citations": [f"skill:skill-{i % 100:05d}"]},
 }
-TOOL_OF = {"search_expand": "search"}  # measurement name -> tool name
+TOOL_OF = {"search_expand": "search", "search_record_hits": "search"}  # measurement name -> tool name
 DIRECT: dict[str, Callable[[Library, dict[str, Any]], Any]] = {
+    "agent_start": lambda lib, a: tools.agent_start(lib, a["agent"] + "-direct"),
+    "search_record_hits": lambda lib, a: tools.search(lib, a["query"], limit=a["limit"], record_hits=True,
+                                                      agent=a["agent"] + "-direct"),
+    "record_outcome": lambda lib, a: tools.record_outcome(lib, a["skill"], a["success"], agent=a["agent"] + "-direct"),
+    "agent_end": lambda lib, a: tools.agent_end(lib, a["agent"] + "-direct", a["state"], citations=a["citations"]),
     "search": lambda lib, a: tools.search(lib, a["query"], limit=a["limit"]),
     "search_expand": lambda lib, a: tools.search(lib, a["query"], limit=a["limit"], expand=a["expand"]),
     "skill_apply": lambda lib, a: tools.skill_apply(lib, a["skill"], a["params"]),
@@ -172,7 +184,9 @@ async def many_hosts(path: Path, hosts: int, writes: int) -> dict[str, Any]:
                     r1 = await s.call_tool("failure_record", {"tool": "hosts", "message": "ECONNRESET from upstream",
                                                               "agent": f"h{n}-{i}"})
                     r2 = await s.call_tool("memory_add", {"content": f"host {n} write {i}", "key": f"host-{n}-{i}"})
-                    failures += int(bool(r1.is_error)) + int(bool(r2.is_error))
+                    r3 = await s.call_tool("record_outcome", {"skill": "skill-00001", "success": True,
+                                                              "agent": f"h{n}-{i}"})
+                    failures += sum(int(bool(r.is_error)) for r in (r1, r2, r3))
 
     async with anyio.create_task_group() as tg:
         for n in range(hosts):
@@ -187,12 +201,13 @@ async def many_hosts(path: Path, hosts: int, writes: int) -> dict[str, Any]:
             "SELECT count(*) FROM failure_occurrences o JOIN failure_fingerprints f ON f.id = o.fingerprint_id"
             " WHERE f.tool = 'hosts'").fetchone()[0]
         memories = lib.conn.execute("SELECT count(*) FROM memories WHERE key LIKE 'host-%'").fetchone()[0]
+        outcomes = lib.conn.execute("SELECT count(*) FROM skill_uses WHERE agent_id LIKE 'h%-%'").fetchone()[0]
         problems = lib.check()
     expected = hosts * writes
-    return {"hosts": hosts, "writes_per_host": writes, "calls": 2 * expected, "failed_calls": failures,
-            "occurrences": occurrences, "memories": memories, "expected_each": expected,
-            "lost": (expected - occurrences) + (expected - memories), "integrity_problems": problems,
-            "wall_s": wall, "writes_per_s": 2 * expected / wall if wall > 0 else None}
+    return {"hosts": hosts, "writes_per_host": writes, "calls": 3 * expected, "failed_calls": failures,
+            "occurrences": occurrences, "memories": memories, "outcomes": outcomes, "expected_each": expected,
+            "lost": 3 * expected - occurrences - memories - outcomes, "integrity_problems": problems,
+            "wall_s": wall, "writes_per_s": 3 * expected / wall if wall > 0 else None}
 
 
 def write_results(results: dict[str, Any], stem: str) -> Path:
@@ -216,7 +231,7 @@ def write_results(results: dict[str, Any], stem: str) -> Path:
                      f"{d['median_ms']:.3f} | {r['protocol_overhead_median_ms']:.2f} |")
     m = results["many_hosts"]
     lines += ["", "## 3. Many agent hosts writing one file", "",
-              f"{m['hosts']} server processes x {m['writes_per_host']} (failure_record + memory_add): "
+              f"{m['hosts']} server processes x {m['writes_per_host']} (failure_record + memory_add + record_outcome): "
               f"{m['calls']} calls, {m['failed_calls']} failed, {m['lost']} writes lost, "
               f"integrity problems: {len(m['integrity_problems'])}; {m['wall_s']:.2f} s wall, "
               f"{m['writes_per_s']:.0f} writes/s.", "",
