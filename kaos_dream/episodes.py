@@ -170,6 +170,7 @@ WHERE e.pruned_at IS NULL
 
 _LTP_SQL = """
 UPDATE edges SET strength = min(1.0, strength + ? * (1.0 - strength)), activations = activations + 1,
+       last_activated_cycle = coalesce((SELECT CAST(value AS INTEGER) FROM dream_state WHERE key = 'cycle'), 0),
        last_activated_at = ?, updated_at = ?
 WHERE id = ?
 """
@@ -247,8 +248,25 @@ class Episodes:
         """End the episode successfully: the only end state the default gate lets reinforce anything."""
         return self.end(agent_id, "completed", conclusion, citations)
 
-    def fail(self, agent_id: str, conclusion: str | None = None, citations: Iterable[Sequence[str]] = ()) -> EndResult:
-        """End the episode as failed: recorded, hooks run, nothing is reinforced."""
+    def fail(
+        self,
+        agent_id: str,
+        conclusion: str | None = None,
+        citations: Iterable[Sequence[str]] = (),
+        *,
+        tool: str | None = None,
+        error: str | None = None,
+    ) -> EndResult:
+        """End the episode as failed: recorded, hooks run, nothing is reinforced.
+
+        With ``tool`` and ``error`` the failure is recorded first (fingerprint, diagnosis, alerts), so
+        the episode-end hooks see it among the agent's failures.
+        """
+        if (tool is None) != (error is None):
+            raise InvalidInputError("give both tool and error to record the failure, or neither")
+        if tool is not None and error is not None:
+            self.get(clean_agent_id(agent_id))  # an unknown agent is an error before anything is written
+            self._lib.failures.record(tool, error, agent=agent_id)
         return self.end(agent_id, "failed", conclusion, citations)
 
     def kill(self, agent_id: str, conclusion: str | None = None, citations: Iterable[Sequence[str]] = ()) -> EndResult:
@@ -269,6 +287,9 @@ class Episodes:
         agent_id = clean_agent_id(agent_id)
         cited = clean_citations(citations)
         auto = self._lib.settings.dream_auto
+        if auto and not self._conn.in_transaction:
+            # Slow read-only work (LLM validators) happens here, before the write lock is taken.
+            hooks.run_before_episode_end(self._lib, hooks.EpisodeDraft(agent_id, state, conclusion, cited))
         episode_end: hooks.EpisodeEnd | None = None
         learned, reason, pairs_written, strengthened = False, None, 0, 0
         with transaction(self._conn):
@@ -305,6 +326,7 @@ class Episodes:
                     memories=memories,
                     conclusion=conclusion,
                     citations=cited,
+                    failure_ids=self._lib.failures.ids_for_agent(agent_id),
                     extra=dict(extra or {}),
                 )
                 decision = hooks.decide_gate(self._lib, episode_end)

@@ -5,6 +5,8 @@
   the validation gate (Kairos validators) adds more.
 * **Episode-end hooks** run inside the episode-end transaction, after the gate has been decided,
   for every ended episode (gated or not): causal evidence, failure bookkeeping, …
+* **Before-episode-end hooks** run before that transaction begins, outside the write lock, for
+  slow read-only work such as LLM validation; they receive an :class:`EpisodeDraft`.
 * **After-episode hooks** run after that transaction has committed: the automatic dream trigger,
   which must not hold the write lock of the completing agent.
 
@@ -39,6 +41,16 @@ class EpisodeEnd:
 
 
 @dataclass(frozen=True)
+class EpisodeDraft:
+    """An episode about to end: what is known before the episode-end transaction starts."""
+
+    agent_id: str
+    state: str
+    conclusion: str | None
+    citations: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
 class GateDecision:
     passed: bool
     reason: str
@@ -47,6 +59,7 @@ class GateDecision:
 Gate = Callable[["Library", EpisodeEnd], GateDecision]
 EpisodeHook = Callable[["Library", EpisodeEnd, GateDecision], None]
 AfterHook = Callable[["Library", EpisodeEnd], None]
+BeforeHook = Callable[["Library", EpisodeDraft], None]
 
 
 @dataclass(frozen=True)
@@ -59,6 +72,7 @@ class _Entry:
 _GATES: list[_Entry] = []
 _EPISODE_END: list[_Entry] = []
 _AFTER_EPISODE: list[_Entry] = []
+_BEFORE_EPISODE_END: list[_Entry] = []
 
 
 def _register(registry: list[_Entry], name: str, fn: Callable[..., object], order: int) -> None:
@@ -79,8 +93,12 @@ def register_after_episode(name: str, fn: AfterHook, order: int = 100) -> None:
     _register(_AFTER_EPISODE, name, fn, order)
 
 
+def register_before_episode_end(name: str, fn: BeforeHook, order: int = 100) -> None:
+    _register(_BEFORE_EPISODE_END, name, fn, order)
+
+
 def unregister(name: str) -> None:
-    for registry in (_GATES, _EPISODE_END, _AFTER_EPISODE):
+    for registry in (_GATES, _EPISODE_END, _AFTER_EPISODE, _BEFORE_EPISODE_END):
         registry[:] = [e for e in registry if e.name != name]
 
 
@@ -96,6 +114,11 @@ def decide_gate(lib: Library, episode: EpisodeEnd) -> GateDecision:
 def run_episode_end(lib: Library, episode: EpisodeEnd, decision: GateDecision) -> None:
     for entry in list(_EPISODE_END):
         entry.fn(lib, episode, decision)
+
+
+def run_before_episode_end(lib: Library, draft: EpisodeDraft) -> None:
+    for entry in list(_BEFORE_EPISODE_END):
+        entry.fn(lib, draft)
 
 
 def run_after_episode(lib: Library, episode: EpisodeEnd) -> None:

@@ -9,17 +9,20 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
+from . import validation as _validation  # noqa: F401 - installs the validation gate
 from .clock import Clock, SystemClock
 from .coordination import CoordinationLog
 from .dream import Dream
 from .episodes import Episodes, Outcome
 from .errors import InvalidInputError, StoreError
 from .failures import Failures
+from .graph import episode_evidence as _graph_episode_evidence
 from .graph.edges import Graph
 from .llm import LLMClient
 from .memories import Memories
 from .plasticity.task import task_hash
 from .policies import Policies
+from .preferences import Preferences
 from .search import Hit, lexical_candidates
 from .search.candidates import BM25, ID, SUCCESSES, USES, candidate_pool, details, ensure_sql_math
 from .search.ranking import RankParams, score_pool, top
@@ -28,6 +31,10 @@ from .skills import Skills
 from .store import LATEST_VERSION, apply_migrations, connect, schema_version, transaction
 from .store.connect import describe_sqlite_error, enable_wal
 from .store.migrations import check_ownership, require_current
+
+# Causal evidence from ended episodes (skill -caused-> failure, memory -enabled-> skill, and checks of
+# caused/prevented predictions) is recorded by the graph's episode-end hook.
+_graph_episode_evidence.register()
 
 SEARCH_KINDS = ("skill", "memory")
 RANKS = ("weighted", "wilson", "bm25")
@@ -77,6 +84,7 @@ class Library(AbstractContextManager["Library"]):
         self.memories = Memories(self)
         self.log = CoordinationLog(self)
         self.policies = Policies(self)
+        self.preferences = Preferences(self)
         self.llm = LLMClient(self.settings)  # shared by every LLM feature; disabled (with a reason) without a key
         self.failures = Failures(self)
         self.graph = Graph(self)

@@ -37,6 +37,11 @@ class Settings:
     # human-decided intents becomes a policy (KAOS_POLICY_MIN_APPROVAL, KAOS_POLICY_MIN_SUPPORT).
     policy_min_approval: float = 0.9
     policy_min_support: int = 3
+    # Validation gate thresholds (Kairos appendix): KAOS_GROUNDING_THRESHOLD, KAOS_LOGICAL_THRESHOLD,
+    # KAOS_ALIGNMENT_THRESHOLD.
+    grounding_threshold: float = 0.7
+    logical_threshold: float = 0.7
+    alignment_threshold: float = 0.5
     # Failure intelligence (DESIGN.md §8).
     systemic_threshold: int = 5  # distinct agents on one fingerprint within the window raise an alert
     systemic_window_s: float = 120.0  # sliding window for the systemic detector, seconds

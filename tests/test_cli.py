@@ -192,15 +192,32 @@ def test_markup_in_user_text_is_printed_literally(populated: Path) -> None:
 
 def test_demo_builds_and_reruns(tmp_path: Path) -> None:
     path = tmp_path / "demo.db"
+    reports = []
     for _ in range(2):
         r = run_kaos("demo", "--db", str(path), "--json")
         assert r.returncode == 0, r.stderr
-        report = json.loads(r.stdout)
-        assert report["skills"] > 10
-        assert all(report["searches"].values())
+        reports.append(json.loads(r.stdout))
+    report = reports[0]
+    assert report["skills"] > 10 and all(report["searches"].values())
+    assert "# Dream digest" in report["digest"] and "## Failures" in report["digest"]
+    assert report["pending_merges"] and report["alerts"] and report["policies"]
+    assert report["agents"]["failed"] >= 5
+    for volatile in ("path",):
+        for rep in reports:
+            rep.pop(volatile)
+    assert reports[0] == reports[1]  # deterministic: same clock, same seed, same output
+    assert run_kaos("db", "check", db=path).returncode == 0
+    assert run_kaos("alerts", "check", db=path).returncode == 3
     other = tmp_path / "precious.db"
     run_kaos("init", db=other)
     before = file_digest(other)
     r = run_kaos("demo", "--db", str(other))
     assert_one_line_error(r)
     assert file_digest(other) == before
+
+
+def test_demo_table_output_shows_digest_merges_and_alerts(tmp_path: Path) -> None:
+    r = run_kaos("demo", "--db", str(tmp_path / "d.db"))
+    assert r.returncode == 0, r.stderr
+    for needle in ("Dream digest", "pending merges", "systemic alerts", "next, try:"):
+        assert needle in r.stdout

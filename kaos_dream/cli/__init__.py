@@ -30,6 +30,7 @@ from . import memories as memories_cli
 from . import related as related_cli  # noqa: F401  (registers `kaos dream related`)
 from . import search as search_cli
 from . import skills as skills_cli
+from . import validation as validation_cli
 from .common import DbOption, global_options
 from .compat import Abort, ClickException, Exit, NoArgsIsHelpError, UsageError
 
@@ -75,6 +76,7 @@ app.add_typer(db_cli.app, name="db")
 app.add_typer(dream_cli.app, name="dream")
 app.add_typer(coordination_cli.log_app, name="log")
 app.add_typer(coordination_cli.policy_app, name="policy")
+app.add_typer(validation_cli.prefs_app, name="prefs")
 app.add_typer(failures_cli.app, name="failure")
 app.add_typer(failures_cli.alerts_app, name="alerts")
 app.add_typer(graph_cli.app, name="graph")

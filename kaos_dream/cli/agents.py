@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from enum import StrEnum
 from typing import Annotated
 
@@ -77,6 +78,10 @@ def _end(ctx: typer.Context, db: str | None, agent_id: str, state: str, conclusi
          cite: list[str] | None, json_out: bool) -> None:
     with open_for_write(ctx, db) as lib:
         result: EndResult = lib.episodes.end(agent_id, state, conclusion, parse_citations(cite))
+    _report_end(ctx, result, state, json_out)
+
+
+def _report_end(ctx: typer.Context, result: EndResult, state: str, json_out: bool) -> None:
     if wants_json(ctx, json_out):
         output.emit_json(result.to_dict())
         return
@@ -100,13 +105,25 @@ def complete(ctx: typer.Context, agent_id: AgentId, conclusion: Conclusion = Non
 
 
 @app.command("fail")
-def fail(ctx: typer.Context, agent_id: AgentId, conclusion: Conclusion = None, cite: Cite = None,
-         db: DbOption = None, json_out: JsonOption = False) -> None:
-    """End a session as failed: recorded, nothing reinforced.
+def fail(
+    ctx: typer.Context,
+    agent_id: AgentId,
+    conclusion: Conclusion = None,
+    cite: Cite = None,
+    tool: Annotated[str | None, typer.Option("--tool", help="The tool that failed (with --error).")] = None,
+    error: Annotated[str | None, typer.Option("--error", help="Its error message; '-' reads stdin.")] = None,
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """End a session as failed: recorded, nothing reinforced; --tool/--error also record the failure.
 
-    Example: kaos agent fail run-42 --conclusion "warehouse unreachable"
+    Example: kaos agent fail run-42 --tool http_post --error "HTTP 429 Too Many Requests"
     """
-    _end(ctx, db, agent_id, "failed", conclusion, cite, json_out)
+    if error == "-":
+        error = sys.stdin.read()
+    with open_for_write(ctx, db) as lib:
+        result: EndResult = lib.episodes.fail(agent_id, conclusion, parse_citations(cite), tool=tool, error=error)
+    _report_end(ctx, result, "failed", json_out)
 
 
 @app.command("kill")
@@ -125,13 +142,27 @@ def show(ctx: typer.Context, agent_id: AgentId, db: DbOption = None, json_out: J
 
     Example: kaos agent show run-42
     """
+    from ..validation import stored_report
+
     with open_for_read(ctx, db) as lib:
         ep = lib.episodes.get(agent_id)
         activity = lib.episodes.activity(agent_id)
+        validation = stored_report(lib.conn, ep.id)
     if wants_json(ctx, json_out):
-        output.emit_json({**ep.to_dict(), **activity})
+        output.emit_json({**ep.to_dict(), **activity, "validation": validation})
         return
-    output.fields(f"agent {ep.id}", episode_rows(ep) + [("skill hits", activity["skill_hits"])])
+    gate_rows: list[tuple[str, object]] = []
+    if validation is not None:
+        gate_rows = [
+            ("gate", ("passed" if validation["passed"] else "rejected") + f": {validation['reason']}"),
+            ("trust", validation["trust"]),
+            ("novelty", validation["novelty"]),
+        ]
+    output.fields(f"agent {ep.id}", episode_rows(ep) + [("skill hits", activity["skill_hits"])] + gate_rows)
+    if validation is not None:
+        output.table("validators", ["validator", "kind", "score", "passed", "threshold", "reason"], (
+            [v["validator"], v["kind"], v["score"] if v["enabled"] else "off", v["passed"], v["threshold"],
+             v["reason"]] for v in validation["validators"]))
     output.table("outcomes", ["skill id", "name", "uses", "successes"],
                  ([s["skill_id"], s["name"], s["uses"], s["successes"]] for s in activity["skills"]))
     output.table("memories hit", ["memory id", "key", "hits"],

@@ -1,4 +1,4 @@
-"""`kaos demo`: build a small demo library in a fresh file and show the library at work."""
+"""`kaos demo`: build a demo library in a fresh file, simulate agents, dream, and show the result."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ def demo(
     db: Annotated[str, typer.Option("--db", help="Demo file to (re)create.")] = "kaos-demo.db",
     json_out: JsonOption = False,
 ) -> None:
-    """Create a demo library in a fresh file (default ./kaos-demo.db) and run searches on it.
+    """Simulate a team of agents on a fresh demo library (default ./kaos-demo.db), run a dream with
+    --apply, and print the digest, pending merges and alerts with the commands to try next.
 
     Example: kaos demo --db /tmp/demo.db
     """
@@ -25,12 +26,24 @@ def demo(
     if wants_json(ctx, json_out):
         output.emit_json(report)
         return
+    agents = report["agents"]
     output.message(f"demo library written to {os.path.abspath(db)}", style="bold")
-    output.message(f"{report['skills']} skills, {report['memories']} memories")
-    for query, hits in report["searches"].items():
-        output.table(
-            f"kaos --db {db} search {query!r}",
-            ["#", "kind", "name", "score"],
-            ([i, h["kind"], h["name"], h["score"]] for i, h in enumerate(hits, 1)),
-        )
-    output.message("next: " + "; ".join(report["next"]))
+    output.message(
+        f"{report['skills']} skills, {report['memories']} memories; {agents['completed']} agent sessions "
+        f"completed, {agents['failed']} failed; LLM: {report['llm']}"
+    )
+    output.markdown(report["digest"] or "")
+    output.table(
+        "pending merges (review: kaos dream merges --accept N | --reject N --reason …)",
+        ["proposal", "skills", "jaccard", "why"],
+        ([m["id"], " + ".join(m["names"] or []), m["jaccard"], m["rationale"]] for m in report["pending_merges"]),
+    )
+    output.table(
+        "systemic alerts (kaos alerts check exits 3 while one is open)",
+        ["alert", "status", "fingerprint", "agents", "raised"],
+        ([a["id"], a["status"], a["fingerprint_id"], a["agent_count"], output.when(a.get("raised_at"))]
+         for a in report["alerts"]),
+    )
+    output.message("next, try:", style="bold")
+    for step in report["next"]:
+        output.message(f"  {step}")

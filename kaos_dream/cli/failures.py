@@ -114,7 +114,12 @@ def lookup(
         return
     output.fields(
         f"failure {found['fingerprint_id']} ({found['hash'][:12]}, seen {found['occurrences']}x)",
-        [*diagnosis_pairs(found), ("fix", fix_text(found["fix"]))],
+        [
+            *diagnosis_pairs(found),
+            ("fix", fix_text(found["fix"])),
+            ("preventing skills", ", ".join(f"{p['name']} ({p['strength']:.2f})" for p in found["preventing_skills"])
+             or None),
+        ],
     )
 
 

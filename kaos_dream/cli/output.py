@@ -80,3 +80,10 @@ def emit_json_line(value: Any) -> None:
     """One compact JSON document per line (for streams such as `log tail --follow --json`)."""
     sys.stdout.write(json.dumps(value, ensure_ascii=False, default=str) + "\n")
     sys.stdout.flush()
+
+
+def markdown(text: str) -> None:
+    """Render a markdown report (the dream digest) for people."""
+    from rich.markdown import Markdown
+
+    console.print(Markdown(text))

@@ -23,6 +23,28 @@ class RankChoice(StrEnum):
     bm25 = "bm25"
 
 
+class ModeChoice(StrEnum):
+    additive = "additive"
+    gated = "gated"
+    adaptive = "adaptive"
+
+
+def render_expanded(ctx: typer.Context, query: str, expanded: list, json_out: bool) -> None:
+    if wants_json(ctx, json_out):
+        output.emit_json([h.to_dict() for h in expanded])
+        return
+    output.table(
+        f"search: {query} (expanded through the graph)",
+        ["#", "kind", "id", "name", "score", "via", "text"],
+        (
+            [i, h.kind, h.id, h.name, h.score if h.source == "lexical" else h.activation,
+             "lexical" if h.source == "lexical" else " → ".join(f"{p['relation']} from {p['from']}" for p in h.path),
+             output.shorten(h.text, 50)]
+            for i, h in enumerate(expanded, 1)
+        ),
+    )
+
+
 def search(
     ctx: typer.Context,
     query: Annotated[str, typer.Argument(help="Any text; it is made safe for full-text search.", show_default=False)],
@@ -43,12 +65,21 @@ def search(
     record_hits: Annotated[
         bool, typer.Option("--record-hits", help="Record one hit row per result (the only search that writes).")
     ] = False,
+    expand: Annotated[
+        int, typer.Option("--expand", min=0, max=50, help="Add up to N items the graph links to the hits "
+                          "(spreading activation); lexical hits keep their places.")
+    ] = 0,
+    mode: Annotated[
+        ModeChoice, typer.Option(help="Activation mode for --expand.")
+    ] = ModeChoice.gated,
     db: DbOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Search skills and memories, best match first.
 
     Example: kaos search "convert csv to parquet" --kind skill --limit 5 --agent run-42 --record-hits
+
+    Example: kaos search "deploy failed" --expand 3 --mode adaptive
     """
     opener = open_for_write if record_hits else open_for_read
     with opener(ctx, db) as lib:
@@ -62,6 +93,13 @@ def search(
             agent=agent,
             task=task,
         )
+        if expand:
+            from ..graph.retrieval import expand as graph_expand
+
+            expanded = graph_expand(lib, hits, extra=expand, mode=mode.value)
+    if expand:
+        render_expanded(ctx, query, expanded, json_out)
+        return
     if wants_json(ctx, json_out):
         output.emit_json([h.to_dict() for h in hits])
         return

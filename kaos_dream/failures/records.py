@@ -321,7 +321,20 @@ class Failures:
             "confidence": fp["confidence"],
             "diagnostic_method": fp["diagnostic_method"],
             "fix": fp["fix"],
+            "preventing_skills": self.preventing_skills(fp["id"]),
         }
+
+    def preventing_skills(self, fp_id: int, limit: int = 5) -> list[dict[str, Any]]:
+        """Live skills with a ``prevented`` edge to this fingerprint, most confident first (reads only)."""
+        from ..graph.nodes import Node
+
+        out = []
+        for edge in self.lib.graph.preventers(Node("failure", fp_id), limit=limit):
+            row = self.conn.execute("SELECT name FROM skills WHERE id = ?", (edge.src.id,)).fetchone()
+            if row is not None:
+                out.append({"skill_id": edge.src.id, "name": row[0], "strength": round(edge.strength, 4),
+                            "provenance": edge.provenance})
+        return out
 
     def history(self, ref: int | str) -> list[dict[str, Any]]:
         fp_id = self.resolve_id(ref)
@@ -366,7 +379,16 @@ class Failures:
             now = self.lib.now()
             if agent is not None:
                 self.conn.execute("INSERT OR IGNORE INTO agents (id, started_at) VALUES (?, ?)", (agent, now))
-            return fixes.record_outcome(self.conn, fp_id, bool(succeeded), agent, now, self.lib.settings)
+            fix = fixes.active_fix(self.conn, fp_id)
+            result = fixes.record_outcome(self.conn, fp_id, bool(succeeded), agent, now, self.lib.settings)
+            if fix is not None and fix["skill_id"] is not None:
+                # A fix skill's outcome is evidence for (or against) skill —prevented→ failure.
+                from ..graph.nodes import Node
+
+                self.lib.graph.add_evidence(
+                    Node("skill", int(fix["skill_id"])), "prevented", Node("failure", fp_id), correct=bool(succeeded)
+                )
+            return result
 
     def fix_history(self, ref: int | str) -> list[dict[str, Any]]:
         return fixes.history(self.conn, self.resolve_id(ref))

@@ -1,0 +1,46 @@
+"""User preferences: plain key/value statements the alignment validator checks conclusions against
+(e.g. ``risk = "never deploy on Fridays"``)."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import TYPE_CHECKING
+
+from .errors import InvalidInputError, NotFoundError
+from .store import transaction
+
+if TYPE_CHECKING:
+    from .library import Library
+
+MAX_KEY = 100
+MAX_VALUE = 4_000
+
+
+class Preferences:
+    def __init__(self, library: Library) -> None:
+        self._lib = library
+
+    @property
+    def _conn(self) -> sqlite3.Connection:
+        return self._lib.conn
+
+    def set(self, key: str, value: str) -> None:
+        key = key.strip()
+        if not key or len(key) > MAX_KEY or any(ord(c) < 32 for c in key):
+            raise InvalidInputError(f"preference key must be 1-{MAX_KEY} printable characters")
+        if not value.strip() or len(value) > MAX_VALUE or "\x00" in value:
+            raise InvalidInputError(f"preference value must be 1-{MAX_VALUE} characters without NUL")
+        with transaction(self._conn):
+            self._conn.execute(
+                "INSERT INTO preferences (key, value, updated_at) VALUES (?, ?, ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+                (key, value.strip(), self._lib.now()),
+            )
+
+    def all(self) -> dict[str, str]:
+        return {k: v for k, v in self._conn.execute("SELECT key, value FROM preferences ORDER BY key")}
+
+    def remove(self, key: str) -> None:
+        with transaction(self._conn):
+            if self._conn.execute("DELETE FROM preferences WHERE key = ?", (key.strip(),)).rowcount == 0:
+                raise NotFoundError(f"no preference {key!r}")

@@ -1,0 +1,152 @@
+"""Validators and the trust score.
+
+A validator looks at one ended episode and returns a :class:`Verdict`: a score in [0, 1], whether
+it passed its threshold, and a one-line reason — or that it is off (no LLM configured, nothing to
+check) and why. *Quality* validators (outcome, grounding, logical, alignment) make up trust and the
+gate; *report* validators (novelty) are shown beside trust and never averaged into it, because the
+Kairos ablation found that averaging novelty with quality degrades the score.
+
+``trust = mean(score of enabled quality validators)``; the gate passes when every enabled quality
+validator passes its threshold. Custom validators register with :func:`register_validator` or the
+``kaos_dream.validators`` entry-point group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from importlib import metadata
+from typing import TYPE_CHECKING, Any
+
+from ..hooks import EpisodeEnd
+
+if TYPE_CHECKING:
+    from ..library import Library
+
+QUALITY = "quality"
+REPORT = "report"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    validator: str
+    kind: str
+    enabled: bool
+    score: float | None
+    passed: bool | None
+    threshold: float | None
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ValidationContext:
+    """What validators may look at; built once per episode."""
+
+    lib: Library
+    episode: EpisodeEnd
+    cited: tuple[CitedItem, ...]
+    preferences: dict[str, str]
+
+
+@dataclass(frozen=True)
+class CitedItem:
+    kind: str
+    ref: str
+    exists: bool
+    live: bool
+    text: str
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    verdicts: tuple[Verdict, ...]
+    passed: bool
+    trust: float | None
+    novelty: float | None
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "passed": self.passed,
+            "trust": self.trust,
+            "novelty": self.novelty,
+            "reason": self.reason,
+            "validators": [v.to_dict() for v in self.verdicts],
+        }
+
+
+ValidatorFn = Callable[[ValidationContext, float | None], Verdict]
+
+
+@dataclass(frozen=True)
+class ValidatorSpec:
+    name: str
+    kind: str
+    fn: ValidatorFn
+    order: int
+    threshold_setting: str | None  # name of the Settings field holding the threshold
+    default_threshold: float | None
+
+
+_REGISTRY: dict[str, ValidatorSpec] = {}
+_ENTRY_POINTS_LOADED = False
+ENTRY_POINT_GROUP = "kaos_dream.validators"
+
+
+def register_validator(
+    name: str,
+    fn: ValidatorFn,
+    *,
+    kind: str = QUALITY,
+    threshold: float | None = 0.5,
+    threshold_setting: str | None = None,
+    order: int = 100,
+) -> None:
+    """Add (or replace) a validator. ``fn(ctx, threshold) -> Verdict``."""
+    if kind not in (QUALITY, REPORT):
+        raise ValueError(f"validator kind must be {QUALITY!r} or {REPORT!r}")
+    _REGISTRY[name] = ValidatorSpec(name, kind, fn, order, threshold_setting, threshold)
+
+
+def unregister_validator(name: str) -> None:
+    _REGISTRY.pop(name, None)
+
+
+def load_entry_points() -> None:
+    """Import validators other packages declare under ``kaos_dream.validators`` (once)."""
+    global _ENTRY_POINTS_LOADED
+    if _ENTRY_POINTS_LOADED:
+        return
+    _ENTRY_POINTS_LOADED = True
+    for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        hook = entry.load()
+        if callable(hook):
+            hook()
+
+
+def validators() -> list[ValidatorSpec]:
+    load_entry_points()
+    return sorted(_REGISTRY.values(), key=lambda s: (s.order, s.name))
+
+
+def threshold_for(lib: Library, spec: ValidatorSpec) -> float | None:
+    if spec.threshold_setting and hasattr(lib.settings, spec.threshold_setting):
+        return float(getattr(lib.settings, spec.threshold_setting))
+    return spec.default_threshold
+
+
+def summarise(verdicts: list[Verdict]) -> ValidationReport:
+    quality = [v for v in verdicts if v.kind == QUALITY and v.enabled]
+    trust = sum(v.score or 0.0 for v in quality) / len(quality) if quality else None
+    novelty_scores = [v.score for v in verdicts if v.kind == REPORT and v.enabled and v.validator == "novelty"]
+    novelty = novelty_scores[0] if novelty_scores else None
+    failed = [v for v in quality if not v.passed]
+    if failed:
+        reason = "; ".join(f"{v.validator}: {v.reason}" for v in failed)
+        return ValidationReport(tuple(verdicts), False, trust, novelty, reason)
+    if not quality:
+        return ValidationReport(tuple(verdicts), False, None, novelty, "no quality validator was enabled")
+    return ValidationReport(tuple(verdicts), True, trust, novelty, "every enabled validator passed")

@@ -1,0 +1,166 @@
+"""Validators, trust and the validation gate (LLM validators are tested against a fake server)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kaos_dream import Library, ManualClock, Settings, hooks
+from kaos_dream.hooks import EpisodeEnd
+from kaos_dream.validation import QUALITY, REPORT, Verdict, register_validator, unregister_validator
+from kaos_dream.validation.gate import stored_report, validate_episode
+
+
+def episode(lib: Library, state: str = "completed", *, citations=(), conclusion=None, skills=(), memories=(),
+            agent: str = "agent-1") -> EpisodeEnd:
+    now = lib.now()
+    lib.conn.execute("INSERT OR IGNORE INTO agents (id, state, started_at) VALUES (?, 'running', ?)", (agent, now))
+    return EpisodeEnd(agent, state, now, now, tuple(skills), tuple(memories), conclusion, tuple(citations))
+
+
+def verdict(report, name: str) -> Verdict:
+    return next(v for v in report.verdicts if v.validator == name)
+
+
+@pytest.fixture
+def world(mem_lib: Library) -> Library:
+    mem_lib.skills.add("csv-to-parquet", "Convert CSV files to Parquet with a schema")
+    mem_lib.skills.add("old-skill", "Obsolete converter")
+    mem_lib.skills.deprecate("old-skill")
+    mem_lib.memories.add("Parquet schemas avoid type drift", key="parquet-schema")
+    return mem_lib
+
+
+def test_outcome_validator(world: Library) -> None:
+    assert verdict(validate_episode(world, episode(world)), "outcome").passed is True
+    for state in ("failed", "killed"):
+        report = validate_episode(world, episode(world, state))
+        v = verdict(report, "outcome")
+        assert (v.score, v.passed) == (0.0, False)
+        assert report.passed is False and "outcome" in report.reason
+
+
+def test_grounding_scores_live_share(world: Library) -> None:
+    ep = episode(world, citations=[("skill", "csv-to-parquet"), ("memory", "parquet-schema"),
+                                   ("skill", "old-skill"), ("skill", "invented-skill")])
+    v = verdict(validate_episode(world, ep), "grounding")
+    assert v.enabled and v.score == pytest.approx(0.5) and v.passed is False
+    assert "missing skill:invented-skill" in v.reason and "deprecated skill:old-skill" in v.reason
+
+
+def test_grounding_threshold_edges(world: Library) -> None:
+    for i in range(7):
+        world.skills.add(f"s{i}")
+    cites = [("skill", f"s{i}") for i in range(7)] + [("skill", f"ghost{i}") for i in range(3)]
+    v = verdict(validate_episode(world, episode(world, citations=cites)), "grounding")
+    assert v.score == pytest.approx(0.7) and v.passed is True  # exactly at the threshold passes
+    v = verdict(validate_episode(world, episode(world, citations=cites + [("memory", "ghost")])), "grounding")
+    assert v.score < 0.7 and v.passed is False
+
+
+def test_grounding_without_citations_says_so(world: Library) -> None:
+    report = validate_episode(world, episode(world))
+    v = verdict(report, "grounding")
+    assert (v.enabled, v.score, v.reason) == (False, None, "no citations to check")
+    assert report.passed and report.trust == 1.0  # trust over enabled validators only (outcome)
+
+
+def test_grounding_threshold_is_a_setting(clock: ManualClock) -> None:
+    with Library(":memory:", clock=clock, settings=Settings(grounding_threshold=0.4)) as lib:
+        lib.skills.add("real")
+        ep = episode(lib, citations=[("skill", "real"), ("skill", "fake")])
+        assert verdict(validate_episode(lib, ep), "grounding").passed is True
+
+
+def test_novelty_is_reported_but_never_in_trust(world: Library) -> None:
+    cites = [("skill", "csv-to-parquet")]
+    plain = validate_episode(world, episode(world, citations=cites, conclusion="convert csv files to parquet"))
+    novel = validate_episode(world, episode(world, citations=cites,
+                                            conclusion="quantum annealing beats gradient descent here"))
+    assert plain.novelty == 0.0 and novel.novelty == 1.0
+    assert verdict(novel, "novelty").kind == REPORT and verdict(novel, "novelty").passed is None
+    assert plain.trust == novel.trust == 1.0
+    assert plain.passed and novel.passed
+
+
+def test_no_conclusion_means_no_novelty(world: Library) -> None:
+    report = validate_episode(world, episode(world))
+    assert report.novelty is None and verdict(report, "novelty").enabled is False
+
+
+def test_gate_stores_results_and_blocks_learning(world: Library) -> None:
+    ep = episode(world, "completed", citations=[("skill", "ghost")])
+    with world.transaction():
+        decision = hooks.decide_gate(world, ep)
+    assert decision.passed is False and "grounding" in decision.reason
+    stored = stored_report(world.conn, "agent-1")
+    assert stored is not None and stored["passed"] is False
+    assert {v["validator"] for v in stored["validators"]} >= {"outcome", "grounding", "novelty"}
+
+
+def test_custom_validator_joins_trust_and_gate(world: Library) -> None:
+    def strict(ctx, threshold):
+        score = 0.2
+        return Verdict("strict", QUALITY, True, score, score >= (threshold or 0), threshold, "always unhappy")
+
+    register_validator("strict", strict, threshold=0.5)
+    try:
+        report = validate_episode(world, episode(world))
+        assert report.passed is False and report.trust == pytest.approx((1.0 + 0.2) / 2)
+    finally:
+        unregister_validator("strict")
+
+
+def test_broken_custom_validator_is_reported_not_raised(world: Library) -> None:
+    def broken(ctx, threshold):
+        raise RuntimeError("boom")
+
+    register_validator("broken", broken)
+    try:
+        report = validate_episode(world, episode(world))
+        v = verdict(report, "broken")
+        assert v.enabled is False and "boom" in v.reason and report.passed
+    finally:
+        unregister_validator("broken")
+
+
+def test_rejected_episode_reinforces_nothing_and_is_kept_for_audit(lib: Library) -> None:
+    for name in ("a", "b"):
+        lib.skills.add(name, f"skill {name}")
+    with lib.transaction():
+        lib.conn.execute(
+            "INSERT INTO edges (src_kind, src_id, dst_kind, dst_id, relation, strength, provenance, created_at, "
+            "updated_at) VALUES ('skill', 1, 'skill', 2, 'co_occurs_with', 0.5, 'observed', 0, 0)"
+        )
+    lib.episodes.start("liar")
+    lib.record_outcome("a", True, agent="liar")
+    lib.record_outcome("b", True, agent="liar")
+    result = lib.episodes.complete("liar", conclusion="done", citations=[("skill", "ghost"), ("memory", "nope")])
+    assert result.learned is False and "grounding" in (result.gate_reason or "")
+    assert lib.conn.execute("SELECT strength FROM edges").fetchone()[0] == 0.5
+    assert lib.conn.execute("SELECT count(*) FROM coactivations").fetchone()[0] == 0
+    assert lib.episodes.get("liar").citations == (("skill", "ghost"), ("memory", "nope"))
+    lib.episodes.start("honest")
+    lib.record_outcome("a", True, agent="honest")
+    lib.record_outcome("b", True, agent="honest")
+    assert lib.episodes.complete("honest", citations=[("skill", "a")]).learned is True
+    assert lib.conn.execute("SELECT strength FROM edges").fetchone()[0] == 0.55
+
+
+def test_cli_shows_validations(tmp_path) -> None:
+    import json
+
+    from .conftest import file_digest, run_kaos
+
+    db = tmp_path / "v.db"
+    run_kaos("skill", "add", "a", db=db)
+    run_kaos("agent", "start", "--id", "r1", db=db)
+    run_kaos("agent", "complete", "r1", "--conclusion", "did a", "--cite", "skill:a", "--cite", "skill:ghost", db=db)
+    before = file_digest(db)
+    shown = json.loads(run_kaos("agent", "show", "r1", "--json", db=db).stdout)
+    assert shown["validation"]["passed"] is False
+    names = {v["validator"]: v for v in shown["validation"]["validators"]}
+    assert names["grounding"]["score"] == 0.5 and names["logical"]["enabled"] is False
+    listed = json.loads(run_kaos("dream", "validations", "--failed", "--json", db=db).stdout)
+    assert [r["agent_id"] for r in listed] == ["r1"]
+    assert "rejected" in run_kaos("agent", "show", "r1", db=db).stdout
+    assert file_digest(db) == before
