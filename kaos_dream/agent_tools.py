@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .episodes import END_STATES, clean_agent_id
 from .errors import InvalidInputError
-from .graph.nodes import Node, labels, resolve_node
+from .graph.nodes import labels, resolve_node
 from .skills import template_parameters
 from .status import library_status
 
@@ -122,23 +122,12 @@ def agent_end(
 
 
 # -- failures ---------------------------------------------------------------------------------------
-def preventing_skills(lib: Library, fingerprint_id: int, limit: int = 5) -> list[dict[str, Any]]:
-    """Live skills whose ``prevented`` edge points at this failure, most confident first."""
-    edges = lib.graph.preventers(Node("failure", fingerprint_id), limit=limit)
-    names = labels(lib.conn, {e.src for e in edges})
-    return [
-        {"skill_id": e.src.id, "name": names[e.src].label, "strength": e.strength,
-         "verified": f"{e.verified_correct}/{e.verifications}"}
-        for e in edges
-    ]
-
-
 def failure_record(lib: Library, tool: str, message: str, agent: str | None = None) -> dict[str, Any]:
     """Record one failure; return its fingerprint, diagnosis, current fix and preventing skills."""
     recorded = lib.failures.record(tool, message, agent)
     out = recorded.to_dict()
     out["fix"] = lib.failures.get(recorded.fingerprint_id)["fix"]
-    out["preventing_skills"] = preventing_skills(lib, recorded.fingerprint_id)
+    out["preventing_skills"] = lib.failures.preventing_skills(recorded.fingerprint_id)
     return out
 
 
@@ -147,7 +136,7 @@ def failure_lookup(lib: Library, tool: str, message: str) -> dict[str, Any]:
     found = lib.failures.lookup(tool, message)
     if found is None:
         return {"known": False}
-    return {"known": True, **found, "preventing_skills": preventing_skills(lib, found["fingerprint_id"])}
+    return {"known": True, **found}
 
 
 def alerts_check(lib: Library, *, include_acked: bool = True) -> dict[str, Any]:

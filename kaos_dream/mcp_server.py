@@ -146,6 +146,9 @@ def build_server(lib: Library) -> KaosMCPServer:
             int, Field(ge=0, le=tools.MAX_LIMIT, description="Let the causal graph append up to N related items "
                        "after the ranked results (never reordering them); 0 = off.")
         ] = 0,
+        mode: Annotated[
+            Literal["additive", "gated", "adaptive"], Field(description="Activation mode for expand.")
+        ] = "gated",
         record_hits: Annotated[
             bool, Field(description="Record what this search returned to you (pass agent): it feeds the episode's "
                         "learning and gives record_outcome its task context.")
@@ -157,7 +160,7 @@ def build_server(lib: Library) -> KaosMCPServer:
     ) -> dict[str, Any]:
         """Find skills and memories for a task, best first, with each skill's uses/successes. Writes only
         with record_hits."""
-        return gate.call(tools.search, query, kind=kind, limit=limit, rank=rank, expand=expand,
+        return gate.call(tools.search, query, kind=kind, limit=limit, rank=rank, expand=expand, mode=mode,
                          record_hits=record_hits, agent=agent, task=task)
 
     def record_outcome(

@@ -177,6 +177,9 @@ def test_a_full_episode_over_mcp(library_file: Path) -> None:
         assert ended["changed"] is True and ended["learned"] is False and ended["episode"]["state"] == "failed"
         assert ended["failure"]["new"] is True
         seen["fp"] = ended["failure"]["fingerprint_id"]
+        # The failure was recorded before the episode ended, so the episode-end hook linked the skill to it.
+        caused = await call(s, "related", {"node": f"failure:{seen['fp']}", "relation": "caused"})
+        assert [(n["label"], n["direction"]) for n in caused["neighbours"]] == [("csv-to-parquet", "in")]
         again = await call(s, "agent_end", {"agent": "etl-1", "state": "completed"})
         assert again["changed"] is False and again["failure"] is None and again["episode"]["state"] == "failed"
 
