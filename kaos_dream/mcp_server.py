@@ -18,6 +18,9 @@ released. Keeping the connection (instead of opening the file per call) keeps th
 (keyed on ``data_version``, so it sees other processes' commits) and the LLM client warm, and a bad
 file is reported once at start-up instead of on every call. Between calls the connection is in
 autocommit with no open read transaction, so it holds no lock and never blocks other processes.
+The price: with ``ANTHROPIC_API_KEY`` set, a call that waits on the LLM (diagnosing a failure seen
+for the first time, LLM validators at episode end) delays this client's next call by up to
+``KAOS_LLM_TIMEOUT_S``; other servers are not affected (no SQLite lock is held during LLM calls).
 """
 
 from __future__ import annotations
