@@ -426,6 +426,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--beta", type=float, default=Settings().graph_beta, help="beta_0 for gated/adaptive")
     parser.add_argument("--out", type=Path, default=HERE, help="where results.json / results.md go")
     args = parser.parse_args(argv)
+    stem = "results.quick" if args.quick else "results"  # a quick run never overwrites the full results
     beta = args.beta
     started = time.perf_counter()
     results: dict = {"quick": args.quick, "beta0": beta, "defaults": {"hops": 5, "decay": 0.7, "threshold": 0.1}}
@@ -499,8 +500,8 @@ def main(argv: list[str] | None = None) -> int:
         results["acceptance"] = {"passed": False, "reason": "CausalEval data missing: acceptance cannot be judged"}
     results["elapsed_s"] = round(time.perf_counter() - started, 2)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "results.json").write_text(json.dumps(results, indent=2) + "\n", "utf-8")
-    (args.out / "results.md").write_text(render_md(results), "utf-8")
+    (args.out / f"{stem}.json").write_text(json.dumps(results, indent=2) + "\n", "utf-8")
+    (args.out / f"{stem}.md").write_text(render_md(results), "utf-8")
     for g in graphs or []:
         g["lib"].close()
     print(render_md(results))

@@ -445,6 +445,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="one latency repeat (well under a minute)")
     parser.add_argument("--out", type=Path, default=HERE, help="where results.json / results.md go")
     args = parser.parse_args(argv)
+    stem = "results.quick" if args.quick else "results"  # a quick run never overwrites the full results
     repeats = 1 if args.quick else 5
     scenario_checks, extra_checks = Checks(), Checks()
     results: dict[str, Any] = {"quick": args.quick}
@@ -484,8 +485,8 @@ def main(argv: list[str] | None = None) -> int:
     results["problems"] = problems
     results["passed"] = not problems
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "results.json").write_text(json.dumps(results, indent=2, sort_keys=True) + "\n", "utf-8")
-    write_markdown(args.out / "results.md", results)
+    (args.out / f"{stem}.json").write_text(json.dumps(results, indent=2, sort_keys=True) + "\n", "utf-8")
+    write_markdown(args.out / f"{stem}.md", results)
     print(
         f"scenario validations {scenario_checks.passed}/{len(scenario_checks.items)}; "
         f"extra {extra_checks.passed}/{len(extra_checks.items)}"

@@ -103,6 +103,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="5 held-out seeds and a 3-point alpha sweep")
     parser.add_argument("--out", type=Path, default=HERE)
     args = parser.parse_args()
+    stem = "results.quick" if args.quick else "results"  # a quick run never overwrites the full results
     twin_file, real_file = args.data / "neuroplasticity_bench.json", args.data / "realistic_retrieval_bench.json"
     if not twin_file.exists() or not real_file.exists():
         print(f"bench data not found in {args.data}: nothing to measure (pass --data PATH)", file=sys.stderr)
@@ -157,8 +158,8 @@ def main() -> int:
     results["checks"] = checks
     results["passed"] = all(checks.values())
     results["seconds"] = round(time.perf_counter() - started, 2)
-    (args.out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
-    (args.out / "results.md").write_text(render_markdown(results))
+    (args.out / f"{stem}.json").write_text(json.dumps(results, indent=2) + "\n")
+    (args.out / f"{stem}.md").write_text(render_markdown(results))
     print(render_markdown(results))
     return 0 if results["passed"] else 1
 

@@ -230,6 +230,7 @@ def main() -> int:
     parser.add_argument("--scale", type=int, action="append", default=[], help="extra library size to time")
     parser.add_argument("--out", type=Path, default=HERE)
     args = parser.parse_args()
+    stem = "results.quick" if args.quick else "results"  # a quick run never overwrites the full results
     repeats = args.repeats or (2 if args.quick else 10)
     started = time.perf_counter()
     results: dict[str, Any] = {"quick": args.quick, "repeats": repeats}
@@ -246,8 +247,8 @@ def main() -> int:
     ok += [s["within_budget"] for s in results["scale"]]
     results["passed"] = all(ok)
     results["seconds"] = round(time.perf_counter() - started, 1)
-    (args.out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
-    (args.out / "results.md").write_text(render_markdown(results))
+    (args.out / f"{stem}.json").write_text(json.dumps(results, indent=2) + "\n")
+    (args.out / f"{stem}.md").write_text(render_markdown(results))
     print(render_markdown(results))
     return 0 if results["passed"] else 1
 

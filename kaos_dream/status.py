@@ -5,8 +5,10 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from .dream.state import completed_since_marker, current_cycle, lease_holder
 
-def library_status(conn: sqlite3.Connection) -> dict[str, Any]:
+
+def library_status(conn: sqlite3.Connection, dream_threshold: int | None = None) -> dict[str, Any]:
     agents = {state: n for state, n in conn.execute("SELECT state, count(*) FROM agents GROUP BY state ORDER BY state")}
     edges = {
         relation: n
@@ -18,4 +20,22 @@ def library_status(conn: sqlite3.Connection) -> dict[str, Any]:
         table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
         for table in ("skill_uses", "skill_hits", "memory_hits", "coactivations")
     }
-    return {"agents": agents, "edges": edges, "telemetry": telemetry}
+    since, _marker = completed_since_marker(conn)
+    lease = lease_holder(conn)
+    last = conn.execute(
+        "SELECT id, mode, status, finished_at FROM dream_runs ORDER BY id DESC LIMIT 1"
+    ).fetchone()
+    dream = {
+        "cycle": current_cycle(conn),
+        "completed_since_last_dream": since,
+        "threshold": dream_threshold,
+        "due": None if dream_threshold is None else since >= dream_threshold,
+        "running": None if lease is None else lease.__dict__.copy(),
+        "last_run": None if last is None else dict(last),
+        "pending_proposals": conn.execute("SELECT count(*) FROM proposals WHERE status = 'pending'").fetchone()[0],
+    }
+    failures = {
+        "fingerprints": conn.execute("SELECT count(*) FROM failure_fingerprints").fetchone()[0],
+        "open_alerts": conn.execute("SELECT count(*) FROM systemic_alerts WHERE status <> 'resolved'").fetchone()[0],
+    }
+    return {"agents": agents, "edges": edges, "telemetry": telemetry, "dream": dream, "failures": failures}

@@ -61,3 +61,27 @@ def test_dream_run_through_the_cli_mines_policies(tmp_path: Path) -> None:
     assert out["summary"]["phases"]["policies"]["enabled"] == [1]
     auto = json.loads(run_kaos("log", "intent", "w", "deploy staging", "--auto", "--json", db=db).stdout)
     assert auto["decided_by_policy"] == 1
+
+
+def test_dream_status_reports_cycle_due_and_alerts_without_writing(tmp_path: Path) -> None:
+    from .conftest import file_digest
+
+    db = tmp_path / "status.db"
+    with Library(db) as lib:
+        lib.skills.add("a")
+        for i in range(3):
+            lib.episodes.start(f"w{i}")
+            lib.episodes.complete(f"w{i}")
+        for i in range(5):
+            lib.failures.record("db", "ConnectionRefusedError: connect ECONNREFUSED 10.0.0.5:5432", agent=f"x{i}")
+        lib.dream.run(apply=True)
+        lib.episodes.start("late")
+        lib.episodes.complete("late")
+    before = file_digest(db)
+    status = json.loads(run_kaos("dream", "status", "--json", db=db, env={"KAOS_DREAM_THRESHOLD": "1"}).stdout)
+    assert status["dream"]["cycle"] == 1 and status["dream"]["completed_since_last_dream"] == 1
+    assert status["dream"]["due"] is True and status["dream"]["last_run"]["status"] == "completed"
+    assert status["failures"] == {"fingerprints": 1, "open_alerts": 1}
+    assert status["agents"]["completed"] == 4
+    assert run_kaos("dream", "status", db=db).returncode == 0
+    assert file_digest(db) == before
