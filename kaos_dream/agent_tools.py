@@ -197,24 +197,9 @@ def memory_add(
 
 # -- status -----------------------------------------------------------------------------------------
 def dream_status(lib: Library) -> dict[str, Any]:
-    """What the library has learned (episodes by state, live edges, telemetry rows), where the dream
-    stands (cycle, whether a pass is due, a run in progress, the last run, pending proposals by kind)
-    and how many systemic alerts are open. Reads only."""
-    out = library_status(lib.conn)
-    runs = lib.dream.runs(limit=1)
-    lease = lib.dream.lease()
-    pending: dict[str, int] = {}
-    for proposal in lib.dream.proposals(status="pending"):
-        pending[proposal["kind"]] = pending.get(proposal["kind"], 0) + 1
-    out["dream"] = {
-        "cycle": lib.dream.cycle(),
-        **{k: v for k, v in lib.dream.due().items() if k != "marker"},
-        "running": lease is not None and lease["expires_at"] > lib.now(),
-        "last_run": runs[0] if runs else None,
-        "pending_proposals": dict(sorted(pending.items())),
-    }
-    out["open_alerts"] = len(lib.failures.active_alerts())
-    return out
+    """What ``kaos dream status`` shows: episodes by state, live edges, telemetry rows, the dream's
+    cycle, due-ness, running lease, last run and pending proposals, fingerprints and open alerts."""
+    return library_status(lib.conn, lib.settings.dream_threshold)
 
 
 def parse_citations(citations: Sequence[str]) -> tuple[tuple[str, str], ...]:
