@@ -92,7 +92,9 @@ class LLMClient:
         if not settings.llm:
             self.disabled_reason: str | None = "LLM calls are turned off (KAOS_LLM=0)"
         elif not settings.anthropic_api_key:
-            self.disabled_reason = "no ANTHROPIC_API_KEY set: LLM diagnosis is off, heuristics only"
+            self.disabled_reason = (
+                "no ANTHROPIC_API_KEY set: LLM diagnosis and the logical/alignment validators are off"
+            )
         else:
             self.disabled_reason = None
 

@@ -283,7 +283,11 @@ def test_tail_follow_prints_entries_appended_by_another_process(tmp_path: Path) 
         [sys.executable, "-m", "kaos_dream", "--db", str(db), "log", "tail", "--follow", "--json", "--idle-exit", "4"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )
-    time.sleep(1.5)
+    assert proc.stdout is not None
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # the initial tail (a JSON array) is out: the follower is polling
+        if proc.stdout.readline().rstrip() == "]":
+            break
     with Library(db) as lib:
         lib.log.intent("a2", "second")
     out, err = proc.communicate(timeout=30)

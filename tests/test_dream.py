@@ -203,15 +203,16 @@ def test_phase_registry_order_and_digest_sections(lib: Library) -> None:
         seen.append((ctx.results.keys() - {"x"}, ctx.mode))
         return PhaseResult({"caught_up": 3}, digest="## Failures\n\n- 3 fingerprints caught up")
 
-    register_phase("failure-catch-up", catch_up, order=400)
+    register_phase("test-catch-up", catch_up, order=450)
     try:
         out = lib.dream.run()
     finally:
-        unregister_phase("failure-catch-up")
-    assert list(out.summary["timings_ms"]) == ["replay", "decay", "emergent", "failure-catch-up", "proposals",
-                                               "digest"]
-    assert seen[0][0] == {"replay", "decay", "emergent"}
-    assert "## Failures" in out.digest and out.summary["phases"]["failure-catch-up"] == {"caught_up": 3}
+        unregister_phase("test-catch-up")
+    # Built-in phases plus those features register (failures 400, policies 600, graph 700).
+    assert list(out.summary["timings_ms"]) == ["replay", "decay", "emergent", "failures", "test-catch-up",
+                                               "proposals", "policies", "graph", "digest"]
+    assert seen[0][0] == {"replay", "decay", "emergent", "failures"}
+    assert "3 fingerprints caught up" in out.digest and out.summary["phases"]["test-catch-up"] == {"caught_up": 3}
 
 
 def test_failing_phase_marks_run_failed_and_frees_lease(lib: Library) -> None:

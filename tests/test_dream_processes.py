@@ -160,9 +160,10 @@ SLOW = textwrap.dedent("""
     from kaos_dream import Library
     from kaos_dream.dream import PhaseResult, register_phase
     # Heavy work happens in prepare (outside the write lock), as the proposals phase does.
-    register_phase("slow", lambda ctx, _: PhaseResult({}), order=150, prepare=lambda ctx: time.sleep(1.5))
+    pause = float(sys.argv[3]) if len(sys.argv) > 3 else 1.5
+    register_phase("slow", lambda ctx, _: PhaseResult({}), order=150, prepare=lambda ctx: time.sleep(pause))
     lib = Library(sys.argv[1])
-    go = sys.argv[2] if len(sys.argv) > 2 else None
+    go = sys.argv[2] if len(sys.argv) > 2 and sys.argv[2] else None
     if go:  # start together: report ready, then wait for the parent's go file
         print("ready", flush=True)
         while not os.path.exists(go):
@@ -186,7 +187,9 @@ def test_two_concurrent_runs_one_works_the_other_reports(tmp_path: Path) -> None
     busy = next(o for o in outs if o["status"] == "busy")
     assert busy["holder"] and "holds the lease" in busy["message"]
     # A CLI run while another holds the lease: reports and exits 0; with --wait it runs afterwards.
-    holder = subprocess.Popen([sys.executable, "-c", SLOW, str(db)], env=env(), stdout=subprocess.PIPE, text=True)
+    # The holder pauses long enough for a CLI process to start even on a loaded machine.
+    holder = subprocess.Popen([sys.executable, "-c", SLOW, str(db), "", "8"], env=env(), stdout=subprocess.PIPE,
+                              text=True)
     assert wait_until_running(db, holder)
     r = run_kaos("dream", "run", db=db)
     assert r.returncode == 0 and "holds the lease" in r.stdout
@@ -278,4 +281,4 @@ def test_cli_run_json_if_due_and_help(tmp_path: Path) -> None:
         h = run_kaos("dream", cmd, "--help")
         assert h.returncode == 0 and "Example" in h.stdout, cmd
     r = run_kaos("dream", "consolidate", "--json", db=db)
-    assert list(json.loads(r.stdout)["summary"]["timings_ms"]) == ["proposals", "digest"]
+    assert list(json.loads(r.stdout)["summary"]["timings_ms"]) == ["proposals", "policies", "digest"]

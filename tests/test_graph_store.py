@@ -276,19 +276,15 @@ def test_episode_evidence_rules(world) -> None:
     assert record_episode_evidence(lib, rejected, GateDecision(False, "gate"))["enabled_evidence"] == 0
 
 
-def test_episode_evidence_hook_registers_and_runs(world) -> None:
+def test_episode_evidence_hook_is_registered_and_runs(world) -> None:
+    """The Library registers the hook at import; every episode end then records causal evidence."""
     from kaos_dream import hooks
-    from kaos_dream.graph.episode_evidence import HOOK_NAME, register
 
     lib, deploy, *_ = world
-    register()
-    try:
-        ep = hooks.EpisodeEnd("a9", "failed", 0.0, 1.0, skills=(deploy.id,), memories=(), failure_ids=(8,))
-        with lib.transaction():
-            hooks.run_episode_end(lib, ep, hooks.GateDecision(False, "episode failed"))
-        assert lib.graph.get(deploy, "caused", Node("failure", 8)) is not None
-    finally:
-        hooks.unregister(HOOK_NAME)
+    ep = hooks.EpisodeEnd("a9", "failed", 0.0, 1.0, skills=(deploy.id,), memories=(), failure_ids=(8,))
+    with lib.transaction():
+        hooks.run_episode_end(lib, ep, hooks.GateDecision(False, "episode failed"))
+    assert lib.graph.get(deploy, "caused", Node("failure", 8)) is not None
 
 
 def test_graph_phase_dry_run_writes_nothing_and_apply_does(lib: Library, clock, db_path) -> None:

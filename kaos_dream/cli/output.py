@@ -20,6 +20,7 @@ err_console = Console(stderr=True, highlight=False)
 def emit_json(value: Any) -> None:
     """Plain JSON on stdout (not through rich, so nothing is wrapped or coloured)."""
     sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False, default=str) + "\n")
+    sys.stdout.flush()
 
 
 def cell(value: Any) -> Text:
