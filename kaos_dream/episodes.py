@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import hooks
 from .errors import ConflictError, InvalidInputError, NotFoundError
-from .plasticity.hebbian import CROSS_MODAL_WEIGHT, coactivation_pairs
+from .plasticity.hebbian import CROSS_MODAL_WEIGHT, SAME_KIND_WEIGHT, canonical
 from .plasticity.task import task_hash
 from .store import transaction
 
@@ -148,32 +148,66 @@ def clean_citations(citations: Iterable[Sequence[str]]) -> tuple[tuple[str, str]
     return tuple(out)
 
 
-# All of an episode's co-activation pairs in one multi-row upsert (chunked below SQLite's bound-
-# variable limit). Measured 2.5x faster than executemany of a one-row upsert for a 28-pair session.
-_COACTIVATION_SQL = """
+def _pairs_cte(materialized: bool = False) -> str:
+    """``s``, ``m`` and ``p``: the episode's co-activation pairs generated in SQL from two JSON arrays of
+    distinct ids (``?1`` skills, ``?2`` memories). The same set, canonical order and weights as
+    :func:`~kaos_dream.plasticity.hebbian.coactivation_pairs`, without binding seven values per pair
+    from Python (measured: generating 28 pairs from 8 ids costs a third of binding 196 values).
+    ``materialized`` keeps ``p`` a table of its own, so a join probes each pair by its full key
+    instead of scanning every edge of a node (needs SQLite 3.35)."""
+    first, second = canonical(("skill", 0), ("memory", 0))
+    cross = "s.id, 'memory', m.id" if first[0] == "skill" else "m.id, 'skill', s.id"
+    return (
+        "s (id) AS (SELECT value FROM json_each(?1)), m (id) AS (SELECT value FROM json_each(?2)), "
+        f"p (a_kind, a_id, b_kind, b_id, w) AS {'MATERIALIZED ' if materialized else ''}("
+        f"SELECT 'skill', a.id, 'skill', b.id, {SAME_KIND_WEIGHT!r} FROM s AS a JOIN s AS b ON a.id < b.id "
+        f"UNION ALL SELECT 'memory', a.id, 'memory', b.id, {SAME_KIND_WEIGHT!r} FROM m AS a JOIN m AS b ON a.id < b.id "
+        f"UNION ALL SELECT '{first[0]}', {cross}, {CROSS_MODAL_WEIGHT!r} FROM m CROSS JOIN s)"
+    )
+
+
+PAIRS_CTE = _pairs_cte()
+
+# Co-activation counts of every pair in one upsert.
+_COACTIVATION_SQL = f"""
 INSERT INTO coactivations (a_kind, a_id, b_kind, b_id, count, first_at, last_at)
-SELECT * FROM (VALUES {rows}) WHERE true
+WITH {PAIRS_CTE} SELECT a_kind, a_id, b_kind, b_id, w, ?3, ?3 FROM p WHERE true
 ON CONFLICT (a_kind, a_id, b_kind, b_id) DO UPDATE SET count = count + excluded.count, last_at = excluded.last_at
 """
-PAIRS_PER_STATEMENT = 4_000  # x 7 bound variables stays below SQLite's 32,766 limit
 
-# Existing co_occurs_with edges among the episode's pairs: one unique-index probe per pair in a
-# single statement, so pairs without an edge (the common case) cost a lookup and nothing more.
-_EDGES_AMONG_SQL = """
-WITH p (sk, si, dk, di) AS (VALUES {pairs})
-SELECT e.id, e.src_kind, e.src_id, e.dst_kind, e.dst_id
-FROM p CROSS JOIN edges AS e
-  ON e.src_kind = p.sk AND e.src_id = p.si AND e.dst_kind = p.dk AND e.dst_id = p.di
- AND e.relation = 'co_occurs_with'
-WHERE e.pruned_at IS NULL
-"""
-
-_LTP_SQL = """
-UPDATE edges SET strength = min(1.0, strength + ? * (1.0 - strength)), activations = activations + 1,
+# LTP of the co_occurs_with edges that exist between the pairs: one unique-index probe per pair, in
+# one statement, so pairs without an edge (the common case) cost a lookup and nothing more. The
+# rate is ?4, halved for cross-modal pairs (weight <= ?5). The WITH sits inside the FROM so the
+# statement still starts with UPDATE (Python's sqlite3 reports rowcount for DML statements only).
+_LTP_SQL = f"""
+UPDATE edges SET strength = min(1.0, strength + (?4 * (CASE WHEN p.w <= ?5 THEN 0.5 ELSE 1.0 END)) * (1.0 - strength)),
+       activations = activations + 1,
        last_activated_cycle = coalesce((SELECT CAST(value AS INTEGER) FROM dream_state WHERE key = 'cycle'), 0),
-       last_activated_at = ?, updated_at = ?
-WHERE id = ?
+       last_activated_at = ?3, updated_at = ?3
+FROM (WITH {_pairs_cte(materialized=True)} SELECT * FROM p) AS p
+WHERE edges.src_kind = p.a_kind AND edges.src_id = p.a_id AND edges.dst_kind = p.b_kind AND edges.dst_id = p.b_id
+  AND edges.relation = 'co_occurs_with' AND edges.pruned_at IS NULL
 """
+
+
+# What an ended session touched (EpisodeEnd.skills / memories / failure_ids). The failure part is
+# the same query as Failures.ids_for_agent, folded in so an episode end reads its session once.
+# Duplicates are removed in Python: measured faster than three DISTINCT temp b-trees.
+_SESSION_NODES_SQL = """
+SELECT 0, skill_id FROM skill_uses WHERE agent_id = ?1
+UNION ALL SELECT 1, memory_id FROM memory_hits WHERE agent_id = ?1
+UNION ALL SELECT 2, fingerprint_id FROM failure_occurrences WHERE agent_id = ?1
+"""
+
+
+def json_ids(ids: Sequence[int]) -> str:
+    """A JSON array of integers for ``json_each``, without the general encoder's overhead."""
+    return "[" + ",".join(map(str, ids)) + "]"
+
+
+def pair_count(skills: int, memories: int) -> int:
+    """How many co-activation pairs ``skills`` distinct skills and ``memories`` distinct memories make."""
+    return skills * (skills - 1) // 2 + memories * (memories - 1) // 2 + skills * memories
 
 
 class Episodes:
@@ -305,18 +339,7 @@ class Episodes:
                 (state, now, conclusion, json.dumps([list(c) for c in cited]), now, agent_id),
             )
             if auto:
-                skills = tuple(
-                    r[0]
-                    for r in self._conn.execute(
-                        "SELECT DISTINCT skill_id FROM skill_uses WHERE agent_id = ? ORDER BY skill_id", (agent_id,)
-                    )
-                )
-                memories = tuple(
-                    r[0]
-                    for r in self._conn.execute(
-                        "SELECT DISTINCT memory_id FROM memory_hits WHERE agent_id = ? ORDER BY memory_id", (agent_id,)
-                    )
-                )
+                skills, memories, failure_ids = self._session_nodes(agent_id)
                 episode_end = hooks.EpisodeEnd(
                     agent_id=agent_id,
                     state=state,
@@ -326,7 +349,7 @@ class Episodes:
                     memories=memories,
                     conclusion=conclusion,
                     citations=cited,
-                    failure_ids=self._lib.failures.ids_for_agent(agent_id),
+                    failure_ids=failure_ids,
                     extra=dict(extra or {}),
                 )
                 decision = hooks.decide_gate(self._lib, episode_end)
@@ -341,30 +364,27 @@ class Episodes:
             hooks.run_after_episode(self._lib, episode_end)
         return EndResult(self.get(agent_id), True, learned, reason, pairs_written, strengthened)
 
+    def _session_nodes(self, agent_id: str) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+        """Distinct skills it reported outcomes for, memories its searches returned and failure
+        fingerprints it hit, each in id order: one statement, since every episode end asks."""
+        groups: tuple[set[int], set[int], set[int]] = (set(), set(), set())
+        for group, node_id in self._conn.execute(_SESSION_NODES_SQL, (agent_id,)):
+            groups[group].add(int(node_id))
+        skills, memories, failures = (tuple(sorted(g)) for g in groups)
+        return skills, memories, failures
+
     def _reinforce(self, skills: Sequence[int], memories: Sequence[int], now: float) -> tuple[int, int]:
-        """Co-activation counts (one multi-row upsert) and LTP of the co_occurs_with edges that exist
-        between the pairs (one probe statement, one executemany of the updates)."""
-        pairs = coactivation_pairs(skills, memories)
+        """Co-activation counts (one upsert) and LTP of the co_occurs_with edges that exist between
+        the pairs (one update); the pairs are generated in SQL from the two id lists."""
+        skill_ids, memory_ids = sorted({int(i) for i in skills}), sorted({int(i) for i in memories})
+        pairs = pair_count(len(skill_ids), len(memory_ids))
         if not pairs:
             return 0, 0
+        ids = (json_ids(skill_ids), json_ids(memory_ids), now)
+        self._conn.execute(_COACTIVATION_SQL, ids)
         eta = self._lib.settings.ltp_eta
-        for start in range(0, len(pairs), PAIRS_PER_STATEMENT):
-            chunk = pairs[start : start + PAIRS_PER_STATEMENT]
-            self._conn.execute(
-                _COACTIVATION_SQL.format(rows=",".join(["(?, ?, ?, ?, ?, ?, ?)"] * len(chunk))),
-                [x for a, b, w in chunk for x in (a[0], a[1], b[0], b[1], w, now, now)],
-            )
-        weight = {(a, b): w for a, b, w in pairs}
-        updates = []
-        for start in range(0, len(pairs), PAIRS_PER_STATEMENT):
-            chunk = pairs[start : start + PAIRS_PER_STATEMENT]
-            sql = _EDGES_AMONG_SQL.format(pairs=",".join(["(?, ?, ?, ?)"] * len(chunk)))
-            for edge_id, sk, si, dk, di in self._conn.execute(sql, [x for a, b, _ in chunk for x in (*a, *b)]):
-                half = weight[((sk, si), (dk, di))] <= CROSS_MODAL_WEIGHT
-                updates.append((eta * (0.5 if half else 1.0), now, now, edge_id))
-        if updates:
-            self._conn.executemany(_LTP_SQL, updates)
-        return len(pairs), len(updates)
+        strengthened = self._conn.execute(_LTP_SQL, (*ids, eta, CROSS_MODAL_WEIGHT)).rowcount
+        return pairs, strengthened
 
     # -- fast path --------------------------------------------------------------------------------
     def _ensure_agent(self, agent_id: str, now: float) -> None:

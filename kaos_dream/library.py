@@ -24,7 +24,7 @@ from .plasticity.task import task_hash
 from .policies import Policies
 from .preferences import Preferences
 from .search import Hit, lexical_candidates
-from .search.candidates import BM25, ID, SUCCESSES, USES, candidate_pool, details, ensure_sql_math
+from .search.candidates import BM25, ID, SUCCESSES, USES, candidate_pool, details, ensure_sql_math, ranked_memories
 from .search.ranking import RankParams, score_pool, top
 from .settings import Settings
 from .skills import Skills
@@ -167,6 +167,13 @@ class Library(AbstractContextManager["Library"]):
         digest = task_hash(task if task is not None else query) if "skill" in kinds else None
         now = self.now()
         memory_order = (s.rank_floor, now, s.rank_half_life_days * 86_400.0, limit)
+        if kinds == ("memory",):  # no outcomes to weigh: SQL ranks them, no pool matrix needed
+            return [
+                Hit("memory", entry_id, key, snippet, bm25, score)
+                for entry_id, key, snippet, bm25, score, _ in ranked_memories(
+                    self.conn, query, pool=pool, memory_order=memory_order
+                )
+            ]
         pools = [
             candidate_pool(
                 self.conn, query, k, pool=pool, pool_min=max(s.rank_pool_min, limit), task_hash=digest,
@@ -181,10 +188,7 @@ class Library(AbstractContextManager["Library"]):
             floor=s.rank_floor,
             task_context=s.rank_task_context,
         )
-        if len(pools) == 1 and pools[0].sql_scores is not None:  # memories only: SQL already ranked them
-            best = [(pools[0].kind, 0, row, score) for row, score in enumerate(pools[0].sql_scores[:limit])]
-        else:
-            best = top(pools, [score_pool(p, now, rank, params) for p in pools], limit)
+        best = top(pools, [score_pool(p, now, rank, params) for p in pools], limit)
         shown = {
             p.kind: p.shown
             if p.shown is not None

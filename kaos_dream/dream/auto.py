@@ -1,9 +1,11 @@
 """The automatic trigger: every KAOS_DREAM_THRESHOLD completed episodes, a dry-run pass, no daemon.
 
 Registered as an after-episode hook (it runs after the episode-end transaction has committed, so
-it never holds the completing agent's write lock). The count is "completed episodes that ended after
-the stored marker" (an indexed range count, tens of microseconds), not ``count % N``, so concurrent
-completions cannot skip or double a pass: whoever fires moves the marker inside the lease.
+it never holds the completing agent's write lock); whether a pass is due is counted by an
+episode-end hook inside that transaction, so a completion that is not due costs no read of its own.
+The count is "completed episodes that ended after the stored marker" (an indexed range count, tens
+of microseconds), not ``count % N``, so concurrent completions cannot skip or double a pass:
+whoever fires moves the marker inside the lease.
 
 Cost control: when the last pass's duration, scaled to the current library size, fits the budget
 (KAOS_DREAM_AUTO_BUDGET_MS, default 20 ms) the pass runs inline; otherwise it is handed to a detached
@@ -64,12 +66,20 @@ def claim(lib: Library) -> bool:
     return True
 
 
-def maybe_dream(lib: Library) -> str:
-    """Fire an automatic dry-run if due. Returns what happened: off | not-due | busy | inline | handed-off."""
+def maybe_dream(lib: Library, *, due: bool | None = None) -> str:
+    """Fire an automatic dry-run if due. Returns what happened: off | not-due | busy | inline | handed-off.
+
+    ``due`` is the answer :func:`note_due` found inside the episode-end transaction, when known.
+    "Not due" there stays true after the commit for this agent's purposes: a completion committed
+    since then that made the batch due ran the same check inside its own transaction (writers are
+    serialised) and fires the pass itself, so no pass is lost and no extra read is needed here.
+    """
     if not lib.settings.dream_auto or lib.readonly:
         return "off"
-    due, _ = completed_since_marker(lib.conn)
-    if due < lib.settings.dream_threshold:
+    if due is False:
+        return "not-due"
+    due_count, _ = completed_since_marker(lib.conn)
+    if due_count < lib.settings.dream_threshold:
         return "not-due"
     held = lease_holder(lib.conn)
     if held is not None and held.expires_at > lib.now():
@@ -85,13 +95,29 @@ def maybe_dream(lib: Library) -> str:
     return "inline" if outcome.status == "completed" else outcome.status
 
 
+def _due_notes(lib: Library) -> dict[str, bool]:
+    notes: dict[str, bool] = lib.__dict__.setdefault("_dream_due", {})
+    return notes
+
+
+def note_due(lib: Library, episode: hooks.EpisodeEnd, decision: hooks.GateDecision) -> None:
+    """Episode-end hook: is a pass due, counted inside the episode-end transaction (which already
+    holds a snapshot), so the after-commit trigger need not open a read of its own."""
+    if episode.state != "completed" or lib.readonly:
+        return
+    due, _ = completed_since_marker(lib.conn)
+    _due_notes(lib)[episode.agent_id] = due >= lib.settings.dream_threshold
+
+
 def after_episode(lib: Library, episode: hooks.EpisodeEnd) -> None:
+    due = _due_notes(lib).pop(episode.agent_id, None)
     if episode.state != "completed":
         return
     try:
-        maybe_dream(lib)
+        maybe_dream(lib, due=due)
     except Exception:  # an agent's completion must never fail because a dream could not start
         log.exception("automatic dream pass failed to start")
 
 
+hooks.register_episode_end("dream-auto-due", note_due, order=900)
 hooks.register_after_episode("dream-auto", after_episode, order=900)

@@ -44,12 +44,13 @@ def current_cycle(conn: sqlite3.Connection) -> int:
 
 
 def completed_since_marker(conn: sqlite3.Connection) -> tuple[int, float]:
-    """(completed episodes that ended after the marker, the marker). Indexed: agents (state, ended_at)."""
-    marker = get_state(conn, "episodes_marker")
-    n = conn.execute(
-        "SELECT count(*) FROM agents WHERE state = 'completed' AND ended_at > ?", (marker,)
-    ).fetchone()[0]
-    return int(n), marker
+    """(completed episodes that ended after the marker, the marker). Indexed: agents (state, ended_at).
+    One statement: every completing agent asks (the automatic trigger)."""
+    n, marker = conn.execute(
+        "WITH m (v) AS (SELECT coalesce((SELECT value FROM dream_state WHERE key = 'episodes_marker'), 0.0)) "
+        "SELECT (SELECT count(*) FROM agents WHERE state = 'completed' AND ended_at > m.v), m.v FROM m"
+    ).fetchone()
+    return int(n), float(marker)
 
 
 def advance_marker(conn: sqlite3.Connection) -> float:

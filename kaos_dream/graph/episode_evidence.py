@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from ..hooks import EpisodeEnd, GateDecision, register_episode_end
 from .learning import observe
 from .nodes import Node
+from .relations import PREDICTIVE
 
 if TYPE_CHECKING:
     from ..library import Library
@@ -31,7 +32,7 @@ def record_episode_evidence(lib: Library, episode: EpisodeEnd, decision: GateDec
     failures = [Node("failure", f) for f in episode.failure_ids]
     skills = [Node("skill", s) for s in episode.skills]
     counts = {"predictions_checked": 0, "caused_created": 0, "enabled_evidence": 0}
-    for skill in skills:
+    for skill in predicting_skills(lib, episode.skills):
         counts["predictions_checked"] += len(observe(lib, skill, happened=failures, closed_world=True).updates)
     if episode.state == "failed":
         for skill in skills:
@@ -52,6 +53,21 @@ def record_episode_evidence(lib: Library, episode: EpisodeEnd, decision: GateDec
                 lib.graph.add_evidence(Node("memory", int(row[0])), "enabled", skill)
                 counts["enabled_evidence"] += 1
     return counts
+
+
+def predicting_skills(lib: Library, skill_ids: tuple[int, ...]) -> list[Node]:
+    """The skills among ``skill_ids`` that have a live ``caused``/``prevented`` edge, in id order: one
+    query for the whole episode, so skills that predict nothing (the common case) cost no
+    :func:`observe` call of their own (which would find no edge to check and change nothing)."""
+    if not skill_ids:
+        return []
+    marks = ",".join("?" * len(PREDICTIVE))
+    rows = lib.conn.execute(
+        f"SELECT src_id FROM edges WHERE src_kind = 'skill' AND src_id IN (SELECT value FROM json_each(?)) "
+        f"AND relation IN ({marks}) AND pruned_at IS NULL",
+        ("[" + ",".join(str(int(s)) for s in skill_ids) + "]", *PREDICTIVE),
+    ).fetchall()
+    return [Node("skill", i) for i in sorted({int(r[0]) for r in rows})]
 
 
 def _hook(lib: Library, episode: EpisodeEnd, decision: GateDecision) -> None:

@@ -130,6 +130,42 @@ def coordination_levels(text: str) -> list[tuple[str, int]]:
     return levels
 
 
+def _levels(cursor: sqlite3.Cursor, kind: str, text: str, pool: int) -> list[tuple[str, int]]:
+    """The coordination levels to try, strictest first. A table with at most ``pool`` rows goes
+    straight to the loosest level: its whole match set fits in the pool."""
+    if cursor.execute(_MAX_ROWID[kind]).fetchone()[0] <= pool:
+        loosest = fts_query(text)  # no level can do better
+        return [(loosest, 1)] if loosest is not None else []
+    return coordination_levels(text)
+
+
+RankedMemory = tuple[int, str, str, float, float, float]  # id, key, snippet, bm25 (floored), score, updated_at
+
+
+def ranked_memories(
+    conn: sqlite3.Connection, text: str, *, pool: int, memory_order: tuple[float, float, float, int]
+) -> list[RankedMemory]:
+    """The best ``limit`` memories by weighted score, best first (ties by id), from the strictest
+    coordination level with at least ``limit`` matches. ``memory_order`` is (floor, now, half-life in
+    seconds, limit). Memories carry no outcomes, so SQL does all the ranking (usage factor 0.5) and
+    a memory-only search needs no pool matrix at all."""
+    floor, now, half_life_s, limit = memory_order
+    rows: list[tuple[Any, ...]] = []
+    if pool > 0:
+        cursor = conn.cursor()
+        cursor.row_factory = None
+        for match, repeat in _levels(cursor, "memory", text, pool):
+            rows = cursor.execute(_MEMORIES, (SNIPPET_CHARS, repeat, floor, now, half_life_s, match, limit)).fetchall()
+            if len(rows) >= limit:
+                break
+    out: list[RankedMemory] = []
+    for entry_id, updated_at, key, snippet, w in rows:
+        # w = max(bm25, floor) x recency; recover the floored relevance for the hit's bm25 field.
+        recency = math.pow(2.0, -max(now - updated_at, 0.0) / half_life_s)
+        out.append((entry_id, key, snippet, w / recency if recency > 0 else floor, 0.5 * w, updated_at))
+    return out
+
+
 def candidate_pool(
     conn: sqlite3.Connection,
     text: str,
@@ -144,44 +180,31 @@ def candidate_pool(
     """Up to ``pool`` candidates of ``kind`` from the strictest coordination level with at least
     ``pool_min`` matches (or the loosest level). A table with at most ``pool`` rows goes straight to
     the loosest level: its whole match set fits in the pool. For memories ``memory_order`` is
-    (floor, now, half-life in seconds, limit) and the pool is the best ``limit`` by weighted score."""
-    if kind == "skill":
-        sql = _SKILLS.format(deprecated="" if include_deprecated else _NOT_DEPRECATED)
-    elif kind == "memory":
-        sql = _MEMORIES
-    else:
+    (floor, now, half-life in seconds, limit) and the pool is the best ``limit`` by weighted score
+    (:func:`ranked_memories`)."""
+    if kind == "memory":
+        ranked = ranked_memories(conn, text, pool=pool, memory_order=memory_order)
+        matrix = (
+            np.array([(r[0], r[3], r[5], 0, 0, 0, 0) for r in ranked], dtype=np.float64)
+            if ranked
+            else np.zeros((0, COLUMNS))
+        )
+        shown = {r[0]: (r[1], r[2], False) for r in ranked}
+        return Pool(kind, matrix, shown, ordered=True, sql_scores=[r[4] for r in ranked])
+    if kind != "skill":
         raise ValueError(f"unknown kind {kind!r}")
+    sql = _SKILLS.format(deprecated="" if include_deprecated else _NOT_DEPRECATED)
     rows: list[tuple[Any, ...]] = []
+    repeat = 1
     if pool > 0:
         cursor = conn.cursor()
         cursor.row_factory = None  # plain tuples straight into numpy
-        if cursor.execute(_MAX_ROWID[kind]).fetchone()[0] <= pool:
-            loosest = fts_query(text)  # the whole table fits in the pool: no level can do better
-            levels = [(loosest, 1)] if loosest is not None else []
-        else:
-            levels = coordination_levels(text)
-        repeat = 1
-        for match, level_repeat in levels:
+        enough = min(pool_min, pool)
+        for match, level_repeat in _levels(cursor, kind, text, pool):
             repeat = level_repeat
-            if kind == "skill":
-                rows = cursor.execute(sql, (match, pool, task_hash)).fetchall()
-                enough = min(pool_min, pool)
-            else:
-                floor, now, half_life_s, limit = memory_order
-                rows = cursor.execute(sql, (SNIPPET_CHARS, repeat, floor, now, half_life_s, match, limit)).fetchall()
-                enough = limit
+            rows = cursor.execute(sql, (match, pool, task_hash)).fetchall()
             if len(rows) >= enough:
                 break
-    if kind == "memory":
-        # w = max(bm25, floor) x recency; recover the floored relevance for the hit's bm25 field.
-        floor, now, half_life_s, _ = memory_order
-        matrix = np.zeros((len(rows), COLUMNS))
-        for i, (entry_id, updated_at, _key, _text, w) in enumerate(rows):
-            recency = math.pow(2.0, -max(now - updated_at, 0.0) / half_life_s)
-            matrix[i, ID], matrix[i, LAST_USED] = entry_id, updated_at
-            matrix[i, BM25] = w / recency if recency > 0 else floor
-        shown = {r[0]: (r[2], r[3], False) for r in rows}
-        return Pool(kind, matrix, shown, ordered=True, sql_scores=[0.5 * r[4] for r in rows])
     matrix = np.array(rows, dtype=np.float64) if rows else np.zeros((0, COLUMNS))
     if repeat != 1:
         matrix[:, BM25] /= repeat

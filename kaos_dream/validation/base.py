@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from functools import cached_property
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
@@ -48,7 +49,15 @@ class ValidationContext:
     lib: Library
     episode: EpisodeEnd
     cited: tuple[CitedItem, ...]
-    preferences: dict[str, str]
+    given_preferences: dict[str, str] | None = None  # read from the library on first use when not given
+
+    @cached_property
+    def preferences(self) -> dict[str, str]:
+        """The user's preferences. Read lazily: only alignment validators look, and they are off
+        without an LLM, so most episode ends need not query them."""
+        if self.given_preferences is not None:
+            return self.given_preferences
+        return {k: v for k, v in self.lib.conn.execute("SELECT key, value FROM preferences ORDER BY key")}
 
 
 @dataclass(frozen=True)
@@ -92,6 +101,7 @@ class ValidatorSpec:
 
 
 _REGISTRY: dict[str, ValidatorSpec] = {}
+_SORTED: list[ValidatorSpec] | None = None  # the registry in run order, rebuilt after any change
 _ENTRY_POINTS_LOADED = False
 ENTRY_POINT_GROUP = "kaos_dream.validators"
 
@@ -108,11 +118,15 @@ def register_validator(
     """Add (or replace) a validator. ``fn(ctx, threshold) -> Verdict``."""
     if kind not in (QUALITY, REPORT):
         raise ValueError(f"validator kind must be {QUALITY!r} or {REPORT!r}")
+    global _SORTED
     _REGISTRY[name] = ValidatorSpec(name, kind, fn, order, threshold_setting, threshold)
+    _SORTED = None
 
 
 def unregister_validator(name: str) -> None:
+    global _SORTED
     _REGISTRY.pop(name, None)
+    _SORTED = None
 
 
 def load_entry_points() -> None:
@@ -128,8 +142,13 @@ def load_entry_points() -> None:
 
 
 def validators() -> list[ValidatorSpec]:
+    """Registered validators in run order (order, then name); sorted once per registry change, since
+    every episode end asks."""
+    global _SORTED
     load_entry_points()
-    return sorted(_REGISTRY.values(), key=lambda s: (s.order, s.name))
+    if _SORTED is None:
+        _SORTED = sorted(_REGISTRY.values(), key=lambda s: (s.order, s.name))
+    return list(_SORTED)
 
 
 def threshold_for(lib: Library, spec: ValidatorSpec) -> float | None:

@@ -44,8 +44,7 @@ def resolve_citation(conn: sqlite3.Connection, kind: str, ref: str) -> CitedItem
 
 def validate_episode(lib: Library, episode: EpisodeEnd) -> ValidationReport:
     cited = tuple(resolve_citation(lib.conn, kind, ref) for kind, ref in episode.citations)
-    preferences = {k: v for k, v in lib.conn.execute("SELECT key, value FROM preferences ORDER BY key")}
-    ctx = ValidationContext(lib, episode, cited, preferences)
+    ctx = ValidationContext(lib, episode, cited)
     verdicts: list[Verdict] = []
     for spec in validators():
         threshold = threshold_for(lib, spec)
@@ -62,15 +61,17 @@ def store_report(lib: Library, agent_id: str, report: ValidationReport) -> None:
     now = lib.now()
     conn = lib.conn
     conn.execute("DELETE FROM validations WHERE agent_id = ?", (agent_id,))
-    conn.executemany(
-        "INSERT INTO validations (agent_id, validator, kind, enabled, score, passed, threshold, reason, created_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            (agent_id, v.validator, v.kind, int(v.enabled), v.score, None if v.passed is None else int(v.passed),
-             v.threshold, v.reason, now)
-            for v in report.verdicts
-        ],
-    )
+    if report.verdicts:  # one multi-row statement (the validator count is stable, so it stays prepared)
+        conn.execute(
+            "INSERT INTO validations (agent_id, validator, kind, enabled, score, passed, threshold, reason, "
+            "created_at) VALUES " + ",".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(report.verdicts)),
+            [
+                x
+                for v in report.verdicts
+                for x in (agent_id, v.validator, v.kind, int(v.enabled), v.score,
+                          None if v.passed is None else int(v.passed), v.threshold, v.reason, now)
+            ],
+        )
     conn.execute(
         "INSERT INTO episode_gates (agent_id, passed, trust, novelty, reason, created_at) VALUES (?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (agent_id) DO UPDATE SET passed = excluded.passed, trust = excluded.trust, "

@@ -123,11 +123,14 @@ def _from_precomputed(name: str):
     return validator
 
 
+_llm_novelty = _from_precomputed("novelty")
+
+
 def llm_novelty_or_heuristic(ctx: ValidationContext, threshold: float | None) -> Verdict:
     """Novelty from the model when it answered, else the word-overlap heuristic."""
     from .builtin import novelty
 
-    verdict = _from_precomputed("novelty")(ctx, threshold)
+    verdict = _llm_novelty(ctx, threshold)
     return verdict if verdict.enabled else novelty(ctx, threshold)
 
 
