@@ -28,6 +28,7 @@ from . import dream as dream_cli
 from . import dream_run as dream_run_cli  # noqa: F401  (adds run/consolidate/runs/show/merges)
 from . import failures as failures_cli
 from . import graph as graph_cli
+from . import mcp as mcp_cli
 from . import memories as memories_cli
 from . import related as related_cli  # noqa: F401  (registers `kaos dream related`)
 from . import search as search_cli
@@ -83,6 +84,7 @@ app.add_typer(validation_cli.prefs_app, name="prefs")
 app.add_typer(failures_cli.app, name="failure")
 app.add_typer(failures_cli.alerts_app, name="alerts")
 app.add_typer(graph_cli.app, name="graph")
+app.add_typer(mcp_cli.app, name="mcp")
 
 
 @functools.cache

@@ -1,0 +1,216 @@
+"""What an agent can do with a library, as plain functions that take and return JSON-ready values.
+
+Each function here is one agent-facing operation (search, report an outcome, record a failure, …)
+built from the library's own APIs. The MCP server (``mcp_server.py``) exposes them as tools; keeping
+them here means the protocol layer only declares schemas and maps errors, and the behaviour can be
+tested without a protocol in between. Errors are :class:`~kaos_dream.errors.KaosError` subclasses,
+exactly as the library raises them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .episodes import END_STATES, clean_agent_id
+from .errors import InvalidInputError
+from .graph.nodes import labels, resolve_node
+from .skills import template_parameters
+from .status import library_status
+
+if TYPE_CHECKING:
+    from .library import Library
+
+SEARCH_KINDS = ("all", "skill", "memory")
+DIRECTIONS = ("out", "in", "both")
+MAX_LIMIT = 100
+
+
+def _check_limit(limit: int, what: str = "limit") -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 0 <= limit <= MAX_LIMIT:
+        raise InvalidInputError(f"{what} must be a whole number from 0 to {MAX_LIMIT}")
+    return limit
+
+
+def search(
+    lib: Library,
+    query: str,
+    *,
+    kind: str = "all",
+    limit: int = 10,
+    rank: str | None = None,
+    expand: int = 0,
+    mode: str = "gated",
+    record_hits: bool = False,
+    agent: str | None = None,
+    task: str | None = None,
+) -> dict[str, Any]:
+    """Skills and memories for ``query``, best first (``rank``: weighted, wilson or bm25; default from
+    settings). ``expand`` > 0 lets graph activation append up to that many related items after the
+    ranked results, never reordering or evicting them. ``record_hits`` writes one hit row per
+    *returned* item, graph-added ones included (the agent saw them), attributed to ``agent``;
+    without it the search only reads."""
+    if kind not in SEARCH_KINDS:
+        raise InvalidInputError(f"unknown kind {kind!r}: use all, skill or memory")
+    _check_limit(limit)
+    _check_limit(expand, "expand")
+    wanted = None if kind == "all" else kind
+    hits = lib.search(query, kind=wanted, limit=limit, rank=rank, task=task)
+    returned: list[Any] = list(hits)
+    if expand > 0:
+        from .graph.retrieval import expand as graph_expand
+
+        kinds = ("skill", "memory") if wanted is None else (wanted,)
+        returned = graph_expand(lib, hits, extra=expand, mode=mode, kinds=kinds)
+    # expand keeps the ranked hits first, in order; only what it appends comes from the graph
+    results = [_hit(h) for h in hits] + [_graph_item(r) for r in returned[len(hits):]]
+    if record_hits:
+        lib.episodes.record_hits(returned, query, agent)
+    return {"query": query, "results": results, "recorded_hits": len(returned) if record_hits else 0}
+
+
+def _hit(hit: Any) -> dict[str, Any]:
+    return {"kind": hit.kind, "id": hit.id, "name": hit.name, "text": hit.text, "score": hit.score,
+            "bm25": hit.bm25, "uses": hit.uses, "successes": hit.successes, "source": "lexical"}
+
+
+def _graph_item(item: Any) -> dict[str, Any]:
+    return {"kind": item.kind, "id": item.id, "name": item.name, "text": item.text, "score": item.score,
+            "source": "graph", "via": list(item.path)}
+
+
+# -- episodes and outcomes -------------------------------------------------------------------------
+def record_outcome(
+    lib: Library, skill: str, success: bool, *, agent: str | None = None, task: str | None = None
+) -> dict[str, Any]:
+    """One outcome of applying ``skill``: what weighted ranking learns from."""
+    outcome = lib.record_outcome(skill, success, agent=agent, task=task)
+    return {**outcome.to_dict(), "skill": lib.skills.get(outcome.skill_id).name}
+
+
+def agent_start(lib: Library, agent: str | None = None, name: str | None = None) -> dict[str, Any]:
+    return lib.episodes.start(agent, name).to_dict()
+
+
+def agent_end(
+    lib: Library,
+    agent: str,
+    state: str,
+    *,
+    conclusion: str | None = None,
+    citations: Sequence[str] = (),
+    error_tool: str | None = None,
+    error: str | None = None,
+) -> dict[str, Any]:
+    """End an episode (completed, failed or killed). A failed episode may name the failure that ended
+    it (``error_tool`` + ``error``): it is recorded for the agent first, so the episode-end batch sees
+    it. Everything is validated before anything is written; ending an ended episode changes nothing
+    (and records no failure)."""
+    if state not in END_STATES:
+        raise InvalidInputError(f"state must be one of {', '.join(END_STATES)}")
+    if (error_tool is None) != (error is None):
+        raise InvalidInputError("give both error_tool and error, or neither")
+    if error_tool is not None and state != "failed":
+        raise InvalidInputError("error_tool and error are for state 'failed' only")
+    cited = parse_citations(citations)
+    episode = lib.episodes.get(clean_agent_id(agent))
+    failure = None
+    if error_tool is not None and error is not None and episode.state == "running":
+        failure = failure_record(lib, error_tool, error, episode.id)
+    result = lib.episodes.end(episode.id, state, conclusion, cited)
+    return {**result.to_dict(), "failure": failure}
+
+
+# -- failures ---------------------------------------------------------------------------------------
+def failure_record(lib: Library, tool: str, message: str, agent: str | None = None) -> dict[str, Any]:
+    """Record one failure; return its fingerprint, diagnosis, current fix and preventing skills."""
+    recorded = lib.failures.record(tool, message, agent)
+    out = recorded.to_dict()
+    out["fix"] = lib.failures.get(recorded.fingerprint_id)["fix"]
+    out["preventing_skills"] = lib.failures.preventing_skills(recorded.fingerprint_id)
+    return out
+
+
+def failure_lookup(lib: Library, tool: str, message: str) -> dict[str, Any]:
+    """What is known about this error (read-only): ``known`` false when it was never recorded."""
+    found = lib.failures.lookup(tool, message)
+    if found is None:
+        return {"known": False}
+    return {"known": True, **found}
+
+
+def alerts_check(lib: Library, *, include_acked: bool = True) -> dict[str, Any]:
+    """Open systemic alerts; ``clear`` is true when there are none (ask before spawning agents)."""
+    alerts = lib.failures.active_alerts()
+    if not include_acked:
+        alerts = [a for a in alerts if a["status"] == "active"]
+    keep = ("id", "status", "fingerprint_id", "short_hash", "tool", "category", "root_cause", "suggested_action",
+            "agent_count", "threshold", "window_s", "raised_at", "last_seen_at")
+    return {"clear": not alerts, "alerts": [{k: a.get(k) for k in keep} for a in alerts]}
+
+
+# -- graph ------------------------------------------------------------------------------------------
+def related(
+    lib: Library, node: str, *, relation: str | None = None, direction: str = "both", limit: int = 10
+) -> dict[str, Any]:
+    """Live typed edges touching ``node`` (``skill:NAME``, ``memory:KEY``, ``failure:ID``), strongest first."""
+    if direction not in DIRECTIONS:
+        raise InvalidInputError("direction must be out, in or both")
+    _check_limit(limit)
+    target = resolve_node(lib.conn, node)
+    edges = lib.graph.neighbours(target, relation=relation, direction=direction)[:limit]
+    others = [e.dst if e.src == target else e.src for e in edges]
+    names = labels(lib.conn, set(others) | {target})
+    return {
+        "node": str(target),
+        "label": names[target].label,
+        "neighbours": [
+            {"node": str(other), "label": names[other].label, "relation": e.relation,
+             "direction": "both" if e.relation == "co_occurs_with" else ("out" if e.src == target else "in"),
+             "strength": e.strength, "provenance": e.provenance}
+            for e, other in zip(edges, others, strict=True)
+        ],
+    }
+
+
+# -- skills and memories ----------------------------------------------------------------------------
+def skill_get(lib: Library, skill: str) -> dict[str, Any]:
+    found = lib.skills.get(skill)
+    return {**found.to_dict(), "parameters": list(found.parameters)}
+
+
+def skill_apply(lib: Library, skill: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The skill's template with ``params`` filled in (nothing is recorded: report the outcome later)."""
+    found = lib.skills.get(skill)
+    values = {str(k): "" if v is None else str(v) for k, v in (params or {}).items()}
+    return {"skill_id": found.id, "name": found.name, "deprecated": found.deprecated,
+            "parameters": list(template_parameters(found.template)),
+            "rendered": lib.skills.render(found.id, values)}
+
+
+def memory_add(
+    lib: Library, content: str, *, kind: str = "note", key: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    return lib.memories.add(content, kind=kind, key=key, metadata=metadata).to_dict()
+
+
+# -- status -----------------------------------------------------------------------------------------
+def dream_status(lib: Library) -> dict[str, Any]:
+    """What ``kaos dream status`` shows: episodes by state, live edges, telemetry rows, the dream's
+    cycle, due-ness, running lease, last run and pending proposals, fingerprints and open alerts."""
+    return library_status(lib.conn, lib.settings.dream_threshold)
+
+
+def parse_citations(citations: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """``["skill:csv-to-parquet", "memory:s3-throttle"]`` to ``(kind, ref)`` pairs."""
+    out: list[tuple[str, str]] = []
+    for item in citations:
+        kind, sep, ref = str(item).partition(":")
+        kind, ref = kind.strip().lower(), ref.strip()
+        if not sep or kind not in ("skill", "memory", "failure") or not ref:
+            raise InvalidInputError(
+                f"bad citation {item!r}: use KIND:REF with KIND skill, memory or failure (e.g. skill:csv-to-parquet)"
+            )
+        out.append((kind, ref))
+    return tuple(out)

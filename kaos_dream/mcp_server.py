@@ -1,0 +1,284 @@
+"""`kaos mcp serve`: the library as Model Context Protocol tools, over stdio.
+
+Needs the optional ``mcp`` package (``pip install "kaos-dream[mcp]"``); importing this module without
+it raises ``ModuleNotFoundError`` and the CLI turns that into a one-line install hint.
+
+The protocol layer only declares each tool's JSON schema (from the annotated signature) and its
+description, and maps errors; what a tool does lives in :mod:`kaos_dream.agent_tools`.
+
+**One connection per server, calls serialised.** A stdio server belongs to one client (one agent
+host), so concurrency between agents is concurrency between *processes*: each server has its own
+SQLite connection and SQLite's WAL, ``BEGIN IMMEDIATE`` and busy timeout order their writes, exactly
+as for many ``kaos`` commands at once. Inside one server the SDK runs synchronous tools on worker
+threads and may run two calls at once; a shared connection must then not be used by two threads at
+the same time, because ``transaction()`` *joins* a transaction that is already open on the
+connection — a second thread would commit or roll back the first one's half-done work. So every
+call takes one lock, and any transaction a call left open is rolled back before the lock is
+released. Keeping the connection (instead of opening the file per call) keeps the graph's CSR cache
+(keyed on ``data_version``, so it sees other processes' commits) and the LLM client warm, and a bad
+file is reported once at start-up instead of on every call. Between calls the connection is in
+autocommit with no open read transaction, so it holds no lock and never blocks other processes.
+The price: with ``ANTHROPIC_API_KEY`` set, a call that waits on the LLM (diagnosing a failure seen
+for the first time, LLM validators at episode end) delays this client's next call by up to
+``KAOS_LLM_TIMEOUT_S``; other servers are not affected (no SQLite lock is held during LLM calls).
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp_types import ToolAnnotations
+from pydantic import Field, ValidationError
+
+from . import __version__
+from . import agent_tools as tools
+from .errors import KaosError
+from .library import Library
+from .store.connect import describe_sqlite_error
+
+log = logging.getLogger("kaos_dream.mcp")
+
+T = TypeVar("T")
+
+INSTRUCTIONS = (
+    "kaos-dream: a skill and memory library that learns from use. Typical episode: agent_start, search "
+    "(record_hits=true, agent=…), skill_get/skill_apply, record_outcome for each skill you applied, "
+    "failure_lookup / failure_record when a tool fails, then agent_end. Check alerts_check before spawning "
+    "more agents. Reviewing merges, applying dream proposals and acknowledging or resolving alerts are "
+    "human-only: they are CLI commands (kaos dream merges, kaos dream run --apply, kaos dream systemic), "
+    "not tools."
+)
+
+READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+SEARCH = WRITE  # reads, unless record_hits is set
+
+Agent = Annotated[
+    str | None,
+    Field(description="Your episode (agent) id, from agent_start; telemetry is attributed to it.", max_length=200),
+]
+Limit = Annotated[int, Field(ge=0, le=tools.MAX_LIMIT, description="At most this many results.")]
+Tool = Annotated[str, Field(description="The tool or command that failed, e.g. 'http_get' or 'pytest'.")]
+Message = Annotated[str, Field(description="The error text (a traceback is fine; it is normalised).")]
+SkillRef = Annotated[str, Field(description="Skill name or id.")]
+
+
+class LibraryGate:
+    """Runs library calls one at a time on one :class:`Library` and turns errors into tool errors."""
+
+    def __init__(self, lib: Library) -> None:
+        self.lib = lib
+        self._lock = threading.Lock()
+
+    def call(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+        with self._lock:
+            try:
+                return fn(self.lib, *args, **kwargs)
+            except KaosError as exc:
+                raise ToolError(str(exc)) from None
+            except sqlite3.Error as exc:
+                raise ToolError(describe_sqlite_error(exc, self.lib.path)) from None
+            except Exception as exc:  # a bug, not bad input: keep serving, say what broke
+                log.exception("internal error in %s", getattr(fn, "__name__", fn))
+                raise ToolError(f"internal error: {type(exc).__name__}: {exc}") from None
+            finally:
+                if self.lib.conn.in_transaction:
+                    self.lib.conn.execute("ROLLBACK")
+
+
+def concise_validation(exc: ValidationError) -> str:
+    """Pydantic's report, one clause per bad argument, without its documentation links."""
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "arguments"
+        parts.append(f"{where}: required" if err["type"] == "missing" else f"{where}: {err['msg']}")
+    return "invalid arguments: " + "; ".join(parts)
+
+
+class KaosMCPServer(MCPServer):
+    """MCPServer that also rejects unknown argument names (a typo must not silently use a default)
+    and reports schema violations in one line."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.argument_names: dict[str, frozenset[str]] = {}
+
+    def register(self, fn: Callable[..., Any], annotations: ToolAnnotations) -> None:
+        self.add_tool(fn, annotations=annotations)
+        self.argument_names[fn.__name__] = frozenset(inspect.signature(fn).parameters)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        allowed = self.argument_names.get(name)
+        if allowed is not None:
+            unknown = sorted(set(arguments) - allowed)
+            if unknown:
+                raise ToolError(
+                    f"Error executing tool {name}: unknown argument(s) {', '.join(unknown)}"
+                    f" (this tool takes: {', '.join(sorted(allowed)) or 'nothing'})"
+                )
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__, ValidationError):
+                raise
+            raise ToolError(f"Error executing tool {name}: {concise_validation(exc.__cause__)}") from None
+
+
+def build_server(lib: Library) -> KaosMCPServer:
+    """An MCP server whose tools act on ``lib`` (one call at a time)."""
+    gate = LibraryGate(lib)
+    server = KaosMCPServer("kaos-dream", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+
+    def search(
+        query: Annotated[str, Field(description="Any text; it is made safe for full-text search.")],
+        kind: Annotated[Literal["all", "skill", "memory"], Field(description="What to search.")] = "all",
+        limit: Limit = 10,
+        rank: Annotated[
+            Literal["weighted", "wilson", "bm25"] | None,
+            Field(description="weighted: relevance x proven outcomes x recency (default); wilson: the seed "
+                  "formula; bm25: text relevance only."),
+        ] = None,
+        expand: Annotated[
+            int, Field(ge=0, le=tools.MAX_LIMIT, description="Let the causal graph append up to N related items "
+                       "after the ranked results (never reordering them); 0 = off.")
+        ] = 0,
+        mode: Annotated[
+            Literal["additive", "gated", "adaptive"], Field(description="Activation mode for expand.")
+        ] = "gated",
+        record_hits: Annotated[
+            bool, Field(description="Record what this search returned to you (pass agent): it feeds the episode's "
+                        "learning and gives record_outcome its task context.")
+        ] = False,
+        agent: Agent = None,
+        task: Annotated[
+            str | None, Field(description="Rank by outcomes on this task (default: the query itself).")
+        ] = None,
+    ) -> dict[str, Any]:
+        """Find skills and memories for a task, best first, with each skill's uses/successes. Writes only
+        with record_hits."""
+        return gate.call(tools.search, query, kind=kind, limit=limit, rank=rank, expand=expand, mode=mode,
+                         record_hits=record_hits, agent=agent, task=task)
+
+    def record_outcome(
+        skill: SkillRef,
+        success: Annotated[bool, Field(description="Did applying the skill work?")],
+        agent: Agent = None,
+        task: Annotated[
+            str | None, Field(description="The task it was applied to (default: your latest search that "
+                              "returned this skill).")
+        ] = None,
+    ) -> dict[str, Any]:
+        """Report whether applying a skill worked. Proven skills rise in search, failing ones sink."""
+        return gate.call(tools.record_outcome, skill, success, agent=agent, task=task)
+
+    def agent_start(
+        agent: Annotated[
+            str | None, Field(description="Episode id to use (default: a new random id).", max_length=200)
+        ] = None,
+        name: Annotated[str | None, Field(description="A label for people.")] = None,
+    ) -> dict[str, Any]:
+        """Start an episode (agent session); returns its id. Pass it as agent= to the other tools, and end
+        it with agent_end."""
+        return gate.call(tools.agent_start, agent, name)
+
+    def agent_end(
+        agent: Annotated[str, Field(description="The episode id from agent_start.", max_length=200)],
+        state: Annotated[Literal["completed", "failed", "killed"], Field(description="How the episode ended.")],
+        conclusion: Annotated[str | None, Field(description="What you concluded or produced.")] = None,
+        citations: Annotated[
+            list[str], Field(description="What you relied on, as KIND:REF (skill:NAME, memory:KEY, failure:ID).")
+        ] = [],  # noqa: B006  (pydantic copies defaults; this is the schema's default, never mutated)
+        error_tool: Annotated[
+            str | None, Field(description="With state=failed: the tool whose failure ended the episode.")
+        ] = None,
+        error: Annotated[str | None, Field(description="With state=failed: that failure's error text.")] = None,
+    ) -> dict[str, Any]:
+        """End your episode. Only a completed episode that passes validation reinforces the skills and
+        memories it used; failed and killed ones are recorded without reinforcing anything. With state=failed,
+        error_tool + error record the failure first. Ending an ended episode changes nothing."""
+        return gate.call(tools.agent_end, agent, state, conclusion=conclusion, citations=citations,
+                         error_tool=error_tool, error=error)
+
+    def failure_record(tool: Tool, message: Message, agent: Agent = None) -> dict[str, Any]:
+        """Record a failure you hit: returns its fingerprint, diagnosis (category, root cause, suggested
+        action), the current fix and skills known to prevent it, and alert_id if this failure just raised
+        a systemic alert."""
+        return gate.call(tools.failure_record, tool, message, agent)
+
+    def failure_lookup(tool: Tool, message: Message) -> dict[str, Any]:
+        """What is known about an error before you act on it: diagnosis, current fix, preventing skills
+        (known=false if never seen). Read-only."""
+        return gate.call(tools.failure_lookup, tool, message)
+
+    def alerts_check(
+        include_acked: Annotated[bool, Field(description="Count alerts a human already acknowledged.")] = True,
+    ) -> dict[str, Any]:
+        """Open systemic alerts (many agents failing the same way); clear=true when none. Call before
+        spawning agents. Read-only: acknowledging and resolving alerts is human-only (kaos dream systemic)."""
+        return gate.call(tools.alerts_check, include_acked=include_acked)
+
+    def related(
+        node: Annotated[str, Field(description="KIND:REF, e.g. skill:csv-to-parquet, memory:s3-throttle, failure:12.")],
+        relation: Annotated[
+            Literal["co_occurs_with", "caused", "enabled", "prevented", "fact", "meta"] | None,
+            Field(description="Only this relation."),
+        ] = None,
+        direction: Annotated[Literal["out", "in", "both"], Field(description="Edge direction from the node.")] = "both",
+        limit: Limit = 10,
+    ) -> dict[str, Any]:
+        """Graph neighbours of a skill, memory or failure, strongest edge first. Read-only."""
+        return gate.call(tools.related, node, relation=relation, direction=direction, limit=limit)
+
+    def skill_get(skill: SkillRef) -> dict[str, Any]:
+        """A skill's description, template and template parameters. Read-only."""
+        return gate.call(tools.skill_get, skill)
+
+    def skill_apply(
+        skill: SkillRef,
+        params: Annotated[
+            dict[str, str | int | float | bool] | None,
+            Field(description="Values for the template's {placeholders}; every placeholder is required."),
+        ] = None,
+    ) -> dict[str, Any]:
+        """Render a skill's template with parameters. Records nothing: report how it went with
+        record_outcome."""
+        return gate.call(tools.skill_apply, skill, params)
+
+    def memory_add(
+        content: Annotated[str, Field(description="The observation, result or note.")],
+        kind: Annotated[str, Field(description="A label such as note, insight, result.")] = "note",
+        key: Annotated[str | None, Field(description="Unique key (default: derived from kind and content).")] = None,
+        metadata: Annotated[dict[str, Any] | None, Field(description="A JSON object stored with it.")] = None,
+    ) -> dict[str, Any]:
+        """Store a memory for later searches."""
+        return gate.call(tools.memory_add, content, kind=kind, key=key, metadata=metadata)
+
+    def dream_status() -> dict[str, Any]:
+        """What the library has learned (episodes, graph edges, telemetry), the dream's state (cycle, due,
+        last run, pending proposals) and open alerts. Read-only: running the dream with --apply, accepting
+        merges and applying proposals are human-only (kaos dream run / merges / proposals)."""
+        return gate.call(tools.dream_status)
+
+    for fn, kind in (
+        (agent_start, WRITE), (search, SEARCH), (skill_get, READ), (skill_apply, READ), (record_outcome, WRITE),
+        (memory_add, WRITE), (failure_lookup, READ), (failure_record, WRITE), (agent_end, WRITE),
+        (alerts_check, READ), (related, READ), (dream_status, READ),
+    ):
+        server.register(fn, kind)
+    return server
+
+
+def serve(db: str | None) -> None:
+    """Open the library (creating it if needed) and serve MCP on stdin/stdout until the client leaves."""
+    lib = Library(db)
+    try:
+        build_server(lib).run("stdio")
+    finally:
+        lib.close()
