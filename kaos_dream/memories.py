@@ -13,9 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .errors import ConflictError, InvalidInputError, NotFoundError
+from .errors import ConflictError, InvalidInputError
 from .skills import MAX_NAME, clean_text
 from .store import transaction
+from .store.helpers import resolve_ref
 
 if TYPE_CHECKING:
     from .library import Library
@@ -143,15 +144,8 @@ class Memories:
         return self.get(memory_id)
 
     def resolve_id(self, ref: int | str) -> int:
-        if isinstance(ref, int):
-            row = self._conn.execute("SELECT id FROM memories WHERE id = ?", (ref,)).fetchone()
-        else:
-            row = self._conn.execute("SELECT id FROM memories WHERE key = ?", (ref.strip(),)).fetchone()
-            if row is None and ref.strip().isdigit():
-                row = self._conn.execute("SELECT id FROM memories WHERE id = ?", (int(ref.strip()),)).fetchone()
-        if row is None:
-            raise NotFoundError(f"no memory {ref!r}")
-        return int(row[0])
+        """An id or a key to the memory's id; keys win over digit-strings that look like ids."""
+        return resolve_ref(self._conn, "memories", "key", ref, "memory")
 
     def get(self, ref: int | str) -> Memory:
         memory_id = self.resolve_id(ref)

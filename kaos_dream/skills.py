@@ -13,8 +13,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .errors import ConflictError, InvalidInputError, NotFoundError
+from .errors import ConflictError, InvalidInputError
 from .store import transaction
+from .store.helpers import resolve_ref
 
 if TYPE_CHECKING:
     from .library import Library
@@ -168,15 +169,7 @@ class Skills:
 
     def resolve_id(self, ref: int | str) -> int:
         """An id or a name to the skill's id; names win over digit-strings that look like ids."""
-        if isinstance(ref, int):
-            row = self._conn.execute("SELECT id FROM skills WHERE id = ?", (ref,)).fetchone()
-        else:
-            row = self._conn.execute("SELECT id FROM skills WHERE name = ?", (ref.strip(),)).fetchone()
-            if row is None and ref.strip().isdigit():
-                row = self._conn.execute("SELECT id FROM skills WHERE id = ?", (int(ref.strip()),)).fetchone()
-        if row is None:
-            raise NotFoundError(f"no skill {ref!r}")
-        return int(row[0])
+        return resolve_ref(self._conn, "skills", "name", ref, "skill")
 
     def get(self, ref: int | str) -> Skill:
         skill_id = self.resolve_id(ref)

@@ -9,6 +9,7 @@ import typer
 
 from . import output
 from .common import DbOption, JsonOption, open_for_read, open_for_write, wants_json
+from .graph import Mode as ModeChoice
 
 
 class KindChoice(StrEnum):
@@ -21,12 +22,6 @@ class RankChoice(StrEnum):
     weighted = "weighted"
     wilson = "wilson"
     bm25 = "bm25"
-
-
-class ModeChoice(StrEnum):
-    additive = "additive"
-    gated = "gated"
-    adaptive = "adaptive"
 
 
 def render_expanded(ctx: typer.Context, query: str, expanded: list, json_out: bool) -> None:

@@ -22,3 +22,21 @@ def scalar(conn: sqlite3.Connection, sql: str, params: Sequence[Any] = ()) -> An
 
 def placeholders(values: Iterable[Any]) -> str:
     return ",".join("?" for _ in values)
+
+
+def resolve_ref(conn: sqlite3.Connection, table: str, label_column: str, ref: int | str, noun: str) -> int:
+    """An integer id, or a name/key (which wins over a digit-string that looks like an id), to the row's
+    id; ``NotFoundError`` names the ``noun`` when there is no such row. ``table`` and ``label_column``
+    are trusted identifiers from the calling module, never user input."""
+    from ..errors import NotFoundError
+
+    if isinstance(ref, int):
+        row = conn.execute(f"SELECT id FROM {table} WHERE id = ?", (ref,)).fetchone()
+    else:
+        text = ref.strip()
+        row = conn.execute(f"SELECT id FROM {table} WHERE {label_column} = ?", (text,)).fetchone()
+        if row is None and text.isdigit():
+            row = conn.execute(f"SELECT id FROM {table} WHERE id = ?", (int(text),)).fetchone()
+    if row is None:
+        raise NotFoundError(f"no {noun} {ref!r}")
+    return int(row[0])
