@@ -164,3 +164,15 @@ def test_cli_shows_validations(tmp_path) -> None:
     assert [r["agent_id"] for r in listed] == ["r1"]
     assert "rejected" in run_kaos("agent", "show", "r1", db=db).stdout
     assert file_digest(db) == before
+
+
+def test_storing_a_report_again_replaces_the_old_one(world: Library) -> None:
+    from kaos_dream.validation.gate import store_report
+
+    ep = episode(world, citations=(("skill", "csv-to-parquet"),))
+    store_report(world, ep.agent_id, validate_episode(world, ep))
+    store_report(world, ep.agent_id, validate_episode(world, episode(world, "failed")))
+    rows = world.conn.execute("SELECT passed FROM episode_gates WHERE agent_id = ?", (ep.agent_id,)).fetchall()
+    assert [r[0] for r in rows] == [0]
+    report = stored_report(world.conn, ep.agent_id)
+    assert report is not None and report["passed"] is False and "outcome" in report["reason"]

@@ -2,12 +2,14 @@
 episode teach the graph only when every enabled quality validator passed.
 
 It replaces the default outcome-only gate (the outcome validator is one of its quality validators).
-Results are written inside the episode-end transaction, so a crash never leaves an episode that
-learned without a stored reason, or a reason without its episode.
+The decision and every verdict are one ``episode_gates`` row, written inside the episode-end
+transaction, so a crash never leaves an episode that learned without a stored reason, or a reason
+without its episode.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
@@ -57,27 +59,34 @@ def validate_episode(lib: Library, episode: EpisodeEnd) -> ValidationReport:
     return summarise(verdicts)
 
 
-def store_report(lib: Library, agent_id: str, report: ValidationReport) -> None:
-    now = lib.now()
-    conn = lib.conn
-    conn.execute("DELETE FROM validations WHERE agent_id = ?", (agent_id,))
-    if report.verdicts:  # one multi-row statement (the validator count is stable, so it stays prepared)
-        conn.execute(
-            "INSERT INTO validations (agent_id, validator, kind, enabled, score, passed, threshold, reason, "
-            "created_at) VALUES " + ",".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(report.verdicts)),
-            [
-                x
-                for v in report.verdicts
-                for x in (agent_id, v.validator, v.kind, int(v.enabled), v.score,
-                          None if v.passed is None else int(v.passed), v.threshold, v.reason, now)
-            ],
-        )
-    conn.execute(
-        "INSERT INTO episode_gates (agent_id, passed, trust, novelty, reason, created_at) VALUES (?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT (agent_id) DO UPDATE SET passed = excluded.passed, trust = excluded.trust, "
-        "novelty = excluded.novelty, reason = excluded.reason, created_at = excluded.created_at",
-        (agent_id, int(report.passed), report.trust, report.novelty, report.reason, now),
+_VERDICT_KEYS = ("validator", "kind", "enabled", "score", "passed", "threshold", "reason")
+_REPORT_SQL = "SELECT * FROM episode_gates WHERE id = (SELECT gate_id FROM agents WHERE id = ?)"
+
+
+def verdicts_json(report: ValidationReport) -> str:
+    """The verdicts as stored: listed by kind then validator, as every reader shows them."""
+    ordered = sorted(report.verdicts, key=lambda v: (v.kind, v.validator))
+    return json.dumps(
+        [dict(zip(_VERDICT_KEYS, (v.validator, v.kind, v.enabled, v.score, v.passed, v.threshold, v.reason),
+                  strict=True)) for v in ordered],
+        separators=(",", ":"), ensure_ascii=False,
     )
+
+
+def store_report(lib: Library, agent_id: str, report: ValidationReport) -> None:
+    """Append the episode's gate row and point the episode at it, in the caller's transaction: the
+    row lands on the table's last page and the pointer on the agent row the episode end rewrites
+    anyway, so storing a report dirties about one page. A report stored again replaces the old one."""
+    conn = lib.conn
+    old = conn.execute("SELECT gate_id FROM agents WHERE id = ?", (agent_id,)).fetchone()
+    gate_id = conn.execute(
+        "INSERT INTO episode_gates (agent_id, passed, trust, novelty, reason, verdicts, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (agent_id, int(report.passed), report.trust, report.novelty, report.reason, verdicts_json(report), lib.now()),
+    ).lastrowid
+    conn.execute("UPDATE agents SET gate_id = ? WHERE id = ?", (gate_id, agent_id))
+    if old is not None and old[0] is not None:
+        conn.execute("DELETE FROM episode_gates WHERE id = ?", (old[0],))
 
 
 def validation_gate(lib: Library, episode: EpisodeEnd) -> GateDecision:
@@ -86,43 +95,27 @@ def validation_gate(lib: Library, episode: EpisodeEnd) -> GateDecision:
     return GateDecision(report.passed, report.reason)
 
 
-def stored_report(conn: sqlite3.Connection, agent_id: str) -> dict[str, Any] | None:
-    gate = conn.execute("SELECT * FROM episode_gates WHERE agent_id = ?", (agent_id,)).fetchone()
-    if gate is None:
-        return None
-    rows = conn.execute(
-        "SELECT validator, kind, enabled, score, passed, threshold, reason FROM validations WHERE agent_id = ? "
-        "ORDER BY kind, validator",
-        (agent_id,),
-    ).fetchall()
+def _report(row: sqlite3.Row) -> dict[str, Any]:
     return {
-        "agent_id": agent_id,
-        "passed": bool(gate["passed"]),
-        "trust": gate["trust"],
-        "novelty": gate["novelty"],
-        "reason": gate["reason"],
-        "created_at": gate["created_at"],
-        "validators": [
-            {
-                "validator": r["validator"],
-                "kind": r["kind"],
-                "enabled": bool(r["enabled"]),
-                "score": r["score"],
-                "passed": None if r["passed"] is None else bool(r["passed"]),
-                "threshold": r["threshold"],
-                "reason": r["reason"],
-            }
-            for r in rows
-        ],
+        "agent_id": row["agent_id"],
+        "passed": bool(row["passed"]),
+        "trust": row["trust"],
+        "novelty": row["novelty"],
+        "reason": row["reason"],
+        "created_at": row["created_at"],
+        "validators": [{k: v.get(k) for k in _VERDICT_KEYS} for v in json.loads(row["verdicts"])],
     }
 
 
+def stored_report(conn: sqlite3.Connection, agent_id: str) -> dict[str, Any] | None:
+    row = conn.execute(_REPORT_SQL, (agent_id,)).fetchone()
+    return None if row is None else _report(row)
+
+
 def list_reports(conn: sqlite3.Connection, *, failed_only: bool = False, limit: int = 50) -> list[dict[str, Any]]:
-    sql = "SELECT agent_id FROM episode_gates"
-    if failed_only:
-        sql += " WHERE passed = 0"
-    sql += " ORDER BY created_at DESC, agent_id LIMIT ?"
-    return [r for (agent_id,) in conn.execute(sql, (limit,)) if (r := stored_report(conn, agent_id))]
+    """Newest first: a walk back from the end of the table (rows are appended as episodes end)."""
+    sql = "SELECT * FROM episode_gates" + (" WHERE passed = 0" if failed_only else "") + " ORDER BY id DESC LIMIT ?"
+    return [_report(row) for row in conn.execute(sql, (limit,))]
 
 
 def install() -> None:
