@@ -123,6 +123,28 @@ def test_broken_custom_validator_is_reported_not_raised(world: Library) -> None:
         unregister_validator("broken")
 
 
+@pytest.mark.parametrize("answer", [
+    Verdict("odd", QUALITY, True, float("nan"), True, 0.5, "nan score"),
+    Verdict("odd", QUALITY, True, 1.5, True, 0.5, "score above 1"),
+    Verdict("odd", QUALITY, True, "high", True, 0.5, "text score"),  # type: ignore[arg-type]
+    {"score": 1.0},
+    None,
+])
+def test_malformed_custom_verdict_is_off_and_the_episode_still_ends(lib: Library, answer) -> None:
+    lib.skills.add("s1")
+    register_validator("odd", lambda ctx, threshold: answer)
+    try:
+        lib.episodes.start("a")
+        lib.record_outcome("s1", True, agent="a")
+        result = lib.episodes.complete("a")
+        report = stored_report(lib.conn, "a")
+        assert report is not None and result.learned is True
+        odd = next(v for v in report["validators"] if v["validator"] == "odd")
+        assert odd["enabled"] is False and odd["reason"].startswith("off: validator returned")
+    finally:
+        unregister_validator("odd")
+
+
 def test_rejected_episode_reinforces_nothing_and_is_kept_for_audit(lib: Library) -> None:
     for name in ("a", "b"):
         lib.skills.add(name, f"skill {name}")

@@ -11,11 +11,22 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from .. import hooks
 from ..hooks import EpisodeEnd, GateDecision
-from .base import CitedItem, ValidationContext, ValidationReport, Verdict, summarise, threshold_for, validators
+from .base import (
+    QUALITY,
+    REPORT,
+    CitedItem,
+    ValidationContext,
+    ValidationReport,
+    Verdict,
+    summarise,
+    threshold_for,
+    validators,
+)
 
 if TYPE_CHECKING:
     from ..library import Library
@@ -52,11 +63,25 @@ def validate_episode(lib: Library, episode: EpisodeEnd) -> ValidationReport:
         threshold = threshold_for(lib, spec)
         try:
             verdict = spec.fn(ctx, threshold)
+            problem = _malformed(verdict)
         except Exception as exc:  # a broken custom validator is reported, never crashes an agent
-            verdict = Verdict(spec.name, spec.kind, False, None, None, threshold,
-                              f"off: validator raised {type(exc).__name__}: {exc}")
+            problem = f"raised {type(exc).__name__}: {exc}"
+        if problem is not None:
+            verdict = Verdict(spec.name, spec.kind, False, None, None, threshold, f"off: validator {problem}")
         verdicts.append(verdict)
     return summarise(verdicts)
+
+
+def _malformed(verdict: object) -> str | None:
+    """Why a (custom) validator's answer cannot be stored, or None when it can."""
+    if not isinstance(verdict, Verdict):
+        return f"returned {type(verdict).__name__}, not a Verdict"
+    score = verdict.score
+    if score is not None and not (isinstance(score, int | float) and 0.0 <= score <= 1.0):
+        return f"returned score {score!r}, not a number in [0, 1]"
+    if verdict.kind not in (QUALITY, REPORT) or not isinstance(verdict.reason, str):
+        return "returned a malformed verdict"
+    return None
 
 
 _VERDICT_KEYS = ("validator", "kind", "enabled", "score", "passed", "threshold", "reason")
@@ -65,12 +90,20 @@ _REPORT_SQL = "SELECT * FROM episode_gates WHERE id = (SELECT gate_id FROM agent
 
 def verdicts_json(report: ValidationReport) -> str:
     """The verdicts as stored: listed by kind then validator, as every reader shows them."""
-    ordered = sorted(report.verdicts, key=lambda v: (v.kind, v.validator))
-    return json.dumps(
-        [dict(zip(_VERDICT_KEYS, (v.validator, v.kind, v.enabled, v.score, v.passed, v.threshold, v.reason),
-                  strict=True)) for v in ordered],
-        separators=(",", ":"), ensure_ascii=False,
-    )
+    ordered = sorted(report.verdicts, key=_listing_order)
+    return "[" + ",".join(_verdict_json(v) for v in ordered) + "]"
+
+
+def _listing_order(v: Verdict) -> tuple[str, str]:
+    return v.kind, v.validator
+
+
+@lru_cache(maxsize=1024)
+def _verdict_json(v: Verdict) -> str:
+    """One verdict as a JSON object; cached, since most verdicts repeat from episode to episode (an
+    off validator, a completed outcome), and encoding them each time cost more than the write."""
+    values = (v.validator, v.kind, v.enabled, v.score, v.passed, v.threshold, v.reason)
+    return json.dumps(dict(zip(_VERDICT_KEYS, values, strict=True)), separators=(",", ":"), ensure_ascii=False)
 
 
 def store_report(lib: Library, agent_id: str, report: ValidationReport) -> None:
