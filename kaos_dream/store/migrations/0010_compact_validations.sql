@@ -16,7 +16,7 @@ CREATE TABLE episode_gates_v10 (
     novelty    REAL,
     reason     TEXT NOT NULL,
     -- [{"validator", "kind" (quality|report), "enabled", "score", "passed", "threshold", "reason"}, …]
-    verdicts   TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(verdicts) AND json_type(verdicts) = 'array'),
+    verdicts   TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(verdicts)),
     created_at REAL NOT NULL
 );
 
