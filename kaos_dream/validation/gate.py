@@ -111,15 +111,15 @@ def store_report(lib: Library, agent_id: str, report: ValidationReport) -> None:
     row lands on the table's last page and the pointer on the agent row the episode end rewrites
     anyway, so storing a report dirties about one page. A report stored again replaces the old one."""
     conn = lib.conn
-    old = conn.execute("SELECT gate_id FROM agents WHERE id = ?", (agent_id,)).fetchone()
     gate_id = conn.execute(
         "INSERT INTO episode_gates (agent_id, passed, trust, novelty, reason, verdicts, created_at) "
         "VALUES (?, ?, ?, ?, ?, ?, ?)",
         (agent_id, int(report.passed), report.trust, report.novelty, report.reason, verdicts_json(report), lib.now()),
     ).lastrowid
+    if conn.execute("UPDATE agents SET gate_id = ? WHERE id = ? AND gate_id IS NULL", (gate_id, agent_id)).rowcount:
+        return  # the usual case: the episode's first report
+    conn.execute("DELETE FROM episode_gates WHERE id = (SELECT gate_id FROM agents WHERE id = ?)", (agent_id,))
     conn.execute("UPDATE agents SET gate_id = ? WHERE id = ?", (gate_id, agent_id))
-    if old is not None and old[0] is not None:
-        conn.execute("DELETE FROM episode_gates WHERE id = ?", (old[0],))
 
 
 def validation_gate(lib: Library, episode: EpisodeEnd) -> GateDecision:
