@@ -61,11 +61,12 @@ def predicting_skills(lib: Library, skill_ids: tuple[int, ...]) -> list[Node]:
     :func:`observe` call of their own (which would find no edge to check and change nothing)."""
     if not skill_ids:
         return []
-    marks = ",".join("?" * len(PREDICTIVE))
+    relations = ",".join("?" * len(PREDICTIVE))
+    skills = ",".join("?" * len(skill_ids))  # few per episode; each count's statement stays prepared
     rows = lib.conn.execute(
-        f"SELECT src_id FROM edges WHERE src_kind = 'skill' AND src_id IN (SELECT value FROM json_each(?)) "
-        f"AND relation IN ({marks}) AND pruned_at IS NULL",
-        ("[" + ",".join(str(int(s)) for s in skill_ids) + "]", *PREDICTIVE),
+        f"SELECT src_id FROM edges WHERE src_kind = 'skill' AND src_id IN ({skills}) "
+        f"AND relation IN ({relations}) AND pruned_at IS NULL",
+        (*map(int, skill_ids), *PREDICTIVE),
     ).fetchall()
     return [Node("skill", i) for i in sorted({int(r[0]) for r in rows})]
 

@@ -1,4 +1,4 @@
--- Cheaper episode end (the plasticity overhead budget): the validation gate stored each episode's
+-- Cheaper episode end (the plasticity overhead budget). First, the validation gate stored each episode's
 -- verdicts as 5-6 `validations` rows (a table and its primary-key index) plus an `episode_gates`
 -- row (a table, its primary-key index and an index on `passed`), dirtying about five extra pages
 -- per completion. Now one `episode_gates` row per episode holds the decision and its verdicts (a
@@ -44,3 +44,18 @@ ALTER TABLE agents ADD COLUMN gate_id INTEGER;
 
 UPDATE agents SET gate_id = (SELECT max(g.id) FROM episode_gates AS g WHERE g.agent_id = agents.id)
 WHERE id IN (SELECT agent_id FROM episode_gates);
+
+-- Every episode end reads which skills, memories and failures its agent touched. The agent
+-- indexes now carry the node id too, so that read never visits the tables; an index entry one
+-- integer longer costs the telemetry writes nothing measurable (they update these indexes anyway).
+DROP INDEX skill_uses_agent;
+
+CREATE INDEX skill_uses_agent ON skill_uses (agent_id, skill_id);
+
+DROP INDEX memory_hits_agent;
+
+CREATE INDEX memory_hits_agent ON memory_hits (agent_id, memory_id);
+
+DROP INDEX failure_occurrences_agent;
+
+CREATE INDEX failure_occurrences_agent ON failure_occurrences (agent_id, fingerprint_id);
