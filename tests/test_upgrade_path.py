@@ -125,37 +125,40 @@ def test_validation_rows_fold_into_one_gate_row_per_episode(tmp_path: Path) -> N
     apply_migrations(conn, t, str(path), upto=9)
     conn.execute("INSERT INTO agents (id, state, started_at, ended_at, processed_at) VALUES "
                  f"('a1', 'completed', {t}, {t + 1}, {t + 1}), ('a2', 'failed', {t}, {t + 2}, {t + 2}), "
-                 f"('a3', 'running', {t}, NULL, NULL)")
+                 f"('a3', 'running', {t}, NULL, NULL), ('a5', 'completed', {t}, {t + 3}, {t + 3}), "
+                 f"('a4', 'completed', {t}, {t + 3}, {t + 3})")
     conn.execute(
         "INSERT INTO validations (agent_id, validator, kind, enabled, score, passed, threshold, reason, created_at) "
         f"VALUES ('a1', 'outcome', 'quality', 1, 1.0, 1, NULL, 'episode completed', {t + 1}), "
-        f"('a1', 'novelty', 'report', 1, 0.25, NULL, NULL, '1/4 new', {t + 1}), "
+        f"('a1', 'novelty', 'report', 1, 2.0 / 3.0, NULL, NULL, '2/3 new', {t + 1}), "
         f"('a1', 'logical', 'quality', 0, NULL, NULL, 0.7, 'off: no key', {t + 1}), "
         f"('a2', 'outcome', 'quality', 1, 0.0, 0, NULL, 'episode failed', {t + 2})")
     conn.execute("INSERT INTO episode_gates (agent_id, passed, trust, novelty, reason, created_at) VALUES "
                  f"('a1', 1, 1.0, 0.25, 'every enabled validator passed', {t + 1}), "
-                 f"('a2', 0, 0.0, NULL, 'outcome: episode failed', {t + 2})")
+                 f"('a2', 0, 0.0, NULL, 'outcome: episode failed', {t + 2}), "
+                 f"('a5', 1, NULL, NULL, 'tie', {t + 3}), ('a4', 1, NULL, NULL, 'tie', {t + 3})")
     conn.close()
 
     with Library(path, settings=Settings()) as lib:
         assert lib.conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'validations'").fetchone()[0] == 0
         a1 = stored_report(lib.conn, "a1")
         assert a1 is not None and a1["passed"] is True and a1["trust"] == 1.0 and a1["novelty"] == 0.25
+        # Every REAL comes back exactly (json_object alone would print 2/3 with 15 digits).
         assert a1["created_at"] == t + 1
         assert a1["validators"] == [
             {"validator": "logical", "kind": "quality", "enabled": False, "score": None, "passed": None,
              "threshold": 0.7, "reason": "off: no key"},
             {"validator": "outcome", "kind": "quality", "enabled": True, "score": 1.0, "passed": True,
              "threshold": None, "reason": "episode completed"},
-            {"validator": "novelty", "kind": "report", "enabled": True, "score": 0.25, "passed": None,
-             "threshold": None, "reason": "1/4 new"},
+            {"validator": "novelty", "kind": "report", "enabled": True, "score": 2 / 3, "passed": None,
+             "threshold": None, "reason": "2/3 new"},
         ]
         a2 = stored_report(lib.conn, "a2")
         assert a2 is not None and a2["passed"] is False and a2["reason"] == "outcome: episode failed"
         assert [v["passed"] for v in a2["validators"]] == [False]
         assert stored_report(lib.conn, "a3") is None
-        # Newest first, as before the move.
+        # Newest first, ties by agent id, as before the move.
         from kaos_dream.validation.gate import list_reports
 
-        assert [r["agent_id"] for r in list_reports(lib.conn)] == ["a2", "a1"]
+        assert [r["agent_id"] for r in list_reports(lib.conn)] == ["a4", "a5", "a2", "a1"]
         assert [r["agent_id"] for r in list_reports(lib.conn, failed_only=True)] == ["a2"]

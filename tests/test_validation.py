@@ -145,6 +145,37 @@ def test_malformed_custom_verdict_is_off_and_the_episode_still_ends(lib: Library
         unregister_validator("odd")
 
 
+def test_numpy_values_in_a_custom_verdict_are_stored_as_plain_values(lib: Library) -> None:
+    """A validator computing with numpy returns numpy bools and floats; they are stored as JSON
+    booleans and numbers (the JSON encoder alone rejects numpy bools)."""
+    import numpy as np
+
+    lib.skills.add("s1")
+    score = np.float64(0.8)
+    register_validator("numeric", lambda ctx, th: Verdict("numeric", QUALITY, np.bool_(True), score,
+                                                          score >= np.float64(0.5), np.float64(0.5), "fine"))
+    try:
+        lib.episodes.start("a")
+        lib.record_outcome("s1", True, agent="a")
+        assert lib.episodes.complete("a").learned is True
+        report = stored_report(lib.conn, "a")
+        assert report is not None
+        numeric = next(v for v in report["validators"] if v["validator"] == "numeric")
+        assert numeric == {"validator": "numeric", "kind": "quality", "enabled": True, "score": 0.8, "passed": True,
+                           "threshold": 0.5, "reason": "fine"}
+    finally:
+        unregister_validator("numeric")
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-0.1", "1.5"])
+def test_gate_thresholds_must_be_shares(value: str) -> None:
+    from kaos_dream.errors import InvalidInputError
+
+    for name in ("KAOS_GROUNDING_THRESHOLD", "KAOS_LOGICAL_THRESHOLD", "KAOS_ALIGNMENT_THRESHOLD"):
+        with pytest.raises(InvalidInputError, match=name):
+            Settings.from_env({name: value})
+
+
 def test_rejected_episode_reinforces_nothing_and_is_kept_for_audit(lib: Library) -> None:
     for name in ("a", "b"):
         lib.skills.add(name, f"skill {name}")

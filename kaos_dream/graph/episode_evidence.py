@@ -62,11 +62,14 @@ def predicting_skills(lib: Library, skill_ids: tuple[int, ...]) -> list[Node]:
     if not skill_ids:
         return []
     relations = ",".join("?" * len(PREDICTIVE))
-    skills = ",".join("?" * len(skill_ids))  # few per episode; each count's statement stays prepared
+    if len(skill_ids) <= 64:  # the usual episode: one placeholder per skill, each count's statement stays prepared
+        skills, params = ",".join("?" * len(skill_ids)), tuple(map(int, skill_ids))
+    else:  # past SQLite's bound-variable limits no episode should go
+        skills, params = "SELECT value FROM json_each(?)", ("[" + ",".join(str(int(s)) for s in skill_ids) + "]",)
     rows = lib.conn.execute(
         f"SELECT src_id FROM edges WHERE src_kind = 'skill' AND src_id IN ({skills}) "
         f"AND relation IN ({relations}) AND pruned_at IS NULL",
-        (*map(int, skill_ids), *PREDICTIVE),
+        (*params, *PREDICTIVE),
     ).fetchall()
     return [Node("skill", i) for i in sorted({int(r[0]) for r in rows})]
 

@@ -161,6 +161,7 @@ def summarise(verdicts: list[Verdict]) -> ValidationReport:
     """Trust, novelty and the gate decision in one pass over the verdicts (every episode end asks)."""
     total, enabled = 0.0, 0
     novelty: float | None = None
+    novelty_seen = False
     failed: list[Verdict] = []
     for v in verdicts:
         if not v.enabled:
@@ -170,8 +171,8 @@ def summarise(verdicts: list[Verdict]) -> ValidationReport:
             total += v.score or 0.0
             if not v.passed:
                 failed.append(v)
-        elif v.validator == "novelty" and novelty is None:
-            novelty = v.score
+        elif v.kind == REPORT and v.validator == "novelty" and not novelty_seen:
+            novelty, novelty_seen = v.score, True
     trust = total / enabled if enabled else None
     if failed:
         reason = "; ".join(f"{v.validator}: {v.reason}" for v in failed)

@@ -10,6 +10,7 @@ without its episode.
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -62,26 +63,42 @@ def validate_episode(lib: Library, episode: EpisodeEnd) -> ValidationReport:
     for spec in validators():
         threshold = threshold_for(lib, spec)
         try:
-            verdict = spec.fn(ctx, threshold)
-            problem = _malformed(verdict)
+            verdict: Verdict | str = normalised(spec.fn(ctx, threshold))
         except Exception as exc:  # a broken custom validator is reported, never crashes an agent
-            problem = f"raised {type(exc).__name__}: {exc}"
-        if problem is not None:
-            verdict = Verdict(spec.name, spec.kind, False, None, None, threshold, f"off: validator {problem}")
+            verdict = f"raised {type(exc).__name__}: {exc}"
+        if isinstance(verdict, str):
+            safe = threshold if threshold is not None and math.isfinite(threshold) else None
+            verdict = Verdict(spec.name, spec.kind, False, None, None, safe, f"off: validator {verdict}")
         verdicts.append(verdict)
     return summarise(verdicts)
 
 
-def _malformed(verdict: object) -> str | None:
-    """Why a (custom) validator's answer cannot be stored, or None when it can."""
-    if not isinstance(verdict, Verdict):
-        return f"returned {type(verdict).__name__}, not a Verdict"
-    score = verdict.score
-    if score is not None and not (isinstance(score, int | float) and 0.0 <= score <= 1.0):
-        return f"returned score {score!r}, not a number in [0, 1]"
-    if verdict.kind not in (QUALITY, REPORT) or not isinstance(verdict.reason, str):
+def normalised(answer: object) -> Verdict | str:
+    """A (custom) validator's answer in the plain types it is stored as — str, bool, finite float or
+    None, as the old REAL/INTEGER columns coerced them — or why it cannot be stored."""
+    if not isinstance(answer, Verdict):
+        return f"returned {type(answer).__name__}, not a Verdict"
+    try:
+        score = _unit_or_none(answer.score)
+        threshold = _unit_or_none(answer.threshold)
+    except (TypeError, ValueError):
+        return f"returned score {answer.score!r} / threshold {answer.threshold!r}, not numbers in [0, 1]"
+    if answer.kind not in (QUALITY, REPORT) or not isinstance(answer.validator, str) or not isinstance(
+            answer.reason, str):
         return "returned a malformed verdict"
-    return None
+    passed = None if answer.passed is None else bool(answer.passed)
+    return Verdict(answer.validator, answer.kind, bool(answer.enabled), score, passed, threshold, answer.reason)
+
+
+def _unit_or_none(value: object) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, str | bytes):
+        raise TypeError("text is not a number")
+    number = float(value)  # type: ignore[arg-type]
+    if not 0.0 <= number <= 1.0:  # also refuses NaN
+        raise ValueError("outside [0, 1]")
+    return number
 
 
 _VERDICT_KEYS = ("validator", "kind", "enabled", "score", "passed", "threshold", "reason")
@@ -103,7 +120,8 @@ def _verdict_json(v: Verdict) -> str:
     """One verdict as a JSON object; cached, since most verdicts repeat from episode to episode (an
     off validator, a completed outcome), and encoding them each time cost more than the write."""
     values = (v.validator, v.kind, v.enabled, v.score, v.passed, v.threshold, v.reason)
-    return json.dumps(dict(zip(_VERDICT_KEYS, values, strict=True)), separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(dict(zip(_VERDICT_KEYS, values, strict=True)), separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False)
 
 
 def store_report(lib: Library, agent_id: str, report: ValidationReport) -> None:

@@ -25,13 +25,16 @@ SELECT g.agent_id, g.passed, g.trust, g.novelty, g.reason,
        coalesce((SELECT json_group_array(json_object(
                      'validator', v.validator, 'kind', v.kind,
                      'enabled', json(CASE WHEN v.enabled THEN 'true' ELSE 'false' END),
-                     'score', v.score,
+                     -- REALs through %!.17g: json_object alone prints 15 digits (2/3 would not round-trip)
+                     'score', json(CASE WHEN v.score IS NULL THEN 'null' ELSE printf('%!.17g', v.score) END),
                      'passed', json(CASE WHEN v.passed IS NULL THEN 'null' WHEN v.passed THEN 'true' ELSE 'false' END),
-                     'threshold', v.threshold, 'reason', v.reason))
+                     'threshold', json(CASE WHEN v.threshold IS NULL THEN 'null' ELSE printf('%!.17g', v.threshold) END),
+                     'reason', v.reason))
                  FROM (SELECT * FROM validations WHERE agent_id = g.agent_id ORDER BY kind, validator) AS v), '[]'),
        g.created_at
 FROM episode_gates AS g
-ORDER BY g.created_at, g.agent_id;
+-- Listed newest first by id: ties in time then come out by agent id, as they were listed before.
+ORDER BY g.created_at, g.agent_id DESC;
 
 DROP TABLE validations;
 
