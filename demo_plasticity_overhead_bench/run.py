@@ -128,12 +128,28 @@ def measure_round(data: dict[str, Any], auto: bool, tmp: Path, tag: str) -> dict
     return out
 
 
+def calibration_ms() -> float:
+    """How long a fixed pure-Python loop takes right now: the machine is shared and its speed drifts
+    (this loop has been seen to take 12 ms in one second and 19 ms in the next), so every result
+    records it beside the latencies, to compare runs from different moments. It is no budget's input."""
+    times = []
+    for _ in range(3):
+        t = time.perf_counter()
+        total = 0
+        for i in range(200_000):
+            total += i * i
+        times.append(time.perf_counter() - t)
+    return round(statistics.median(times) * 1000, 2)
+
+
 def overhead(data: dict[str, Any], repeats: int) -> dict[str, Any]:
     rounds: dict[str, dict[str, list[dict[str, float]]]] = {"on": {}, "off": {}}
+    calibration: list[float] = []
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         for r in range(repeats):
             for mode in ("off", "on") if r % 2 else ("on", "off"):
+                calibration.append(calibration_ms())
                 samples = measure_round(data, mode == "on", tmp, f"{mode}-{r}")
                 for op, s in samples.items():
                     rounds[mode].setdefault(op, []).append(stats_us(s))
@@ -160,6 +176,8 @@ def overhead(data: dict[str, Any], repeats: int) -> dict[str, Any]:
             entry["delta"]["p50_us"] <= DELTA_P50_BUDGET_US[op] and entry["auto_on"]["p99_us"] < P99_BUDGET_US
         )
         result[op] = entry
+    result["calibration_loop_ms"] = {"median": round(statistics.median(calibration), 2), "min": min(calibration),
+                                     "max": max(calibration), "per_block": calibration}
     return result
 
 
@@ -243,7 +261,7 @@ def main() -> int:
         results["overhead"] = None
     sizes = [10_000] + [s for s in args.scale if s != 10_000]
     results["scale"] = [at_scale(n, 100 if args.quick else 300, 2 if args.quick else 5) for n in sizes]
-    ok = [e["within_budget"] for e in (results["overhead"] or {}).values()]
+    ok = [e["within_budget"] for op, e in (results["overhead"] or {}).items() if op in DELTA_P50_BUDGET_US]
     ok += [s["within_budget"] for s in results["scale"]]
     results["passed"] = all(ok)
     results["seconds"] = round(time.perf_counter() - started, 1)
@@ -258,7 +276,8 @@ def render_markdown(r: dict[str, Any]) -> str:
     if r["overhead"]:
         lines += [f"## Overhead, plasticity on vs off (median of {r['repeats']} rounds, µs)", "",
                   "| op | mode | p50 | p95 | p99 | max | p50 spread over rounds |", "|---|---|---|---|---|---|---|"]
-        for op, e in r["overhead"].items():
+        for op in DELTA_P50_BUDGET_US:
+            e = r["overhead"][op]
             for mode in ("on", "off"):
                 s = e[f"auto_{mode}"]
                 lines.append(f"| {op} | {mode} | {s['p50_us']} | {s['p95_us']} | {s['p99_us']} | {s['max_us']} | "
@@ -267,6 +286,12 @@ def render_markdown(r: dict[str, Any]) -> str:
             lines.append(f"| {op} | **on − off** | **{d['p50_us']:+}** | {d['p95_us']:+} | {d['p99_us']:+} | "
                          f"{d['max_us']:+} | budget Δp50 ≤ +{e['budget']['delta_p50_us_le']}, p99 < 20 ms: "
                          f"{'pass' if e['within_budget'] else 'FAIL'} |")
+        cal = r["overhead"].get("calibration_loop_ms")
+        if cal:
+            lines += ["", "Machine speed while these rounds ran: a fixed pure-Python loop took a median "
+                      f"{cal['median']} ms (min {cal['min']}, max {cal['max']}) before each on/off block. It is "
+                      "recorded to compare runs made at different moments on this shared machine, and enters no "
+                      "budget."]
         lines.append("")
     for s in r["scale"]:
         lines += [f"## {s['skills']:,} skills ({s['queries']} queries × {s['repeats']} repeats; each OR query "

@@ -167,7 +167,8 @@ class Settings:
             raise InvalidInputError("KAOS_GRAPH_LEARNING_RATE must be in (0, 1]")
         if not 0.0 <= self.graph_neglect_rate < 1.0:
             raise InvalidInputError("KAOS_GRAPH_NEGLECT_RATE must be in [0, 1)")
-        for name in ("graph_evidence_initial", "graph_prune_epsilon", "graph_prune_weak"):
+        for name in ("grounding_threshold", "logical_threshold", "alignment_threshold", "policy_min_approval",
+                     "graph_evidence_initial", "graph_prune_epsilon", "graph_prune_weak"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise InvalidInputError(f"KAOS_{name.upper()} must be between 0 and 1")
         if self.dream_threshold < 1:

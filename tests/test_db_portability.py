@@ -194,3 +194,28 @@ def test_consistent_hand_edit_is_accepted(full_db: Path, tmp_path: Path) -> None
     import_database(export, tmp_path / "edited.db")
     with Library(tmp_path / "edited.db", readonly=True) as lib:
         assert [h.name for h in lib.search("arrow", kind="skill")] == ["csv-to-arrow"]
+
+
+@pytest.mark.parametrize("command", [("db", "export", "-"), ("memory", "list", "--limit", "5000")])
+def test_reader_closing_the_pipe_early_is_not_an_error(tmp_path: Path, command: tuple[str, ...]) -> None:
+    """`kaos db export - | head -1`: the reader stops after a line, the export is cut short, and kaos
+    exits 0 without a message (it used to exit 1, silently, because click answers EPIPE that way)."""
+    import os
+    import subprocess
+
+    from .conftest import PROJECT_ROOT, kaos_command
+
+    db = tmp_path / "big.db"
+    with Library(db, clock=ManualClock(T0)) as lib, lib.transaction():
+        for i in range(3000):  # far more than a pipe buffer holds
+            lib.memories.add(f"memory number {i} " * 8, key=f"k{i}")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KAOS_")}
+    env["PYTHONPATH"] = str(PROJECT_ROOT)
+    proc = subprocess.Popen([*kaos_command(), "--db", str(db), *command], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env)
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()
+    proc.stdout.close()  # what `head -1` does after its line
+    stderr = proc.stderr.read()
+    assert proc.wait(timeout=60) == 0, stderr
+    assert first and stderr == b""

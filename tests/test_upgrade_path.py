@@ -15,12 +15,15 @@ import pytest
 
 from kaos_dream import Library, SchemaOutdatedError, Settings
 from kaos_dream.store import LATEST_VERSION, MIGRATIONS
+from kaos_dream.validation.gate import stored_report
 
 from .conftest import file_digest
 
 # Running counters recomputed from skill_uses on upgrade (a file that went through the plasticity
 # migration with older telemetry had them wrong); checked against a recount below instead.
 DERIVED = {"skill_stats", "skill_task_stats"}
+# Tables a later migration restructured; the test checks where their rows went instead.
+RESTRUCTURED = {"validations", "episode_gates"}
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 VERSIONS = sorted(int(p.stem.removeprefix("schema_v")) for p in FIXTURES.glob("schema_v*.db"))
 
@@ -76,7 +79,7 @@ def test_fixture_upgrades_with_data_intact(version: int, tmp_path: Path) -> None
         assert lib.check() == []
         # Every row the old file had is still there with the same values in its old columns.
         for table, (cols, rows) in before.items():
-            if table in DERIVED:
+            if table in DERIVED or table in RESTRUCTURED:
                 continue
             missing = Counter(rows) - Counter(project(path, table, cols))
             assert not missing, (table, list(missing))
@@ -97,7 +100,65 @@ def test_fixture_upgrades_with_data_intact(version: int, tmp_path: Path) -> None
             assert lib.log.get(1).action == "Deploy service API"
         if version >= 4:
             assert lib.failures.get(1)["tool"] == "pytest"
+        if version >= 8:
+            # The per-validator rows of schema 8-9 now live in their episode's gate row.
+            report = stored_report(lib.conn, "agent-old")
+            assert report is not None and report["passed"] and report["reason"] == "validated"
+            assert report["validators"] == [{"validator": "logical", "kind": "quality", "enabled": True,
+                                             "score": 0.9, "passed": True, "threshold": 0.5,
+                                             "reason": "consistent"}]
         lib.skills.add("written-after-upgrade")
     digest = file_digest(path)
     Library(path).close()  # a second open has nothing left to do
     assert file_digest(path) == digest
+
+
+def test_validation_rows_fold_into_one_gate_row_per_episode(tmp_path: Path) -> None:
+    """Schema 10 moved the per-validator rows of schema 8-9 into their episode's gate row: every
+    verdict survives with its values (enabled/passed as booleans, NULLs kept), listed by kind then
+    validator, and the episode points at its row."""
+    from kaos_dream.store import apply_migrations, connect
+
+    path = tmp_path / "v9.db"
+    t = 1_767_225_600.0
+    conn = connect(str(path))
+    apply_migrations(conn, t, str(path), upto=9)
+    conn.execute("INSERT INTO agents (id, state, started_at, ended_at, processed_at) VALUES "
+                 f"('a1', 'completed', {t}, {t + 1}, {t + 1}), ('a2', 'failed', {t}, {t + 2}, {t + 2}), "
+                 f"('a3', 'running', {t}, NULL, NULL), ('a5', 'completed', {t}, {t + 3}, {t + 3}), "
+                 f"('a4', 'completed', {t}, {t + 3}, {t + 3})")
+    conn.execute(
+        "INSERT INTO validations (agent_id, validator, kind, enabled, score, passed, threshold, reason, created_at) "
+        f"VALUES ('a1', 'outcome', 'quality', 1, 1.0, 1, NULL, 'episode completed', {t + 1}), "
+        f"('a1', 'novelty', 'report', 1, 2.0 / 3.0, NULL, NULL, '2/3 new', {t + 1}), "
+        f"('a1', 'logical', 'quality', 0, NULL, NULL, 0.7, 'off: no key', {t + 1}), "
+        f"('a2', 'outcome', 'quality', 1, 0.0, 0, NULL, 'episode failed', {t + 2})")
+    conn.execute("INSERT INTO episode_gates (agent_id, passed, trust, novelty, reason, created_at) VALUES "
+                 f"('a1', 1, 1.0, 0.25, 'every enabled validator passed', {t + 1}), "
+                 f"('a2', 0, 0.0, NULL, 'outcome: episode failed', {t + 2}), "
+                 f"('a5', 1, NULL, NULL, 'tie', {t + 3}), ('a4', 1, NULL, NULL, 'tie', {t + 3})")
+    conn.close()
+
+    with Library(path, settings=Settings()) as lib:
+        assert lib.conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'validations'").fetchone()[0] == 0
+        a1 = stored_report(lib.conn, "a1")
+        assert a1 is not None and a1["passed"] is True and a1["trust"] == 1.0 and a1["novelty"] == 0.25
+        # Every REAL comes back exactly (json_object alone would print 2/3 with 15 digits).
+        assert a1["created_at"] == t + 1
+        assert a1["validators"] == [
+            {"validator": "logical", "kind": "quality", "enabled": False, "score": None, "passed": None,
+             "threshold": 0.7, "reason": "off: no key"},
+            {"validator": "outcome", "kind": "quality", "enabled": True, "score": 1.0, "passed": True,
+             "threshold": None, "reason": "episode completed"},
+            {"validator": "novelty", "kind": "report", "enabled": True, "score": 2 / 3, "passed": None,
+             "threshold": None, "reason": "2/3 new"},
+        ]
+        a2 = stored_report(lib.conn, "a2")
+        assert a2 is not None and a2["passed"] is False and a2["reason"] == "outcome: episode failed"
+        assert [v["passed"] for v in a2["validators"]] == [False]
+        assert stored_report(lib.conn, "a3") is None
+        # Newest first, ties by agent id, as before the move.
+        from kaos_dream.validation.gate import list_reports
+
+        assert [r["agent_id"] for r in list_reports(lib.conn)] == ["a4", "a5", "a2", "a1"]
+        assert [r["agent_id"] for r in list_reports(lib.conn, failed_only=True)] == ["a2"]

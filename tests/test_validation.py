@@ -123,6 +123,59 @@ def test_broken_custom_validator_is_reported_not_raised(world: Library) -> None:
         unregister_validator("broken")
 
 
+@pytest.mark.parametrize("answer", [
+    Verdict("odd", QUALITY, True, float("nan"), True, 0.5, "nan score"),
+    Verdict("odd", QUALITY, True, 1.5, True, 0.5, "score above 1"),
+    Verdict("odd", QUALITY, True, "high", True, 0.5, "text score"),  # type: ignore[arg-type]
+    {"score": 1.0},
+    None,
+])
+def test_malformed_custom_verdict_is_off_and_the_episode_still_ends(lib: Library, answer) -> None:
+    lib.skills.add("s1")
+    register_validator("odd", lambda ctx, threshold: answer)
+    try:
+        lib.episodes.start("a")
+        lib.record_outcome("s1", True, agent="a")
+        result = lib.episodes.complete("a")
+        report = stored_report(lib.conn, "a")
+        assert report is not None and result.learned is True
+        odd = next(v for v in report["validators"] if v["validator"] == "odd")
+        assert odd["enabled"] is False and odd["reason"].startswith("off: validator returned")
+    finally:
+        unregister_validator("odd")
+
+
+def test_numpy_values_in_a_custom_verdict_are_stored_as_plain_values(lib: Library) -> None:
+    """A validator computing with numpy returns numpy bools and floats; they are stored as JSON
+    booleans and numbers (the JSON encoder alone rejects numpy bools)."""
+    import numpy as np
+
+    lib.skills.add("s1")
+    score = np.float64(0.8)
+    register_validator("numeric", lambda ctx, th: Verdict("numeric", QUALITY, np.bool_(True), score,
+                                                          score >= np.float64(0.5), np.float64(0.5), "fine"))
+    try:
+        lib.episodes.start("a")
+        lib.record_outcome("s1", True, agent="a")
+        assert lib.episodes.complete("a").learned is True
+        report = stored_report(lib.conn, "a")
+        assert report is not None
+        numeric = next(v for v in report["validators"] if v["validator"] == "numeric")
+        assert numeric == {"validator": "numeric", "kind": "quality", "enabled": True, "score": 0.8, "passed": True,
+                           "threshold": 0.5, "reason": "fine"}
+    finally:
+        unregister_validator("numeric")
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-0.1", "1.5"])
+def test_gate_thresholds_must_be_shares(value: str) -> None:
+    from kaos_dream.errors import InvalidInputError
+
+    for name in ("KAOS_GROUNDING_THRESHOLD", "KAOS_LOGICAL_THRESHOLD", "KAOS_ALIGNMENT_THRESHOLD"):
+        with pytest.raises(InvalidInputError, match=name):
+            Settings.from_env({name: value})
+
+
 def test_rejected_episode_reinforces_nothing_and_is_kept_for_audit(lib: Library) -> None:
     for name in ("a", "b"):
         lib.skills.add(name, f"skill {name}")
@@ -164,3 +217,15 @@ def test_cli_shows_validations(tmp_path) -> None:
     assert [r["agent_id"] for r in listed] == ["r1"]
     assert "rejected" in run_kaos("agent", "show", "r1", db=db).stdout
     assert file_digest(db) == before
+
+
+def test_storing_a_report_again_replaces_the_old_one(world: Library) -> None:
+    from kaos_dream.validation.gate import store_report
+
+    ep = episode(world, citations=(("skill", "csv-to-parquet"),))
+    store_report(world, ep.agent_id, validate_episode(world, ep))
+    store_report(world, ep.agent_id, validate_episode(world, episode(world, "failed")))
+    rows = world.conn.execute("SELECT passed FROM episode_gates WHERE agent_id = ?", (ep.agent_id,)).fetchall()
+    assert [r[0] for r in rows] == [0]
+    report = stored_report(world.conn, ep.agent_id)
+    assert report is not None and report["passed"] is False and "outcome" in report["reason"]

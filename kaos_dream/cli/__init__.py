@@ -136,6 +136,12 @@ def run(argv: list[str] | None = None) -> int:
         return fail("interrupted", 130)
     except BrokenPipeError:
         return 0
+    except SystemExit as exc:
+        # Click answers a closed pipe (`kaos db export - | head`) with exit 1 after wrapping stdout so
+        # later flushes stay quiet; the reader chose to stop, so that is no error here.
+        if type(sys.stdout).__name__ == "PacifyFlushWrapper":
+            return 0
+        raise exc
     except OSError as exc:  # the environment said no: a path too long, a device error, ...
         if debug:
             raise

@@ -158,14 +158,25 @@ def threshold_for(lib: Library, spec: ValidatorSpec) -> float | None:
 
 
 def summarise(verdicts: list[Verdict]) -> ValidationReport:
-    quality = [v for v in verdicts if v.kind == QUALITY and v.enabled]
-    trust = sum(v.score or 0.0 for v in quality) / len(quality) if quality else None
-    novelty_scores = [v.score for v in verdicts if v.kind == REPORT and v.enabled and v.validator == "novelty"]
-    novelty = novelty_scores[0] if novelty_scores else None
-    failed = [v for v in quality if not v.passed]
+    """Trust, novelty and the gate decision in one pass over the verdicts (every episode end asks)."""
+    total, enabled = 0.0, 0
+    novelty: float | None = None
+    novelty_seen = False
+    failed: list[Verdict] = []
+    for v in verdicts:
+        if not v.enabled:
+            continue
+        if v.kind == QUALITY:
+            enabled += 1
+            total += v.score or 0.0
+            if not v.passed:
+                failed.append(v)
+        elif v.kind == REPORT and v.validator == "novelty" and not novelty_seen:
+            novelty, novelty_seen = v.score, True
+    trust = total / enabled if enabled else None
     if failed:
         reason = "; ".join(f"{v.validator}: {v.reason}" for v in failed)
         return ValidationReport(tuple(verdicts), False, trust, novelty, reason)
-    if not quality:
+    if not enabled:
         return ValidationReport(tuple(verdicts), False, None, novelty, "no quality validator was enabled")
     return ValidationReport(tuple(verdicts), True, trust, novelty, "every enabled validator passed")

@@ -14,12 +14,14 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from .. import hooks
 from ..hooks import EpisodeDraft
 from ..llm import clamp_unit, clean_text
 from .base import QUALITY, REPORT, ValidationContext, Verdict, register_validator
+from .builtin import novelty
 
 if TYPE_CHECKING:
     from ..library import Library
@@ -107,12 +109,20 @@ def precompute(lib: Library, draft: EpisodeDraft) -> None:
     pending[draft.agent_id] = {name: _ask(lib, name, draft, prefs) for name in TASKS}
 
 
+@lru_cache(maxsize=64)
+def _off(name: str, kind: str, threshold: float | None, why: str) -> Verdict:
+    """The verdict of a validator that is off (the same object every episode: no key means no model)."""
+    return Verdict(name, kind, False, None, None, threshold, f"off: {why}")
+
+
 def _from_precomputed(name: str):
+    kind = REPORT if name == "novelty" else QUALITY
+
     def validator(ctx: ValidationContext, threshold: float | None) -> Verdict:
-        kind = REPORT if name == "novelty" else QUALITY
         lib = ctx.lib
-        if not lib.llm.enabled:
-            return Verdict(name, kind, False, None, None, threshold, f"off: {lib.llm.disabled_reason}")
+        why = lib.llm.disabled_reason
+        if why is not None:
+            return _off(name, kind, threshold, why)
         pending: dict[str, dict[str, Verdict]] = lib.__dict__.get("_llm_verdicts", {})
         verdict = pending.get(ctx.episode.agent_id, {}).pop(name, None)
         if verdict is None:
@@ -128,8 +138,6 @@ _llm_novelty = _from_precomputed("novelty")
 
 def llm_novelty_or_heuristic(ctx: ValidationContext, threshold: float | None) -> Verdict:
     """Novelty from the model when it answered, else the word-overlap heuristic."""
-    from .builtin import novelty
-
     verdict = _llm_novelty(ctx, threshold)
     return verdict if verdict.enabled else novelty(ctx, threshold)
 
