@@ -9,9 +9,10 @@ seeds. It also reports why the grounding validator rejects the hallucinated epis
 (their grounding scores against the 0.7 threshold). The default setting (1, all kinds) must
 reproduce run.py's 30 % numbers in results.json exactly; the sweep checks that.
 
-    nice -n 15 python demo_validation_gate_bench/sweep.py [--seeds 1 2 3] [--out /tmp/gate_sweep.json]
+    nice -n 15 python demo_validation_gate_bench/sweep.py [--seeds 1 2 3] [--out PATH.json]
 
-Writes JSON only (default under /tmp); it does not touch results.json/results.md.
+Writes sweep.json and sweep.md beside it (or PATH.json and PATH.md); it does not touch
+results.json/results.md.
 """
 
 from __future__ import annotations
@@ -135,7 +136,8 @@ def table(blocks: list[dict[str, Any]]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=SEEDS, help="seeds (default: run.py full mode's)")
-    parser.add_argument("--out", type=Path, default=Path("/tmp/kaos_gate_sweep.json"), help="JSON output path")
+    parser.add_argument("--out", type=Path, default=HERE / "sweep.json",
+                        help="JSON output path; the Markdown report goes beside it with .md")
     args = parser.parse_args()
     os.environ.pop("ANTHROPIC_API_KEY", None)
     started = time.perf_counter()
@@ -154,19 +156,43 @@ def main() -> int:
                         "sides": SIDES, "grounding_threshold": THRESHOLD},
            "blocks": blocks, "elapsed_s": time.perf_counter() - started}
     args.out.write_text(json.dumps(out, indent=2, sort_keys=True) + "\n")
-    print()
-    print(table(blocks))
-    print()
+    report = markdown(out)
+    args.out.with_suffix(".md").write_text(report)
+    print(report)
+    print(f"wrote {args.out} and {args.out.with_suffix('.md')}")
+    return 0
+
+
+def markdown(out: dict[str, Any]) -> str:
+    blocks = out["blocks"]
+    proto = out["protocol"]
+    lines = [
+        "# Validation gate: sensitivity of the +0.3 goal to how corruption is modelled",
+        "",
+        f"Written by `sweep.py` from measurement ({out['elapsed_s']:.0f} s). Corruption rate {proto['rate']:.0%}, "
+        f"seeds {proto['seeds']}, {proto['episodes']} episodes, dream every {proto['dream_every']}; median "
+        "(min–max) over seeds. Kinds: h = hallucinated, f = failed, s = silent; `unrelated` = unrelated skills "
+        "a corrupted episode co-uses (mix = 1–3 drawn per episode). Gate on = the real gate with LLM validators "
+        "off; oracle = a perfect detector of corrupted episodes beside it (not a product feature).",
+        "",
+        table(blocks),
+        "",
+        "Grounding scores of the hallucinated episodes (live citations / all citations; threshold "
+        f"{proto['grounding_threshold']}):",
+        "",
+    ]
     for b in blocks:
         g = b["summary"]["hallucinated_grounding"]
-        print(f"kinds={'+'.join(b['kinds'])} unrelated={b['unrelated']}: hallucinated n={g['n']} rejected "
-              f"{fmt(g['rejected_share'], 2)}; grounding median {fmt(g['score_median'])} "
-              f"(min {fmt(g['score_min'])}, max {fmt(g['score_max'])}); histogram {g['histogram']}")
-        for shape, v in g["by_shape"].items():
-            print(f"    {shape}: n={v['n']} rejected {v['rejected_share']:.2f} scores {v['scores']}")
-    print(f"\nsame stream on/off/oracle in every setting: {all(b['summary']['same_stream'] for b in blocks)}; "
-          f"elapsed {out['elapsed_s']:.0f} s; wrote {args.out}")
-    return 0
+        if not g["n"]:
+            continue
+        lines.append(f"* kinds={'+'.join(b['kinds'])} unrelated={b['unrelated']}: n={g['n']}, rejected "
+                     f"{fmt(g['rejected_share'], 2)}; median {fmt(g['score_median'])} (min {fmt(g['score_min'])}, "
+                     f"max {fmt(g['score_max'])})")
+    same = all(b["summary"]["same_stream"] for b in blocks)
+    default = next((b.get("reproduces_results_json") for b in blocks if "reproduces_results_json" in b), None)
+    lines += ["", f"Gate on, off and oracle replayed identical streams in every setting: {same}. "
+              f"The default setting reproduces results.json's 30 % runs seed for seed: {default}.", ""]
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
