@@ -103,14 +103,14 @@ def play(lib: Library, ep: PlannedEpisode, by_name: dict[str, int], offtopic: st
     for name in ep.skills:
         lib.record_outcome(name, True, agent=agent)
     used = list(ep.skills)
-    wrong = None
+    wrong: list[str] = []
     if ep.corruption is not None:
-        if offtopic == "search":
-            wrong = next((h for h in skill_hits if by_name[h] != ep.topic), ep.fallback_offtopic)
-        else:
-            wrong = ep.fallback_offtopic
-        lib.record_outcome(wrong, ep.corruption != "failed", agent=agent)
-        used.append(wrong)
+        if offtopic == "search":  # the best-ranked off-topic hits, then the planned fallbacks
+            wrong = [h for h in skill_hits if by_name[h] != ep.topic][:ep.unrelated]
+        wrong += [f for f in ep.fallbacks if f not in wrong][:ep.unrelated - len(wrong)]
+        for position, name in enumerate(wrong):  # a failed episode fails at its first wrong turn
+            lib.record_outcome(name, not (ep.corruption == "failed" and position == 0), agent=agent)
+        used.extend(wrong)
     cites = [("skill", s) for s in used] + [("memory", m) for m in memories] + list(ep.invented)
     conclusion = f"episode {ep.index}: {ep.query} handled with {', '.join(used)}"
     if before_end is not None:
@@ -152,11 +152,15 @@ def measure(lib: Library, work: Workload, topic: dict[tuple[str, int], int]) -> 
 
 
 def run_stream(seed: int, corruption: float, *, gate: str, episodes: int, dream_every: int,
-               offtopic: str = "search") -> dict[str, Any]:
+               offtopic: str = "search", unrelated: int | str = 1, kinds: tuple[str, ...] = KINDS,
+               detail: bool = False) -> dict[str, Any]:
     """Learn the graph from one stream and measure it. ``gate``: ``on`` (the validation gate), ``off``
-    (always pass) or ``oracle`` (the validation gate plus a perfect detector of corrupted episodes)."""
+    (always pass) or ``oracle`` (the validation gate plus a perfect detector of corrupted episodes).
+    ``unrelated``/``kinds``: see ``workload.plan_episodes``. ``detail``: also return, per corrupted
+    episode, its kind, how many unrelated skills it used, whether it taught the graph and (gate on) its
+    grounding score."""
     work = make_library(seed)
-    plan = plan_episodes(work, seed, episodes, corruption)
+    plan = plan_episodes(work, seed, episodes, corruption, unrelated=unrelated, kinds=kinds)
     clock = ManualClock(T0)
     with tempfile.TemporaryDirectory() as tmp, Library(Path(tmp) / "u.db", clock=clock,
                                                        settings=settings_without_llm()) as lib:
@@ -179,9 +183,28 @@ def run_stream(seed: int, corruption: float, *, gate: str, episodes: int, dream_
             total[kind] += 1
             rejected[kind] += not row["learned"]
         llm_off = _llm_off(lib, log[0]["agent"]) if gate == "on" and log else None
+        corrupted_detail = _corrupted_detail(lib, plan, log, gate) if detail else None
         metrics = measure(lib, work, topic)
     signature = hashlib.sha256(json.dumps([(r["used"], r["memories"], r["state"]) for r in log]).encode()).hexdigest()
-    return {**metrics, "episodes": total, "rejected": rejected, "stream": signature[:16], "llm_validators": llm_off}
+    out = {**metrics, "episodes": total, "rejected": rejected, "stream": signature[:16], "llm_validators": llm_off}
+    if detail:
+        out["corrupted_detail"] = corrupted_detail
+    return out
+
+
+def _corrupted_detail(lib: Library, plan: list[PlannedEpisode], log: list[dict[str, Any]],
+                      gate: str) -> list[dict[str, Any]]:
+    rows = []
+    for ep, row in zip(plan, log, strict=True):
+        if ep.corruption is None:
+            continue
+        grounding = None
+        if gate == "on":
+            report = stored_report(lib.conn, row["agent"]) or {"validators": []}
+            grounding = next((v["score"] for v in report["validators"] if v["validator"] == "grounding"), None)
+        rows.append({"kind": ep.corruption, "unrelated": len(row["wrong"]), "invented": len(ep.invented),
+                     "learned": row["learned"], "grounding": grounding})
+    return rows
 
 
 def _llm_off(lib: Library, agent: str) -> dict[str, Any]:

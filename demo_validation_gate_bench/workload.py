@@ -8,19 +8,23 @@ they belong to the same topic.
 
 An episode works on one topic: it searches memories (top 2, hits recorded) and skills (top 5, hits
 recorded), applies 2 or 3 of the topic's skills (successful outcomes) and completes, citing what it
-used. A corrupted episode also applies one *unrelated* skill — the best-ranked off-topic skill its
-own search returned (a near miss from a sibling topic; a random off-topic skill when the search
-returned none) — and then, by kind:
+used. A corrupted episode also applies ``unrelated`` *unrelated* skills (1 by default) — the
+best-ranked off-topic skills its own search returned (near misses from sibling topics; seeded random
+off-topic skills when the search returned too few) — and then, by kind:
 
 * ``hallucinated`` — completes, citing what it used plus 1-3 items that do not exist;
-* ``failed`` — the unrelated skill fails and the episode ends ``failed``;
+* ``failed`` — the (first) unrelated skill fails and the episode ends ``failed``;
 * ``silent`` — completes and cites only real items it used. **No heuristic validator can see this
   one** (outcome and grounding both pass); only an LLM judging the conclusion might.
 
-The plan (topics, queries, samples, corruption kinds, invented names) is drawn up front from the seed,
-so the gate-on and gate-off runs replay the same stream; the one choice made during the run, the
-off-topic skill, comes from the search, which does not read the graph (the two runs' streams are
-compared and must be identical).
+The plan (topics, queries, samples, corruption kinds, invented names, how many unrelated skills) is
+drawn up front from the seed, so the gate-on and gate-off runs replay the same stream; the one choice
+made during the run, which off-topic skills, comes from the search, which does not read the graph
+(the runs' streams are compared and must be identical).
+
+The ``unrelated`` and ``kinds`` options (a sensitivity study, ``sweep.py``) draw from a second rng,
+never from the main one: with the defaults the plan is exactly the original one, and with other
+values the same episodes (topic, query, skills) are corrupted, only how differs.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ SKILLS_PER_TOPIC = 4
 MEMORIES_PER_TOPIC = 3
 QUERIES_PER_TOPIC = 3
 KINDS = ("hallucinated", "failed", "silent")
+UNRELATED_MIX = (1, 2, 3)
 GENERIC = ("check", "update", "run", "notes", "result", "step", "config", "report")
 _CONSONANTS = "bdfgklmnprstvz"
 _VOWELS = "aeiou"
@@ -69,6 +74,13 @@ class PlannedEpisode:
     corruption: str | None  # None (honest) or one of KINDS
     invented: tuple[tuple[str, str], ...]  # citations of items that do not exist (hallucinated only)
     fallback_offtopic: str  # used when the search returned no off-topic skill
+    unrelated: int = 0  # how many unrelated skills it co-uses when corrupted (0 when honest)
+    fallback_more: tuple[str, ...] = ()  # further distinct off-topic skills, for unrelated > 1
+
+    @property
+    def fallbacks(self) -> tuple[str, ...]:
+        """Off-topic skills to fall back on, in order (distinct; as many as ``unrelated``)."""
+        return (self.fallback_offtopic, *self.fallback_more)
 
 
 def _words(rng: random.Random, n: int) -> list[str]:
@@ -108,8 +120,18 @@ def make_library(seed: int) -> Library:
     return Library(tuple(items), queries)
 
 
-def plan_episodes(lib: Library, seed: int, episodes: int, corruption: float) -> list[PlannedEpisode]:
+def plan_episodes(lib: Library, seed: int, episodes: int, corruption: float, *,
+                  unrelated: int | str = 1, kinds: tuple[str, ...] = KINDS) -> list[PlannedEpisode]:
+    """The episode stream. ``unrelated``: unrelated skills per corrupted episode, a count >= 1 or
+    ``"mix"`` (uniform over ``UNRELATED_MIX`` per corrupted episode). ``kinds``: the corruption kinds
+    allowed (a non-empty subset of ``KINDS``); a drawn kind outside it is redrawn uniformly from it,
+    so the kinds stay equally likely and the corrupted episodes stay the same."""
+    if unrelated != "mix" and not (isinstance(unrelated, int) and unrelated >= 1):
+        raise ValueError(f"unrelated must be a count >= 1 or 'mix', not {unrelated!r}")
+    if not kinds or any(k not in KINDS for k in kinds):
+        raise ValueError(f"kinds must be a non-empty subset of {KINDS}, not {kinds!r}")
     rng = random.Random(seed * 7919 + round(corruption * 1000))
+    aux = random.Random(f"unrelated-kinds/{seed}/{round(corruption * 1000)}")  # the options' draws only
     plan: list[PlannedEpisode] = []
     all_skills = [i for i in lib.items if i.kind == "skill"]
     for index in range(episodes):
@@ -123,6 +145,18 @@ def plan_episodes(lib: Library, seed: int, episodes: int, corruption: float) -> 
         if kind == "hallucinated":
             invented = tuple((rng.choice(("skill", "memory")), f"invented-{index}-{j}")
                              for j in range(rng.randint(1, 3)))
-        fallback = rng.choice([s.ref for s in all_skills if s.topic != topic])
-        plan.append(PlannedEpisode(index, topic, query, skills, kind, invented, fallback))
+        if kind is not None and kind not in kinds:
+            kind = aux.choice(kinds)
+            if kind == "hallucinated":
+                invented = tuple((aux.choice(("skill", "memory")), f"invented-{index}-{j}")
+                                 for j in range(aux.randint(1, 3)))
+        offtopic = [s.ref for s in all_skills if s.topic != topic]
+        fallback = rng.choice(offtopic)
+        count = 0
+        more: tuple[str, ...] = ()
+        if kind is not None:
+            count = aux.choice(UNRELATED_MIX) if unrelated == "mix" else int(unrelated)
+            if count > 1:
+                more = tuple(aux.sample([s for s in offtopic if s != fallback], count - 1))
+        plan.append(PlannedEpisode(index, topic, query, skills, kind, invented, fallback, count, more))
     return plan
