@@ -77,7 +77,8 @@ def seed(db: Path, data: dict[str, Any]) -> float:
         c.execute("INSERT INTO agents (id, state, started_at, ended_at, processed_at) "
                   "VALUES ('owner', 'completed', ?, ?, ?)", (T0, T0, T0))
         c.executemany(
-            "INSERT INTO skills (id, name, description, template, tags, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO skills (id, name, description, template, tags, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
             ((s["skill_id"], s["name"], s["description"], s["template"], json.dumps(s["tags"]), T0, T0)
              for s in data["skills"]))
         c.executemany(
@@ -284,7 +285,8 @@ def main() -> int:
                 failures.append(f"{n} skills peak RSS {row['peak_rss_mb']} MB > {RSS_BUDGET_MB[n]} MB")
             verdicts.append(f"RSS <= {RSS_BUDGET_MB[n]:.0f} MB")
         if row.get("exact") and row["exact"]["pairs"] != row["apply"]["merge_pairs"]:
-            failures.append(f"{n} skills: {row['apply']['merge_pairs']} merge pairs, exact scan {row['exact']['pairs']}")
+            failures.append(
+                f"{n} skills: {row['apply']['merge_pairs']} merge pairs, exact scan {row['exact']['pairs']}")
         if row["generator_reproduces_reference"] is False:
             failures.append(f"generator.py does not reproduce the reference library at {n}")
         if row["apply_rerun"]["new_proposals"] or row["apply_rerun"]["promoted"] or row["apply_rerun"]["pruned"]:
@@ -296,7 +298,8 @@ def main() -> int:
               f"(exact {row.get('exact', {}).get('pairs', 'not run')})", flush=True)
     res = {
         "benchmark": "demo_consolidation_scale_bench", "quick": args.quick, "repeats": args.repeats,
-        "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs", "python": platform.python_version(),
+        "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs",
+        "python": platform.python_version(),
         "budgets": {"p50_s": BUDGET_S, "peak_rss_mb": RSS_BUDGET_MB},
         "tokenisation": "casefolded name + ' ' + description, maximal runs of letters/digits, as a set",
         "scales": rows,
