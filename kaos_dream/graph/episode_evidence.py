@@ -61,15 +61,11 @@ def predicting_skills(lib: Library, skill_ids: tuple[int, ...]) -> list[Node]:
     :func:`observe` call of their own (which would find no edge to check and change nothing)."""
     if not skill_ids:
         return []
-    relations = ",".join("?" * len(PREDICTIVE))
-    if len(skill_ids) <= 64:  # the usual episode: one placeholder per skill, each count's statement stays prepared
-        skills, params = ",".join("?" * len(skill_ids)), tuple(map(int, skill_ids))
-    else:  # past SQLite's bound-variable limits no episode should go
-        skills, params = "SELECT value FROM json_each(?)", ("[" + ",".join(str(int(s)) for s in skill_ids) + "]",)
+    marks = ",".join("?" * len(PREDICTIVE))
     rows = lib.conn.execute(
-        f"SELECT src_id FROM edges WHERE src_kind = 'skill' AND src_id IN ({skills}) "
-        f"AND relation IN ({relations}) AND pruned_at IS NULL",
-        (*params, *PREDICTIVE),
+        f"SELECT src_id FROM edges WHERE src_kind = 'skill' AND src_id IN (SELECT value FROM json_each(?)) "
+        f"AND relation IN ({marks}) AND pruned_at IS NULL",
+        ("[" + ",".join(str(int(s)) for s in skill_ids) + "]", *PREDICTIVE),
     ).fetchall()
     return [Node("skill", i) for i in sorted({int(r[0]) for r in rows})]
 
