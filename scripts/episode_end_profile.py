@@ -28,7 +28,11 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's kaos_dream
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # this checkout's kaos_dream
+sys.path.insert(0, str(ROOT / "demo_plasticity_overhead_bench"))  # its machine-speed calibration loop
+
+from run import calibration_ms  # noqa: E402
 
 from kaos_dream import Library, ManualClock, Settings, hooks  # noqa: E402
 from kaos_dream.episodes import Episodes  # noqa: E402
@@ -36,14 +40,6 @@ from kaos_dream.episodes import Episodes  # noqa: E402
 T0 = 1_767_225_600.0
 WAL_FRAME = 4096 + 24  # page size plus the frame header
 WORDS = "load save sync index deploy retry cache batch schema token shard audit metric trace".split()
-
-
-def calibration_ms() -> float:
-    t = time.perf_counter()
-    total = 0
-    for i in range(200_000):
-        total += i * i
-    return (time.perf_counter() - t) * 1000
 
 
 def prepared_library(path: Path, auto: bool, agents: int) -> tuple[Library, list[str]]:
