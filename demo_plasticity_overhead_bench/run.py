@@ -5,13 +5,23 @@ library per measurement seeded with 100 skills and 50 memories; 200 timed ops ea
 
 * ``record_outcome``: ``record_outcome(skill_ids[i % 100], success=(i % 2 == 0), agent=runner)``
 * ``memory_search``: ``search(f"number {i % 50}", kind="memory", limit=5, record_hits=True, agent=runner)``
-* ``agent_complete``: 200 agents are prepared untimed, each with a realistic session (3 outcomes and
-  one memory search with hits, so ending it counts 28 co-activation pairs, some of them existing
-  ``co_occurs_with`` edges to strengthen); then ``complete(agent)`` is timed for each.
+* ``agent_complete``: as the workload file specifies, 200 agents are pre-spawned untimed (started,
+  nothing else), then ``complete(agent)`` is timed for each;
+* ``agent_complete_session`` (ours, not in the workload file): each of the 200 agents first has a
+  realistic session (3 outcomes and one memory search with hits, so ending it counts 28
+  co-activation pairs, some of them planted ``co_occurs_with`` edges to strengthen), and the library
+  keeps its default settings (an automatic dry-run pass every 100 completions lands in the tail).
+  Reported beside the budgeted op, measured the same way, with the +300 µs line shown for reference;
+  it is no budget of DESIGN.md and does not decide the exit status.
 
-On and off alternate for ``--repeats`` rounds (the machine is shared, so single runs are noisy); each
-statistic is the median over rounds, with the spread of p50 reported. Deltas are paired: the median
-over rounds of (on − off) within the round, since a round's two halves run back to back.
+The three workload ops run with the workload file's environment (``env``: dream and systemic
+thresholds of 1,000,000, so no automatic pass fires while timing).
+
+Each round builds a fresh library per op and mode and times the op interleaved: call ``i`` with
+plasticity on, then off (or off, then on, alternating), so both modes meet the same moment of a
+shared machine whose speed swings from second to second. ``--repeats`` rounds; each statistic is the
+median over rounds, with the spread of p50 reported; the delta is the median over rounds of
+(on − off) within the round.
 
 Also measured: absolute p50 of ``record_outcome`` and weighted search on a generated library of 10,000
 skills (``--scale`` adds more sizes, e.g. ``--scale 100000``), each query matching ~45 % of the corpus.
@@ -44,6 +54,8 @@ from kaos_dream import Library, ManualClock, Settings  # noqa: E402
 
 T0 = 1_767_225_600.0
 DELTA_P50_BUDGET_US = {"record_outcome": 20.0, "memory_search": 50.0, "agent_complete": 300.0}
+# Reported beside the budgeted ops, never deciding the exit status: the op and the line it is read against.
+REPORTED_OPS = {"agent_complete_session": 300.0}
 P99_BUDGET_US = 20_000.0
 SEARCH_P50_BUDGET_MS = {10_000: 2.0, 100_000: 10.0}
 RECORD_P50_BUDGET_US_AT_SCALE = 1_000.0  # absolute record_outcome p50 at 10k skills: a sanity bound only
@@ -70,15 +82,38 @@ def stats_us(samples_ns: list[int]) -> dict[str, float]:
     }
 
 
-def seeded_library(path: Path, data: dict[str, Any], auto: bool) -> tuple[Library, ManualClock, list[int]]:
+def workload_settings(data: dict[str, Any], auto: bool) -> Settings:
+    """The workload file's environment (its ``env`` thresholds) with plasticity on or off."""
+    env = data.get("env", {})
+    return Settings(dream_auto=auto, dream_threshold=int(env.get("KAOS_DREAM_THRESHOLD", 100)),
+                    systemic_threshold=int(env.get("KAOS_SYSTEMIC_THRESHOLD", 5)))
+
+
+def seeded_library(path: Path, data: dict[str, Any], settings: Settings) -> tuple[Library, ManualClock, list[int]]:
     clock = ManualClock(T0)
-    lib = Library(path, clock=clock, settings=Settings(dream_auto=auto))
+    lib = Library(path, clock=clock, settings=settings)
     seed = data["seed_library"]
     with lib.transaction():
         ids = [lib.skills.add(s["name"], s["description"], s["template"], s["tags"]).id for s in seed["skills"]]
         for m in seed["memories"]:
             lib.memories.add(m["content"], key=m["key"], kind=m.get("type", "note"))
     return lib, clock, ids
+
+
+Fixture = Callable[[Path, bool], tuple[Library, Callable[[int], object]]]
+
+
+def interleaved(op_on: Callable[[int], object], op_off: Callable[[int], object], n: int) -> dict[str, list[int]]:
+    """Time op ``i`` with plasticity on and off back to back (which goes first alternates), so both
+    modes see the same moment of a machine whose speed swings from second to second."""
+    samples: dict[str, list[int]] = {"on": [], "off": []}
+    for i in range(n):
+        order = (("on", op_on), ("off", op_off)) if i % 2 == 0 else (("off", op_off), ("on", op_on))
+        for mode, op in order:
+            t = time.perf_counter_ns()
+            op(i)
+            samples[mode].append(time.perf_counter_ns() - t)
+    return samples
 
 
 def time_ops(op: Callable[[int], object], n: int) -> list[int]:
@@ -90,24 +125,30 @@ def time_ops(op: Callable[[int], object], n: int) -> list[int]:
     return samples
 
 
-def measure_round(data: dict[str, Any], auto: bool, tmp: Path, tag: str) -> dict[str, list[int]]:
+def fixtures(data: dict[str, Any]) -> dict[str, Fixture]:
+    """Per op: build a fresh library for one mode and return it with the op to time."""
     n = int(data["n_ops"])
-    out: dict[str, list[int]] = {}
-    # record_outcome
-    lib, clock, ids = seeded_library(tmp / f"ro-{tag}.db", data, auto)
-    with lib:
+
+    def record_outcome(path: Path, auto: bool) -> tuple[Library, Callable[[int], object]]:
+        lib, _, ids = seeded_library(path, data, workload_settings(data, auto))
         lib.episodes.start("runner")
-        out["record_outcome"] = time_ops(lambda i: lib.record_outcome(ids[i % 100], i % 2 == 0, agent="runner"), n)
-    # search with hits
-    lib, clock, ids = seeded_library(tmp / f"ms-{tag}.db", data, auto)
-    with lib:
+        return lib, lambda i: lib.record_outcome(ids[i % 100], i % 2 == 0, agent="runner")
+
+    def memory_search(path: Path, auto: bool) -> tuple[Library, Callable[[int], object]]:
+        lib, _, _ = seeded_library(path, data, workload_settings(data, auto))
         lib.episodes.start("runner")
-        out["memory_search"] = time_ops(
-            lambda i: lib.search(f"number {i % 50}", kind="memory", limit=5, record_hits=True, agent="runner"), n
-        )
-    # agent complete
-    lib, clock, ids = seeded_library(tmp / f"ac-{tag}.db", data, auto)
-    with lib:
+        return lib, lambda i: lib.search(f"number {i % 50}", kind="memory", limit=5, record_hits=True, agent="runner")
+
+    def agent_complete(path: Path, auto: bool) -> tuple[Library, Callable[[int], object]]:
+        """As the workload file specifies: pre-spawned agents."""
+        lib, _, _ = seeded_library(path, data, workload_settings(data, auto))
+        with lib.transaction():
+            agents = [lib.episodes.start(f"agent-{a:03d}").id for a in range(n)]
+        return lib, lambda i: lib.episodes.complete(agents[i])
+
+    def agent_complete_session(path: Path, auto: bool) -> tuple[Library, Callable[[int], object]]:
+        """Ours: every agent has a session that gives its end 28 pairs to count; default settings."""
+        lib, _, ids = seeded_library(path, data, Settings(dream_auto=auto))
         rng = random.Random(7)
         agents = []
         with lib.transaction():
@@ -124,7 +165,21 @@ def measure_round(data: dict[str, Any], auto: bool, tmp: Path, tag: str) -> dict
                 "created_at, updated_at) VALUES ('skill', ?, 'skill', ?, 'co_occurs_with', 0.3, 'emergent', ?, ?)",
                 [(a, b, T0, T0) for a, b in combinations(ids[:40], 2)],
             )
-        out["agent_complete"] = time_ops(lambda i: lib.episodes.complete(agents[i]), n)
+        return lib, lambda i: lib.episodes.complete(agents[i])
+
+    return {"record_outcome": record_outcome, "memory_search": memory_search, "agent_complete": agent_complete,
+            "agent_complete_session": agent_complete_session}
+
+
+def measure_round(data: dict[str, Any], tmp: Path, tag: str) -> dict[str, dict[str, list[int]]]:
+    """One round: for each op, a fresh library per mode, then the op timed on and off interleaved."""
+    n = int(data["n_ops"])
+    out: dict[str, dict[str, list[int]]] = {}
+    for op, build in fixtures(data).items():
+        lib_on, op_on = build(tmp / f"{op}-on-{tag}.db", True)
+        lib_off, op_off = build(tmp / f"{op}-off-{tag}.db", False)
+        with lib_on, lib_off:
+            out[op] = interleaved(op_on, op_off, n)
     return out
 
 
@@ -148,21 +203,20 @@ def overhead(data: dict[str, Any], repeats: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         for r in range(repeats):
-            for mode in ("off", "on") if r % 2 else ("on", "off"):
-                calibration.append(calibration_ms())
-                samples = measure_round(data, mode == "on", tmp, f"{mode}-{r}")
-                for op, s in samples.items():
-                    rounds[mode].setdefault(op, []).append(stats_us(s))
+            calibration.append(calibration_ms())
+            for op, by_mode in measure_round(data, tmp, str(r)).items():
+                for mode, samples in by_mode.items():
+                    rounds[mode].setdefault(op, []).append(stats_us(samples))
     result: dict[str, Any] = {}
-    for op in DELTA_P50_BUDGET_US:
+    for op in (*DELTA_P50_BUDGET_US, *REPORTED_OPS):
         entry: dict[str, Any] = {}
         for mode in ("on", "off"):
             per_round = rounds[mode][op]
             entry[f"auto_{mode}"] = {k: round(statistics.median(r[k] for r in per_round), 2) for k in per_round[0]}
             entry[f"auto_{mode}"]["p50_us_spread"] = [min(r["p50_us"] for r in per_round),
                                                      max(r["p50_us"] for r in per_round)]
-        # Paired deltas: on and off of one round run back to back, so the machine's load drifts less
-        # between them than across rounds; the delta is the median over rounds of (on - off).
+        # Paired deltas: within a round on and off are timed op by op, interleaved, so the machine's
+        # swings hit both alike; the delta is the median over rounds of (on - off).
         entry["delta"] = {
             k: round(statistics.median(on[k] - off[k] for on, off in zip(rounds["on"][op], rounds["off"][op],
                                                                            strict=True)), 2)
@@ -171,10 +225,15 @@ def overhead(data: dict[str, Any], repeats: int) -> dict[str, Any]:
         entry["delta_p50_us_per_round"] = [
             round(on["p50_us"] - off["p50_us"], 2) for on, off in zip(rounds["on"][op], rounds["off"][op], strict=True)
         ]
-        entry["budget"] = {"delta_p50_us_le": DELTA_P50_BUDGET_US[op], "p99_us_lt": P99_BUDGET_US}
-        entry["within_budget"] = (
-            entry["delta"]["p50_us"] <= DELTA_P50_BUDGET_US[op] and entry["auto_on"]["p99_us"] < P99_BUDGET_US
-        )
+        line = DELTA_P50_BUDGET_US.get(op, REPORTED_OPS.get(op))
+        within = entry["delta"]["p50_us"] <= line and entry["auto_on"]["p99_us"] < P99_BUDGET_US
+        if op in DELTA_P50_BUDGET_US:
+            entry["budget"] = {"delta_p50_us_le": line, "p99_us_lt": P99_BUDGET_US}
+            entry["within_budget"] = within
+        else:
+            entry["budget"] = None  # reported only
+            entry["reference_line"] = {"delta_p50_us_le": line, "p99_us_lt": P99_BUDGET_US}
+            entry["within_reference_line"] = within
         result[op] = entry
     result["calibration_loop_ms"] = {"median": round(statistics.median(calibration), 2), "min": min(calibration),
                                      "max": max(calibration), "per_block": calibration}
@@ -276,20 +335,25 @@ def render_markdown(r: dict[str, Any]) -> str:
     if r["overhead"]:
         lines += [f"## Overhead, plasticity on vs off (median of {r['repeats']} rounds, µs)", "",
                   "| op | mode | p50 | p95 | p99 | max | p50 spread over rounds |", "|---|---|---|---|---|---|---|"]
-        for op in DELTA_P50_BUDGET_US:
+        for op in (*DELTA_P50_BUDGET_US, *REPORTED_OPS):
             e = r["overhead"][op]
             for mode in ("on", "off"):
                 s = e[f"auto_{mode}"]
                 lines.append(f"| {op} | {mode} | {s['p50_us']} | {s['p95_us']} | {s['p99_us']} | {s['max_us']} | "
                              f"{s['p50_us_spread'][0]}–{s['p50_us_spread'][1]} |")
             d = e["delta"]
+            if e["budget"] is not None:
+                verdict = (f"budget Δp50 ≤ +{e['budget']['delta_p50_us_le']}, p99 < 20 ms: "
+                           f"{'pass' if e['within_budget'] else 'FAIL'}")
+            else:
+                verdict = (f"reported only; against the +{e['reference_line']['delta_p50_us_le']} µs line: "
+                           f"{'below' if e['within_reference_line'] else 'above'}")
             lines.append(f"| {op} | **on − off** | **{d['p50_us']:+}** | {d['p95_us']:+} | {d['p99_us']:+} | "
-                         f"{d['max_us']:+} | budget Δp50 ≤ +{e['budget']['delta_p50_us_le']}, p99 < 20 ms: "
-                         f"{'pass' if e['within_budget'] else 'FAIL'} |")
+                         f"{d['max_us']:+} | {verdict} |")
         cal = r["overhead"].get("calibration_loop_ms")
         if cal:
             lines += ["", "Machine speed while these rounds ran: a fixed pure-Python loop took a median "
-                      f"{cal['median']} ms (min {cal['min']}, max {cal['max']}) before each on/off block. It is "
+                      f"{cal['median']} ms (min {cal['min']}, max {cal['max']}) before each round. It is "
                       "recorded to compare runs made at different moments on this shared machine, and enters no "
                       "budget."]
         lines.append("")
