@@ -1,7 +1,7 @@
 """Where an episode end's time goes: SQL statements and WAL pages per completion (exact counts), and
 median time per part (noisy: the machine is shared), with plasticity on and off.
 
-The session shape is the overhead benchmark's (demo_plasticity_overhead_bench): 100 skills, 50
+The session shape is the overhead benchmark's ``agent_complete_session`` op: 100 skills, 50
 memories, agents that each report 3 outcomes and run one memory search with hits (28 co-activation
 pairs at the end), and 780 planted ``co_occurs_with`` edges among the first 40 skills. Everything is
 generated here, so the script needs no bench data. Writes scripts/episode_end_profile.json.
