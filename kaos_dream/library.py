@@ -25,6 +25,7 @@ from .policies import Policies
 from .preferences import Preferences
 from .search import Hit, lexical_candidates
 from .search.candidates import BM25, ID, SUCCESSES, USES, candidate_pool, details, ensure_sql_math, ranked_memories
+from .search.lexical import with_skill_counts
 from .search.ranking import RankParams, score_pool, top
 from .settings import Settings
 from .skills import Skills
@@ -156,7 +157,7 @@ class Library(AbstractContextManager["Library"]):
         for k in kinds:
             hits.extend(lexical_candidates(self.conn, query, k, limit, include_deprecated))
         hits.sort(key=lambda h: (-h.score, h.kind, h.id))
-        return hits[:limit]
+        return with_skill_counts(self.conn, hits[:limit])
 
     def _weighted_search(
         self, query: str, kinds: tuple[str, ...], limit: int, include_deprecated: bool, rank: str, task: str | None

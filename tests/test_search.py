@@ -100,3 +100,24 @@ def test_bm25_order_matches_rank_bm25_reference(mem_lib: Library, clock: ManualC
         expected = [f"skill{d}q" for d in expected if scores[d] > 0][:10]
         got = [h.name for h in mem_lib.search(" ".join(query), kind="skill", limit=10)]
         assert got == expected, query
+
+
+def test_every_rank_reports_each_skills_outcome_counters(tmp_path) -> None:
+    """The lexical order shows the same uses/successes as the weighted one (it used to show 0/0),
+    and with plasticity off (where every search is lexical) too; memories carry none."""
+    path = tmp_path / "counts.db"
+    with Library(path, clock=ManualClock(1_767_225_600.0), settings=Settings()) as lib:
+        tried = lib.skills.add("csv-to-parquet", "convert csv files to parquet").id
+        lib.skills.add("parquet-from-csv", "convert csv files to parquet with a schema")
+        lib.memories.add("parquet needs an explicit csv schema", key="parquet-schema")
+        for success in (True, True, False):
+            lib.record_outcome(tried, success)
+    for settings_ in (Settings(), Settings(dream_auto=False)):
+        with Library(path, clock=ManualClock(1_767_225_600.0), settings=settings_, readonly=True) as lib:
+            for rank in ("bm25", "weighted", "wilson"):
+                hits = {(h.kind, h.name): (h.uses, h.successes) for h in lib.search("csv parquet", rank=rank)}
+                assert hits == {
+                    ("skill", "csv-to-parquet"): (3, 2),
+                    ("skill", "parquet-from-csv"): (0, 0),
+                    ("memory", "parquet-schema"): (0, 0),
+                }, (rank, settings_.dream_auto)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from .query import fts_query
@@ -23,7 +23,7 @@ class Hit:
     bm25: float
     score: float
     deprecated: bool = False
-    uses: int = 0  # outcomes reported for this entry (skills only; filled by weighted ranking)
+    uses: int = 0  # outcomes reported for this skill, over all tasks (memories: 0)
     successes: int = 0
 
     def to_dict(self) -> dict[str, Any]:
@@ -65,3 +65,22 @@ def lexical_candidates(
         relevance = -float(row["b"])
         out.append(Hit(kind, row["id"], row["name"], row["text"], relevance, relevance, bool(row["deprecated"])))
     return out
+
+
+def with_skill_counts(conn: sqlite3.Connection, hits: list[Hit]) -> list[Hit]:
+    """``hits`` with each skill's outcome counters filled in: one lookup for the hits shown, not for
+    every match the lexical order scored (the weighted ranking reads them with its pool)."""
+    skill_ids = [h.id for h in hits if h.kind == "skill"]
+    if not skill_ids:
+        return hits
+    counts = {
+        row[0]: (row[1], row[2])
+        for row in conn.execute(
+            "SELECT skill_id, uses, successes FROM skill_stats WHERE skill_id IN (SELECT value FROM json_each(?))",
+            ("[" + ",".join(map(str, skill_ids)) + "]",),
+        )
+    }
+    return [
+        replace(h, uses=counts[h.id][0], successes=counts[h.id][1]) if h.kind == "skill" and h.id in counts else h
+        for h in hits
+    ]
