@@ -60,7 +60,8 @@ class Settings:
     llm_max_retries: int = 1
     anthropic_api_key: str = field(default="", repr=False)
     # Graph (DESIGN §6): gate strength β₀ for gated/adaptive activation (10: the smallest β of the
-    # sweep at which both modes silence every blocked hub of demo_causal_bench's stress set); online-learning rate η;
+    # sweep at which both modes silence every blocked hub of demo_causal_bench's stress set and rank
+    # every open hub above every blocked one); online-learning rate η;
     # confidence lost per dream cycle by causal edges with no new evidence (λ_neglect); the strength a
     # newly observed edge starts from; sparsification tolerance ε and the weight strategy's
     # "weak" and "dormant" limits.
