@@ -7,6 +7,7 @@ only with ``KAOS_DEBUG=1``.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sqlite3
@@ -100,12 +101,35 @@ def fail(message: str, code: int) -> int:
     return code
 
 
+def is_utf8_text(text: str) -> bool:
+    """False for a string holding lone surrogates: how Python passes on bytes that are not UTF-8
+    (command-line arguments, file names, stdin in the C locale). SQLite cannot store them."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def strict_stdin() -> None:
+    """Make reading stdin refuse bytes that are not UTF-8 instead of smuggling them in as surrogates."""
+    reconfigure = getattr(sys.stdin, "reconfigure", None)
+    if reconfigure is not None:
+        with contextlib.suppress(OSError, ValueError):  # a closed or detached stdin: nothing to read anyway
+            reconfigure(errors="strict")
+
+
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI and return its exit code instead of exiting (tests and ``main`` use this)."""
     debug = os.environ.get("KAOS_DEBUG", "").lower() in {"1", "true", "yes", "on"}
     forget_resolved_db()
+    args = sys.argv[1:] if argv is None else argv
+    for position, arg in enumerate(args, 1):
+        if not is_utf8_text(arg):
+            return fail(f"usage error: argument {position} is not valid UTF-8 text", 2)
+    strict_stdin()
     try:
-        result = click_command()(args=argv, prog_name="kaos", standalone_mode=False)
+        result = click_command()(args=args, prog_name="kaos", standalone_mode=False)
         return result if isinstance(result, int) else 0
     except NoArgsIsHelpError as exc:
         sys.stdout.write(exc.format_message() if hasattr(exc, "format_message") else str(exc))
@@ -136,6 +160,10 @@ def run(argv: list[str] | None = None) -> int:
         return fail("interrupted", 130)
     except BrokenPipeError:
         return 0
+    except UnicodeError as exc:  # bytes on stdin (or in a variable) that are not UTF-8 text
+        if debug:
+            raise
+        return fail(f"error: input is not valid UTF-8 text ({exc.reason})", 1)
     except SystemExit as exc:
         # Click answers a closed pipe (`kaos db export - | head`) with exit 1 after wrapping stdout so
         # later flushes stay quiet; the reader chose to stop, so that is no error here.

@@ -9,12 +9,18 @@ import typer
 
 from ..demo import build_demo_library
 from . import output
-from .common import JsonOption, wants_json
+from .common import JsonOption, global_options, wants_json
+
+DEFAULT_DEMO_FILE = "kaos-demo.db"
 
 
 def demo(
     ctx: typer.Context,
-    db: Annotated[str, typer.Option("--db", help="Demo file to (re)create.")] = "kaos-demo.db",
+    db: Annotated[
+        str | None,
+        typer.Option("--db", help="Demo file to (re)create (default ./kaos-demo.db; $KAOS_DB is not used).",
+                     show_default=False),
+    ] = None,
     json_out: JsonOption = False,
 ) -> None:
     """Simulate a team of agents on a fresh demo library (default ./kaos-demo.db), run a dream with
@@ -22,6 +28,9 @@ def demo(
 
     Example: kaos demo --db /tmp/demo.db
     """
+    # `--db` before or after the command both name the demo file; $KAOS_DB usually names a real
+    # library, so the demo never defaults to it.
+    db = db or global_options(ctx).db or DEFAULT_DEMO_FILE
     report = build_demo_library(db)
     if wants_json(ctx, json_out):
         output.emit_json(report)

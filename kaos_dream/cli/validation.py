@@ -21,6 +21,7 @@ def prefs_set(
     key: Annotated[str, typer.Argument(help="A short name for the preference.", show_default=False)],
     value: Annotated[str, typer.Argument(help="The preference, in plain words.", show_default=False)],
     db: DbOption = None,
+    json_out: JsonOption = False,
 ) -> None:
     """Set (or replace) a preference.
 
@@ -28,7 +29,11 @@ def prefs_set(
     """
     with open_for_write(ctx, db) as lib:
         lib.preferences.set(key, value)
-    output.message(f"preference {key.strip()!r} set")
+        stored = lib.preferences.all()
+    if wants_json(ctx, json_out):
+        output.emit_json({"key": key.strip(), "value": stored[key.strip()], "set": True})
+    else:
+        output.message(f"preference {key.strip()!r} set")
 
 
 @prefs_app.command("list")
@@ -47,11 +52,15 @@ def prefs_rm(
     ctx: typer.Context,
     key: Annotated[str, typer.Argument(help="The preference to remove.", show_default=False)],
     db: DbOption = None,
+    json_out: JsonOption = False,
 ) -> None:
     """Remove a preference.  Example: kaos prefs rm deploys"""
     with open_for_write(ctx, db) as lib:
         lib.preferences.remove(key)
-    output.message(f"preference {key.strip()!r} removed")
+    if wants_json(ctx, json_out):
+        output.emit_json({"key": key.strip(), "removed": True})
+    else:
+        output.message(f"preference {key.strip()!r} removed")
 
 
 def validator_summary(report: dict[str, Any]) -> str:
