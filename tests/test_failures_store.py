@@ -46,6 +46,22 @@ def test_huge_message_is_accepted_and_stored_bounded(lib: Library) -> None:
     assert rec.diagnosis.category == "code"
 
 
+def test_a_huge_one_line_message_stores_bounded_text_and_still_groups(lib: Library) -> None:
+    """One 3 MB line used to be stored whole as the fingerprint's normalized text."""
+    message = "ERROR upstream said: " + "x" * 3_000_000
+    first = lib.failures.record("t", message, agent="a1")
+    again = lib.failures.record("t", message, agent="a2")
+    other = lib.failures.record("t", message + "y", agent="a3")  # differs past the stored part
+    row = lib.conn.execute("SELECT normalized, key_text, example FROM failure_fingerprints WHERE id = ?",
+                           (first.fingerprint_id,)).fetchone()
+    assert max(len(row["normalized"]), len(row["key_text"])) <= 2000
+    assert len(row["example"]) <= lib.settings.failure_sample_chars
+    assert again.fingerprint_id == first.fingerprint_id != other.fingerprint_id
+    total = lib.conn.execute("SELECT sum(length(normalized) + length(key_text) + length(example)) FROM "
+                             "failure_fingerprints").fetchone()[0]
+    assert total < 20_000
+
+
 @pytest.mark.parametrize(("tool", "message"), [("", "x"), ("  ", "x"), ("t", ""), ("t", " \n "), ("t" * 201, "x")])
 def test_bad_input_is_rejected(lib: Library, tool: str, message: str) -> None:
     with pytest.raises(InvalidInputError):

@@ -115,6 +115,7 @@ class Failures:
         digest = fingerprint_hash(tool, norm)
         sample = bounded_sample(message, self.lib.settings.failure_sample_chars)
         key_text = norm.key_lines[:MAX_KEY_TEXT]
+        normalized = norm.text[:MAX_KEY_TEXT]  # shown, never re-hashed: the hash above saw all of it
         conn = self.conn
         with transaction(conn):
             if agent is not None:
@@ -127,7 +128,7 @@ class Failures:
                     conn.execute(
                         "INSERT INTO failure_fingerprints (hash, algorithm, tool, exception_type, normalized, key_text,"
                         " example, occurrences, first_seen, last_seen) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?)",
-                        (digest, ALGORITHM, tool, norm.exception_type, norm.text, key_text, sample, when, when),
+                        (digest, ALGORITHM, tool, norm.exception_type, normalized, key_text, sample, when, when),
                     ).lastrowid
                 )
                 self._set_diagnosis(fp_id, diagnosis, now, decided_by=None)
