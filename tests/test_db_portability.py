@@ -172,6 +172,20 @@ def test_backup_refuses_strangers_file_and_itself(full_db: Path, tmp_path: Path)
         backup_database(str(full_db), notes)
 
 
+def test_export_onto_the_database_itself_is_refused_plainly(full_db: Path, tmp_path: Path, kaos) -> None:
+    """It used to wait out the busy timeout on its own lock and blame "another process"."""
+    before = file_digest(full_db)
+    link = tmp_path / "alias.db"
+    link.symlink_to(full_db)
+    for target in (full_db, link):
+        with pytest.raises(StoreError, match="the database itself"):
+            export_database(str(full_db), target, force=True)
+        result = kaos("db", "export", str(target), "--force", db=full_db)
+        assert result.returncode == 1 and "is the database itself" in result.stderr, result.stderr
+        assert "locked" not in result.stderr
+    assert file_digest(full_db) == before
+
+
 def test_backup_while_writers_hold_the_lock(full_db: Path, tmp_path: Path) -> None:
     """The online backup reads a snapshot: a writer holding the write lock does not stop it, and the
     copy has the committed state only."""

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..errors import StoreError
 from .connect import connect, describe_sqlite_error
-from .files import finish_as_rollback_journal, staged_file
+from .files import finish_as_rollback_journal, refuse_the_database_itself, staged_file
 from .migrations import check_ownership, schema_version
 
 
@@ -33,9 +33,7 @@ def backup_database(
     if source == ":memory:":
         raise StoreError("cannot back up an in-memory database")
     target_path = Path(target)
-    src_resolved = Path(source).resolve()
-    if target_path.resolve() == src_resolved:
-        raise StoreError(f"{target} is the database itself; choose another file for the backup")
+    refuse_the_database_itself(target, source, "backup")
     src = connect(source, readonly=True, busy_timeout_ms=busy_timeout_ms)
     try:
         version = check_ownership(src, source)
@@ -68,7 +66,7 @@ def backup_database(
     finally:
         src.close()
     return BackupResult(
-        source=str(src_resolved),
+        source=str(Path(source).resolve()),
         target=str(target_path.resolve()),
         schema_version=copied_version,
         pages=pages,

@@ -29,6 +29,13 @@ def remove_with_side_files(path: Path) -> None:
             os.unlink(str(path) + suffix)
 
 
+def refuse_the_database_itself(target: str | Path, database: str, what: str) -> None:
+    """A backup or export written over the library it reads would destroy it (or wait forever on
+    its own lock): say so plainly instead."""
+    if database != ":memory:" and Path(target).resolve() == Path(database).resolve():
+        raise StoreError(f"{target} is the database itself; choose another file for the {what}")
+
+
 def check_target(target: Path, *, force: bool, what: str) -> None:
     if "\x00" in str(target):
         raise StoreError(f"cannot write the {what}: the file name contains a NUL character")
