@@ -186,4 +186,9 @@ def global_options_path() -> str:
 
 
 def main() -> None:
+    # Started with stdout or stderr closed (`kaos … >&-`): Python leaves them None. Nobody is
+    # listening, but the command must still run and report through its exit code.
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115 - lives as long as the process
     sys.exit(run())

@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from ..errors import InvalidInputError
 from ..library import Library
 from ..settings import Settings
 
@@ -37,6 +38,8 @@ _resolved: list[str] = []  # the database the running command opened, for error 
 
 
 def resolve_db(ctx: typer.Context, db: str | None) -> str:
+    if any(given is not None and not given.strip() for given in (db, global_options(ctx).db)):
+        raise InvalidInputError("--db must name a file")  # an empty --db must not quietly mean ./kaos.db
     path = db or global_options(ctx).db or os.environ.get("KAOS_DB") or Settings.from_env().db
     _resolved[:] = [path]
     return path
@@ -77,7 +80,6 @@ def open_for_read(ctx: typer.Context, db: str | None) -> Iterator[Library]:
 
 def parse_params(pairs: list[str]) -> dict[str, str]:
     """``k=v`` pairs from ``--param`` options."""
-    from ..errors import InvalidInputError
 
     params: dict[str, str] = {}
     for pair in pairs:

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from ..demo import build_demo_library
+from ..errors import InvalidInputError
 from . import output
 from .common import JsonOption, global_options, wants_json
 
@@ -30,6 +31,8 @@ def demo(
     """
     # `--db` before or after the command both name the demo file; $KAOS_DB usually names a real
     # library, so the demo never defaults to it.
+    if any(given is not None and not given.strip() for given in (db, global_options(ctx).db)):
+        raise InvalidInputError("--db must name a file")
     db = db or global_options(ctx).db or DEFAULT_DEMO_FILE
     report = build_demo_library(db)
     if wants_json(ctx, json_out):

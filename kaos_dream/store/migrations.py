@@ -109,9 +109,9 @@ def check_ownership(conn: sqlite3.Connection, path: str) -> int:
 
 
 def require_current(conn: sqlite3.Connection, path: str) -> None:
-    """For read-only opens: the schema must already be current (reads never migrate)."""
-    version = schema_version(conn)
-    check_not_newer(version, path)
+    """For read-only opens: the schema must already be current (reads never migrate), and a file of
+    another application is named as such, not sent to `kaos db migrate` (which refuses it)."""
+    version = check_ownership(conn, path)
     if version == 0 and not conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone():
         raise StoreError(f"{path} is an empty file, not a kaos-dream library (run `kaos init`)")
     if version < LATEST_VERSION:

@@ -1,10 +1,14 @@
-"""Bytes that are not UTF-8 — in an argument, a --db path or on stdin — are one clear error that
-writes nothing, never an "internal error"; and the demo honours the global --db."""
+"""Edge inputs of the command line: bytes that are not UTF-8 (in an argument, a --db path or on
+stdin), an empty --db, another application's SQLite file, a closed stdout — each one clear error
+(or a quiet success) that writes nothing, never an "internal error"; the demo honours the global
+--db, and prefs set/rm answer --json."""
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
+import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -84,3 +88,31 @@ def test_prefs_set_and_rm_answer_in_json(tmp_path: Path) -> None:
     removed = run_kaos("prefs", "rm", "deploys", "--json", db=db)
     assert removed.returncode == 0, removed.stderr
     assert json.loads(removed.stdout) == {"key": "deploys", "removed": True}
+
+
+@pytest.mark.parametrize(
+    "argv", [("--db", "", "init"), ("init", "--db", " "), ("--db", "", "demo"), ("demo", "--db", "")]
+)
+def test_an_empty_db_option_is_an_error_not_the_default_file(tmp_path: Path, argv: tuple[str, ...]) -> None:
+    err = one_line_error(run_bytes(*argv, cwd=tmp_path), 1)
+    assert "--db must name a file" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_reading_another_applications_database_says_so(tmp_path: Path) -> None:
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY)")
+    before = file_digest(other)
+    for argv in (("skill", "list"), ("search", "x"), ("db", "info")):
+        err = one_line_error(run_bytes("--db", str(other), *argv), 1)
+        assert "another application" in err and "migrate" not in err
+    assert file_digest(other) == before
+
+
+def test_a_closed_stdout_is_no_internal_error(library: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KAOS_")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), env.get("PYTHONPATH")]))
+    command = shlex.join([*kaos_command(), "--db", str(library), "--json", "search", "csv"])
+    proc = subprocess.run(["sh", "-c", command + " >&-"], capture_output=True, env=env, timeout=60)
+    assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
