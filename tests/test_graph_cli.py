@@ -133,3 +133,37 @@ def test_help_has_examples() -> None:
                           "record-query", "prune", "pruned", "restore", "purge"}
     for name, doc in names.items():
         assert "Example: kaos graph " + name in doc, name
+
+
+@pytest.mark.parametrize("args", [
+    ["graph", "activate", "friday deploy", "--beta", "inf"],
+    ["graph", "activate", "friday deploy", "--beta", "1e400"],
+    ["graph", "activate", "friday deploy", "--beta", "nan"],
+    ["graph", "activate", "--from", "skill:deploy-friday", "--beta", "-inf"],
+    ["graph", "link", "skill:rollback", "caused", "failure:12", "--strength", "nan"],
+    ["graph", "neglect", "--days", "inf"],
+    ["graph", "neglect", "--days", "nan"],
+    ["graph", "prune", "--epsilon", "nan"],
+    ["graph", "prune", "--max-fraction", "nan", "--apply"],
+    ["graph", "purge", "--older-than-days", "inf"],
+    ["graph", "purge", "--older-than-days", "nan"],
+])
+def test_non_finite_float_options_are_usage_errors(graph_db: Path, args: list[str]) -> None:
+    before = file_digest(graph_db)
+    r = run_kaos(*args, db=graph_db)
+    line = one_line_error(r, code=2)
+    assert line.startswith("kaos: usage error") and "Warning" not in r.stderr
+    assert file_digest(graph_db) == before
+
+
+def test_library_activation_refuses_an_infinite_beta(graph_db: Path) -> None:
+    from kaos_dream import graph as kg
+    from kaos_dream.errors import InvalidInputError
+
+    with Library(graph_db, settings=Settings(), readonly=True) as lib:
+        seeds = kg.seeds_from_query(lib, "friday deploy")
+        for beta in (float("inf"), float("nan")):
+            with pytest.raises(InvalidInputError, match="beta"):
+                kg.activate(lib, seeds, beta=beta)
+            with pytest.raises(InvalidInputError, match="beta"):
+                kg.sparsify(lib, beta=beta)
