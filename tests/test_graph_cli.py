@@ -11,6 +11,7 @@ from kaos_dream import Library, Settings
 from kaos_dream.graph import Node
 
 from .conftest import file_digest, run_kaos
+from .failure_nodes import add_fingerprints
 
 
 @pytest.fixture
@@ -23,6 +24,7 @@ def graph_db(tmp_path: Path) -> Path:
             ("rollback", "roll back a bad release"),
             ("canary", "canary release to five percent"))}
         note = lib.memories.add("friday deploys broke production", key="friday")
+        add_fingerprints(lib.conn, 1, 12)
         lib.graph.link(Node("skill", ids["deploy-friday"]), "caused", Node("failure", 12))
         lib.graph.link(Node("skill", ids["canary"]), "prevented", Node("failure", 12))
         lib.graph.link(Node("memory", note.id), "enabled", Node("skill", ids["rollback"]))
@@ -167,3 +169,23 @@ def test_library_activation_refuses_an_infinite_beta(graph_db: Path) -> None:
                 kg.activate(lib, seeds, beta=beta)
             with pytest.raises(InvalidInputError, match="beta"):
                 kg.sparsify(lib, beta=beta)
+
+
+@pytest.mark.parametrize("args", [
+    ["graph", "link", "skill:1", "caused", "failure:999"],
+    ["graph", "link", "failure:999", "caused", "failure:12"],
+    ["graph", "unlink", "skill:1", "caused", "failure:999"],
+    ["graph", "evidence", "skill:rollback", "prevented", "failure:999"],
+    ["graph", "observe", "--action", "skill:1", "--outcome", "failure:999"],
+    ["graph", "observe", "--action", "skill:canary", "--absent", "failure:999"],
+    ["graph", "observe", "--action", "failure:999"],
+    ["graph", "record-query", "friday deploy", "--target", "failure:999"],
+    ["graph", "show", "failure:999"],
+    ["graph", "activate", "--from", "failure:999"],
+    ["graph", "activate", "--from", "failure:12", "--from", "failure:999", "--json"],
+])
+def test_unknown_failure_nodes_are_refused(graph_db: Path, args: list[str]) -> None:
+    before = file_digest(graph_db)
+    line = one_line_error(run_kaos(*args, db=graph_db))
+    assert "no failure with id 999" in line
+    assert file_digest(graph_db) == before
