@@ -189,3 +189,16 @@ def test_unknown_failure_nodes_are_refused(graph_db: Path, args: list[str]) -> N
     line = one_line_error(run_kaos(*args, db=graph_db))
     assert "no failure with id 999" in line
     assert file_digest(graph_db) == before
+
+
+def test_negative_random_seed_is_a_usage_error(graph_db: Path) -> None:
+    assert run_kaos("graph", "record-query", "friday deploy", db=graph_db).returncode == 0
+    before = file_digest(graph_db)
+    line = one_line_error(run_kaos("graph", "prune", "--strategy", "random", "--seed", "-1", db=graph_db), code=2)
+    assert "--seed" in line
+    assert file_digest(graph_db) == before
+    from kaos_dream import graph as kg
+    from kaos_dream.errors import InvalidInputError
+
+    with Library(graph_db, settings=Settings(), readonly=True) as lib, pytest.raises(InvalidInputError, match="seed"):
+        kg.sparsify(lib, strategy="random", seed=-1)

@@ -287,7 +287,7 @@ def prune_cmd(
     max_fraction: Annotated[float, typer.Option(min=0.0, max=1.0, callback=finite,
                                                   help="Prune at most this share of edges.")]
     = 0.5,
-    seed: Annotated[int, typer.Option(help="Seed for the random strategy.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed for the random strategy.")] = 0,
     apply: Annotated[bool, typer.Option("--apply", help="Prune (reversibly); without it, only show the plan.")]
     = False,
     db: DbOption = None,

@@ -206,6 +206,8 @@ def sparsify(
     """Choose edges to prune with ``strategy`` under the ε quality constraint; prune them if ``apply``."""
     if strategy not in STRATEGIES:
         raise InvalidInputError(f"unknown strategy {strategy!r}: use {', '.join(STRATEGIES)}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise InvalidInputError(f"seed must be a whole number >= 0 (numpy refuses negative seeds), got {seed!r}")
     eps = lib.settings.graph_prune_epsilon if epsilon is None else epsilon
     if not 0.0 <= eps <= 1.0 or not 0.0 <= max_fraction <= 1.0:
         raise InvalidInputError("epsilon and max-fraction must be between 0 and 1")
