@@ -202,3 +202,14 @@ def test_negative_random_seed_is_a_usage_error(graph_db: Path) -> None:
 
     with Library(graph_db, settings=Settings(), readonly=True) as lib, pytest.raises(InvalidInputError, match="seed"):
         kg.sparsify(lib, strategy="random", seed=-1)
+
+
+def test_tables_print_nodes_as_kind_colon_id(graph_db: Path) -> None:
+    """The activation table showed a node as `failure, 12` (the tuple joined); it is `failure:12`."""
+    r = run_kaos("graph", "activate", "--from", "failure:12", "--top", "5", db=graph_db)
+    assert r.returncode == 0, r.stderr
+    rows = [line for line in r.stdout.splitlines() if line.startswith("│")]
+    assert rows and all(", " not in row.split("│")[2] for row in rows)
+    assert {row.split("│")[2].strip() for row in rows} >= {"failure:12", "skill:1", "skill:3"}
+    r = run_kaos("graph", "show", "failure:12", db=graph_db)
+    assert "skill:1" in r.stdout and "failure:12" in r.stdout and "failure, 12" not in r.stdout
