@@ -212,6 +212,13 @@ def trap_world(seed: int, rounds: int, pairs: int = 5) -> dict:
     lib = Library(":memory:", clock=ManualClock(T0), settings=Settings())
     roles: dict[int, str] = {}
     plan = []
+    # Graph nodes must exist: one failure fingerprint per trap (ids 100+i and 200+i, as before).
+    with lib.transaction():
+        lib.conn.executemany(
+            "INSERT INTO failure_fingerprints (id, hash, algorithm, tool, normalized, key_text, example, first_seen, "
+            "last_seen) VALUES (?, ?, 1, 'trap-world', ?, ?, ?, ?, ?)",
+            [(f, f"trap-world-{f}", f"trap {f}", f"trap {f}", f"trap {f}", T0, T0)
+             for i in range(pairs) for f in (100 + i, 200 + i)])
     for i in range(pairs):
         a = Node("skill", lib.skills.add(f"action{i}").id)
         g = Node("skill", lib.skills.add(f"guard{i}").id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from datetime import UTC, datetime
 from typing import Protocol
@@ -35,6 +36,16 @@ class ManualClock:
     def advance(self, seconds: float) -> float:
         self._now += float(seconds)
         return self._now
+
+
+# The epoch seconds :func:`iso` can render: datetime covers years 1 to 9999 (UTC).
+MIN_TIMESTAMP = datetime(1, 1, 1, tzinfo=UTC).timestamp()
+MAX_TIMESTAMP = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC).timestamp()
+
+
+def representable(ts: float) -> bool:
+    """True when ``ts`` is a finite epoch time :func:`iso` can show (``nan`` and ``inf`` are not)."""
+    return math.isfinite(ts) and MIN_TIMESTAMP <= ts <= MAX_TIMESTAMP
 
 
 def iso(ts: float | None) -> str | None:

@@ -6,6 +6,7 @@ benchmarks can pass their own.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -133,6 +134,12 @@ class Settings:
         return settings
 
     def validate(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            # nan passes every comparison below (and becomes NaN scores, invalid JSON or a TypeError
+            # later); inf makes windows, budgets and weights meaningless. Refuse both for every float.
+            if isinstance(value, float) and not math.isfinite(value):
+                raise InvalidInputError(f"KAOS_{f.name.upper()}={value} must be a finite number")
         if self.synchronous.upper() not in {"OFF", "NORMAL", "FULL", "EXTRA"}:
             raise InvalidInputError(
                 f"KAOS_SYNCHRONOUS={self.synchronous!r} must be OFF, NORMAL, FULL or EXTRA"

@@ -12,6 +12,7 @@ from kaos_dream import Library, ManualClock, Settings, hooks
 from kaos_dream.dream import PhaseResult, register_phase, unregister_phase
 from kaos_dream.dream.auto import maybe_dream
 from kaos_dream.dream.state import current_cycle, set_state, try_acquire
+from kaos_dream.errors import InvalidInputError
 from kaos_dream.store import transaction
 
 from .conftest import T0
@@ -301,3 +302,20 @@ def test_settings_from_env() -> None:
 
     with pytest.raises(InvalidInputError):
         Settings.from_env({"KAOS_DREAM_THRESHOLD": "0"})
+
+
+@pytest.mark.parametrize("since", [math.nan, math.inf, -math.inf, 1e400, 9_999_999_999_999.0, -99_999_999_999_999.0,
+                                   "2026-01-01", True])
+def test_run_rejects_a_since_it_cannot_show_before_writing(lib: Library, since) -> None:
+    with pytest.raises(InvalidInputError, match="since"):
+        lib.dream.run(since=since)
+    assert lib.dream.runs() == [] and lib.dream.lease() is None
+
+
+@pytest.mark.parametrize("wait", [-1.0, math.nan, math.inf])
+def test_run_and_consolidate_reject_a_bad_wait(lib: Library, wait: float) -> None:
+    with pytest.raises(InvalidInputError, match="wait"):
+        lib.dream.run(wait=wait)
+    with pytest.raises(InvalidInputError, match="wait"):
+        lib.dream.consolidate(wait=wait)
+    assert lib.dream.runs() == []

@@ -282,3 +282,41 @@ def test_cli_run_json_if_due_and_help(tmp_path: Path) -> None:
         assert h.returncode == 0 and "Example" in h.stdout, cmd
     r = run_kaos("dream", "consolidate", "--json", db=db)
     assert list(json.loads(r.stdout)["summary"]["timings_ms"]) == ["proposals", "policies", "digest"]
+
+
+@pytest.fixture
+def demo_db(tmp_path: Path) -> Path:
+    db = tmp_path / "demo.db"
+    assert run_kaos("demo", "--db", str(db)).returncode == 0
+    return db
+
+
+@pytest.mark.parametrize("since", ["99999999999999999999", "inf", "1e400", "-inf", "nan", "9999999999999",
+                                   "-99999999999999", "0001-01-01T00:00:00+01:00"])
+def test_cli_since_out_of_range_is_a_usage_error_that_writes_nothing(demo_db: Path, since: str) -> None:
+    runs_before = json.loads(run_kaos("dream", "runs", "--json", db=demo_db).stdout)
+    before = file_digest(demo_db)
+    r = run_kaos("dream", "run", f"--since={since}", db=demo_db)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("kaos: usage error") and "--since" in lines[0]
+    assert "internal error" not in r.stderr
+    assert file_digest(demo_db) == before
+    assert json.loads(run_kaos("dream", "runs", "--json", db=demo_db).stdout) == runs_before
+
+
+def test_cli_since_at_the_edges_of_the_range_runs(demo_db: Path) -> None:
+    for since in ("-62135596800", "253402300799", "9999-12-31T23:59:59Z"):
+        r = run_kaos("dream", "run", "--since", since, "--json", db=demo_db)
+        assert r.returncode == 0 and json.loads(r.stdout)["status"] == "completed", (since, r.stderr)
+
+
+@pytest.mark.parametrize("args", [["runs", "-n", "-1"], ["run", "--wait", "-1"], ["run", "--wait", "inf"],
+                                  ["run", "--wait", "nan"], ["consolidate", "--wait", "-5"],
+                                  ["consolidate", "--wait", "inf"]])
+def test_cli_negative_or_non_finite_counts_and_waits_are_usage_errors(demo_db: Path, args: list[str]) -> None:
+    before = file_digest(demo_db)
+    r = run_kaos("dream", *args, db=demo_db)
+    assert r.returncode == 2, (args, r.returncode, r.stderr)
+    assert r.stderr.startswith("kaos: usage error") and len(r.stderr.strip().splitlines()) == 1
+    assert file_digest(demo_db) == before

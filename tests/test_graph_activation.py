@@ -149,3 +149,13 @@ def test_large_random_graph_has_no_python_loop_per_edge() -> None:
         assert len(path) <= 5
         if path:
             assert path[0].frm in (0, 1) and path[-1].to == key
+
+
+@pytest.mark.parametrize("mode", ["gated", "adaptive", "additive"])
+@pytest.mark.parametrize("bad", [{"beta": math.inf}, {"beta": math.nan}, {"beta": -1.0}, {"threshold": math.inf},
+                                 {"threshold": math.nan}])
+def test_non_finite_beta_or_threshold_is_refused(mode: str, bad: dict) -> None:
+    """A gate of inf·0 is nan: every node behind a preventer would silently fall out of the ranking."""
+    graph = build(["A", "B", "C"], [("A", "caused", "B", 1.0), ("C", "prevented", "B", 0.5)])
+    with pytest.raises(InvalidInputError):
+        spread(graph, {"A": 1.0, "C": 1.0}, mode=mode, **bad)

@@ -11,6 +11,7 @@ from kaos_dream import Library, Settings
 from kaos_dream.graph import Node
 
 from .conftest import file_digest, run_kaos
+from .failure_nodes import add_fingerprints
 
 
 @pytest.fixture
@@ -23,6 +24,7 @@ def graph_db(tmp_path: Path) -> Path:
             ("rollback", "roll back a bad release"),
             ("canary", "canary release to five percent"))}
         note = lib.memories.add("friday deploys broke production", key="friday")
+        add_fingerprints(lib.conn, 1, 12)
         lib.graph.link(Node("skill", ids["deploy-friday"]), "caused", Node("failure", 12))
         lib.graph.link(Node("skill", ids["canary"]), "prevented", Node("failure", 12))
         lib.graph.link(Node("memory", note.id), "enabled", Node("skill", ids["rollback"]))
@@ -133,3 +135,81 @@ def test_help_has_examples() -> None:
                           "record-query", "prune", "pruned", "restore", "purge"}
     for name, doc in names.items():
         assert "Example: kaos graph " + name in doc, name
+
+
+@pytest.mark.parametrize("args", [
+    ["graph", "activate", "friday deploy", "--beta", "inf"],
+    ["graph", "activate", "friday deploy", "--beta", "1e400"],
+    ["graph", "activate", "friday deploy", "--beta", "nan"],
+    ["graph", "activate", "--from", "skill:deploy-friday", "--beta", "-inf"],
+    ["graph", "link", "skill:rollback", "caused", "failure:12", "--strength", "nan"],
+    ["graph", "neglect", "--days", "inf"],
+    ["graph", "neglect", "--days", "nan"],
+    ["graph", "prune", "--epsilon", "nan"],
+    ["graph", "prune", "--max-fraction", "nan", "--apply"],
+    ["graph", "purge", "--older-than-days", "inf"],
+    ["graph", "purge", "--older-than-days", "nan"],
+])
+def test_non_finite_float_options_are_usage_errors(graph_db: Path, args: list[str]) -> None:
+    before = file_digest(graph_db)
+    r = run_kaos(*args, db=graph_db)
+    line = one_line_error(r, code=2)
+    assert line.startswith("kaos: usage error") and "Warning" not in r.stderr
+    assert file_digest(graph_db) == before
+
+
+def test_library_activation_refuses_an_infinite_beta(graph_db: Path) -> None:
+    from kaos_dream import graph as kg
+    from kaos_dream.errors import InvalidInputError
+
+    with Library(graph_db, settings=Settings(), readonly=True) as lib:
+        seeds = kg.seeds_from_query(lib, "friday deploy")
+        for beta in (float("inf"), float("nan")):
+            with pytest.raises(InvalidInputError, match="beta"):
+                kg.activate(lib, seeds, beta=beta)
+            with pytest.raises(InvalidInputError, match="beta"):
+                kg.sparsify(lib, beta=beta)
+
+
+@pytest.mark.parametrize("args", [
+    ["graph", "link", "skill:1", "caused", "failure:999"],
+    ["graph", "link", "failure:999", "caused", "failure:12"],
+    ["graph", "unlink", "skill:1", "caused", "failure:999"],
+    ["graph", "evidence", "skill:rollback", "prevented", "failure:999"],
+    ["graph", "observe", "--action", "skill:1", "--outcome", "failure:999"],
+    ["graph", "observe", "--action", "skill:canary", "--absent", "failure:999"],
+    ["graph", "observe", "--action", "failure:999"],
+    ["graph", "record-query", "friday deploy", "--target", "failure:999"],
+    ["graph", "show", "failure:999"],
+    ["graph", "activate", "--from", "failure:999"],
+    ["graph", "activate", "--from", "failure:12", "--from", "failure:999", "--json"],
+])
+def test_unknown_failure_nodes_are_refused(graph_db: Path, args: list[str]) -> None:
+    before = file_digest(graph_db)
+    line = one_line_error(run_kaos(*args, db=graph_db))
+    assert "no failure with id 999" in line
+    assert file_digest(graph_db) == before
+
+
+def test_negative_random_seed_is_a_usage_error(graph_db: Path) -> None:
+    assert run_kaos("graph", "record-query", "friday deploy", db=graph_db).returncode == 0
+    before = file_digest(graph_db)
+    line = one_line_error(run_kaos("graph", "prune", "--strategy", "random", "--seed", "-1", db=graph_db), code=2)
+    assert "--seed" in line
+    assert file_digest(graph_db) == before
+    from kaos_dream import graph as kg
+    from kaos_dream.errors import InvalidInputError
+
+    with Library(graph_db, settings=Settings(), readonly=True) as lib, pytest.raises(InvalidInputError, match="seed"):
+        kg.sparsify(lib, strategy="random", seed=-1)
+
+
+def test_tables_print_nodes_as_kind_colon_id(graph_db: Path) -> None:
+    """The activation table showed a node as `failure, 12` (the tuple joined); it is `failure:12`."""
+    r = run_kaos("graph", "activate", "--from", "failure:12", "--top", "5", db=graph_db)
+    assert r.returncode == 0, r.stderr
+    rows = [line for line in r.stdout.splitlines() if line.startswith("│")]
+    assert rows and all(", " not in row.split("│")[2] for row in rows)
+    assert {row.split("│")[2].strip() for row in rows} >= {"failure:12", "skill:1", "skill:3"}
+    r = run_kaos("graph", "show", "failure:12", db=graph_db)
+    assert "skill:1" in r.stdout and "failure:12" in r.stdout and "failure, 12" not in r.stdout

@@ -27,6 +27,8 @@ from kaos_dream.graph import (
     sparsify,
 )
 
+from .failure_nodes import add_fingerprints
+
 DAY = 86_400.0
 
 
@@ -36,6 +38,7 @@ def world(lib: Library):
     rollback = Node("skill", lib.skills.add("rollback", "roll back a bad release").id)
     canary = Node("skill", lib.skills.add("canary", "release to five percent first").id)
     note = Node("memory", lib.memories.add("friday deploys broke prod twice", key="friday").id)
+    add_fingerprints(lib.conn, 1, 2, 3, 5, 7, 8, 9, 12, 77)
     return lib, deploy, rollback, canary, note
 
 
@@ -75,6 +78,7 @@ def test_node_syntax(world) -> None:
     assert resolve_node(lib.conn, f"skill:{deploy.id}") == deploy
     assert resolve_node(lib.conn, "memory:friday").kind == "memory"
     assert resolve_node(lib.conn, "failure:12") == Node("failure", 12)
+    assert resolve_node(lib.conn, Node("failure", 12)) == Node("failure", 12)
     for bad in ("deploy", "robot:1", "skill:", "failure:abc", "failure:0"):
         with pytest.raises(InvalidInputError):
             resolve_node(lib.conn, bad)
@@ -294,6 +298,7 @@ def test_graph_phase_dry_run_writes_nothing_and_apply_does(lib: Library, clock, 
 
     a = Node("skill", lib.skills.add("a").id)
     b = Node("skill", lib.skills.add("b").id)
+    add_fingerprints(lib.conn, 1)
     causal = lib.graph.link(a, "caused", Node("failure", 1), strength=0.5)
     weak = lib.graph.link(a, "co_occurs_with", b, strength=0.1)
     clock.advance(40 * DAY)
@@ -318,6 +323,7 @@ def test_evidence_from_concurrent_processes_is_never_lost(db_path) -> None:
 
     with Library(db_path, settings=Settings()) as lib:
         sid = lib.skills.add("shared").id
+        add_fingerprints(lib.conn, 77)
     ctx = mp.get_context("spawn")
     procs = [ctx.Process(target=_evidence_worker, args=(str(db_path), sid, 10)) for _ in range(3)]
     for p in procs:
@@ -337,6 +343,7 @@ def test_evidence_from_concurrent_processes_is_never_lost(db_path) -> None:
 def test_graph_arrays_cache_follows_own_and_other_writes(lib: Library, db_path) -> None:
     a = Node("skill", lib.skills.add("a").id)
     b = Node("skill", lib.skills.add("b").id)
+    add_fingerprints(lib.conn, 1, 2)
     lib.graph.link(a, "caused", Node("failure", 1))
     first = lib.graph.arrays()
     assert lib.graph.arrays() is first  # nothing changed: cached
@@ -347,3 +354,22 @@ def test_graph_arrays_cache_follows_own_and_other_writes(lib: Library, db_path) 
         other.graph.link(b, "caused", Node("failure", 2))
     third = lib.graph.arrays()
     assert third is not second and len(third.edges) == 3
+
+
+def test_unknown_failure_nodes_are_refused_like_unknown_skills(world) -> None:
+    """A failure node is a fingerprint: an edge to a missing one would dangle, so link, evidence,
+    resolving (what reads use) and observe all refuse it, and nothing is written."""
+    lib, deploy, rollback, *_ = world
+    missing = Node("failure", 999)
+    edges_before = lib.conn.execute("SELECT count(*) FROM edges").fetchone()[0]
+    with pytest.raises(NotFoundError, match="no failure"):
+        lib.graph.link(deploy, "caused", missing)
+    with pytest.raises(NotFoundError, match="no failure"):
+        lib.graph.add_evidence(rollback, "prevented", missing)
+    with pytest.raises(NotFoundError, match="no failure"):
+        resolve_node(lib.conn, "failure:999")
+    with pytest.raises(NotFoundError, match="no failure"):
+        resolve_node(lib.conn, "failure:99999999999999999999")
+    with pytest.raises(NotFoundError, match="no failure"):
+        resolve_node(lib.conn, missing)
+    assert lib.conn.execute("SELECT count(*) FROM edges").fetchone()[0] == edges_before

@@ -176,3 +176,35 @@ def test_every_migration_file_has_statements() -> None:
     assert MIGRATIONS, "no migrations found"
     for migration in MIGRATIONS:
         assert migration.statements, migration.name
+
+
+FLOAT_SETTINGS = [f.name for f in __import__("dataclasses").fields(Settings) if isinstance(f.default, float)]
+
+
+@pytest.mark.parametrize("name", FLOAT_SETTINGS)
+@pytest.mark.parametrize("raw", ["nan", "inf", "-inf", "1e400", "NaN"])
+def test_every_float_setting_refuses_non_finite_values(name: str, raw: str) -> None:
+    from kaos_dream.errors import InvalidInputError
+
+    key = "KAOS_" + name.upper()
+    with pytest.raises(InvalidInputError, match=key):
+        Settings.from_env({key: raw})
+
+
+def test_float_settings_are_all_covered() -> None:
+    assert len(FLOAT_SETTINGS) >= 25 and {"rank_alpha", "rank_floor", "graph_beta"} <= set(FLOAT_SETTINGS)
+
+
+@pytest.mark.parametrize("env", [{"KAOS_RANK_ALPHA": "nan"}, {"KAOS_RANK_FLOOR": "nan"},
+                                 {"KAOS_RANK_HALF_LIFE_DAYS": "inf"}])
+def test_cli_refuses_a_non_finite_setting_in_one_line(tmp_path: Path, env: dict[str, str]) -> None:
+    from .conftest import run_kaos
+
+    db = tmp_path / "s.db"
+    assert run_kaos("skill", "add", "retry-http", "--description", "retry an http call", db=db).returncode == 0
+    before = file_digest(db)
+    r = run_kaos("--json", "search", "retry", db=db, env=env)
+    assert r.returncode == 1 and r.stdout == "", (r.returncode, r.stdout, r.stderr)
+    assert r.stderr.strip().splitlines() == [f"kaos: error: {next(iter(env))}={float(env[next(iter(env))])} "
+                                             "must be a finite number"]
+    assert file_digest(db) == before

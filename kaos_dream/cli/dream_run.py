@@ -5,38 +5,47 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated
 
 import typer
 
+from ..clock import MAX_TIMESTAMP, MIN_TIMESTAMP, iso, representable
 from ..dream import Progress, RunOutcome
 from ..errors import InvalidInputError
 from . import output
 from .common import DbOption, JsonOption, open_for_read, open_for_write, wants_json
 from .dream import app
+from .numbers import finite
 
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar and no output unless an error.")]
 WaitOption = Annotated[
-    float, typer.Option("--wait", metavar="SECONDS", help="Wait up to SECONDS for a running dream to finish.")
+    float, typer.Option("--wait", metavar="SECONDS", min=0.0, callback=finite,
+                        help="Wait up to SECONDS for a running dream to finish.")
 ]
 
 
 def parse_since(text: str | None) -> float | None:
-    """Epoch seconds or ISO-8601 (UTC when no offset is given)."""
+    """Epoch seconds or ISO-8601 (UTC when no offset is given), within the years 1 to 9999 that a run's
+    digest can show: ``nan``, ``inf`` and far-off numbers are usage errors, raised before the file is opened."""
     if text is None:
         return None
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
-        pass
+        value = _parse_iso(text)
+    if not representable(value):
+        raise typer.BadParameter(f"{text!r} is not a time between {iso(MIN_TIMESTAMP)} ({MIN_TIMESTAMP:.0f}) "
+                                 f"and {iso(MAX_TIMESTAMP)} ({MAX_TIMESTAMP:.0f})", param_hint="--since")
+    return value
+
+
+def _parse_iso(text: str) -> float:
     try:
         parsed = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
         raise InvalidInputError(f"--since {text!r} is neither epoch seconds nor an ISO-8601 time") from None
     if parsed.tzinfo is None:
-        from datetime import UTC
-
         parsed = parsed.replace(tzinfo=UTC)
     return parsed.timestamp()
 
@@ -110,8 +119,9 @@ def run(
     if dry_run and apply:
         raise typer.BadParameter("--dry-run and --apply exclude each other", param_hint="--apply")
     as_json = wants_json(ctx, json_out)
+    since_ts = parse_since(since)
     with open_for_write(ctx, db) as lib, progress_bar(not quiet and not as_json) as progress:
-        outcome = lib.dream.run(apply=apply, since=parse_since(since), wait=wait, if_due=if_due, trigger=trigger,
+        outcome = lib.dream.run(apply=apply, since=since_ts, wait=wait, if_due=if_due, trigger=trigger,
                                 progress=progress)
     render_outcome(outcome, as_json, quiet)
 
@@ -138,7 +148,7 @@ def consolidate(
 @app.command("runs")
 def runs(
     ctx: typer.Context,
-    limit: Annotated[int, typer.Option("--limit", "-n", help="How many, newest first.")] = 20,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=0, help="How many, newest first.")] = 20,
     db: DbOption = None,
     json_out: JsonOption = False,
 ) -> None:

@@ -16,6 +16,7 @@ from ..graph.nodes import resolve_node
 from ..graph.relations import DEFAULT_EXTRA, DEFAULT_SEEDS
 from . import output
 from .common import DbOption, JsonOption, open_for_read, open_for_write, wants_json
+from .numbers import finite
 
 app = typer.Typer(
     help="The typed causal graph: link, show, activate, observe outcomes, prune and restore edges.",
@@ -54,7 +55,8 @@ def link(
     src: NodeArg,
     relation: RelationArg,
     dst: NodeArg,
-    strength: Annotated[float | None, typer.Option(min=0.0, max=1.0, help="Edge strength (default 0.8).")] = None,
+    strength: Annotated[float | None, typer.Option(min=0.0, max=1.0, callback=finite,
+                                                   help="Edge strength (default 0.8).")] = None,
     db: DbOption = None,
     json_out: JsonOption = False,
 ) -> None:
@@ -139,7 +141,8 @@ def activate_cmd(
     from_nodes: Annotated[list[str] | None, typer.Option("--from", help="Seed node (repeatable).")] = None,
     mode: Annotated[Mode, typer.Option(help="How prevented edges act.")] = Mode.gated,
     top: Annotated[int, typer.Option(min=0, max=1000, help="Show this many nodes.")] = 10,
-    beta: Annotated[float | None, typer.Option(min=0.0, help="Gate strength β₀ (default $KAOS_GRAPH_BETA).")] = None,
+    beta: Annotated[float | None, typer.Option(min=0.0, callback=finite,
+                                                    help="Gate strength β₀ (default $KAOS_GRAPH_BETA).")] = None,
     seeds: Annotated[int, typer.Option(min=1, max=100, help="Search hits used as seeds.")] = DEFAULT_SEEDS,
     db: DbOption = None,
     json_out: JsonOption = False,
@@ -233,7 +236,8 @@ def observe_cmd(
 @app.command("neglect")
 def neglect_cmd(
     ctx: typer.Context,
-    days: Annotated[float, typer.Option(min=0.0, help="Edges unverified for this many days lose confidence.")]
+    days: Annotated[float, typer.Option(min=0.0, callback=finite,
+                                      help="Edges unverified for this many days lose confidence.")]
     = 7.0,
     db: DbOption = None,
     json_out: JsonOption = False,
@@ -278,11 +282,12 @@ def record_query_cmd(
 def prune_cmd(
     ctx: typer.Context,
     strategy: Annotated[Strategy, typer.Option(help="Which edges go first.")] = Strategy.weight,
-    epsilon: Annotated[float | None, typer.Option(min=0.0, max=1.0, help="Allowed quality drop "
+    epsilon: Annotated[float | None, typer.Option(min=0.0, max=1.0, callback=finite, help="Allowed quality drop "
                                                   "(default $KAOS_GRAPH_PRUNE_EPSILON).")] = None,
-    max_fraction: Annotated[float, typer.Option(min=0.0, max=1.0, help="Prune at most this share of edges.")]
+    max_fraction: Annotated[float, typer.Option(min=0.0, max=1.0, callback=finite,
+                                                  help="Prune at most this share of edges.")]
     = 0.5,
-    seed: Annotated[int, typer.Option(help="Seed for the random strategy.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed for the random strategy.")] = 0,
     apply: Annotated[bool, typer.Option("--apply", help="Prune (reversibly); without it, only show the plan.")]
     = False,
     db: DbOption = None,
@@ -346,7 +351,7 @@ def restore_cmd(
 @app.command("purge")
 def purge_cmd(
     ctx: typer.Context,
-    older_than_days: Annotated[float, typer.Option("--older-than-days", min=0.0,
+    older_than_days: Annotated[float, typer.Option("--older-than-days", min=0.0, callback=finite,
                                                    help="Delete edges pruned at least this long ago.")] = 30.0,
     db: DbOption = None,
     json_out: JsonOption = False,

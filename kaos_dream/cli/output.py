@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..clock import iso
+from ..graph.nodes import Node
 
 console = Console(soft_wrap=False, highlight=False)
 err_console = Console(stderr=True, highlight=False)
@@ -31,6 +32,8 @@ def cell(value: Any) -> Text:
         return Text("yes" if value else "no")
     if isinstance(value, float):
         return Text(f"{value:.4g}")
+    if isinstance(value, Node):  # a named tuple, but people read and type graph nodes as KIND:ID
+        return Text(str(value))
     if isinstance(value, (list, tuple)):
         return Text(", ".join(str(v) for v in value))
     return Text(str(value))

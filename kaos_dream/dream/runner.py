@@ -4,11 +4,13 @@ resuming an interrupted apply run, and the run record with its summary and diges
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..clock import MAX_TIMESTAMP, MIN_TIMESTAMP, iso, representable
 from ..errors import InvalidInputError
 from ..store import transaction
 from . import state
@@ -38,6 +40,22 @@ class RunOutcome:
         return {"status": self.status, "run_id": self.run_id, "mode": self.mode, "resumed": self.resumed,
                 "holder": self.holder, "lease_expires_at": self.lease_expires_at, "message": self.message,
                 "summary": self.summary}
+
+
+def check_since(since: float | None) -> None:
+    """The window start is stored on the run and shown in its digest, so it must be a time we can show:
+    refused here, before the lease or any row is written (``nan`` would silently replay nothing)."""
+    if since is None:
+        return
+    if isinstance(since, bool) or not isinstance(since, (int, float)) or not representable(float(since)):
+        raise InvalidInputError(f"since must be epoch seconds between {MIN_TIMESTAMP:.0f} ({iso(MIN_TIMESTAMP)}) "
+                                f"and {MAX_TIMESTAMP:.0f} ({iso(MAX_TIMESTAMP)}), got {since!r}")
+
+
+def check_wait(wait: float) -> None:
+    """Seconds to wait for the lease: finite and not negative (``nan`` would make the wait loop spin forever)."""
+    if isinstance(wait, bool) or not isinstance(wait, (int, float)) or not math.isfinite(wait) or wait < 0:
+        raise InvalidInputError(f"wait must be a finite, non-negative number of seconds, got {wait!r}")
 
 
 def _acquire(lib: Library, holder: str, wait: float) -> state.LeaseInfo | None:
@@ -104,6 +122,8 @@ def run_dream(
         raise InvalidInputError(f"unknown dream mode {mode!r}: use dry-run or apply")
     if trigger not in ("manual", "auto", "cron"):
         raise InvalidInputError(f"unknown trigger {trigger!r}")
+    check_since(since)
+    check_wait(wait)
     if if_due and (not_due := _not_due(lib)) is not None:
         return not_due
     holder = state.new_holder()

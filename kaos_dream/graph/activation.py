@@ -18,6 +18,7 @@ arc that first reached it (the strongest at that hop), so the path from a seed i
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 
@@ -130,8 +131,10 @@ def spread(
         raise InvalidInputError(f"unknown activation mode {mode!r}: use {', '.join(MODES)}")
     if not 0 <= hops <= MAX_HOPS:
         raise InvalidInputError(f"hops must be between 0 and {MAX_HOPS}")
-    if not 0.0 < decay <= 1.0 or threshold < 0.0 or beta < 0.0:
-        raise InvalidInputError("decay must be in (0, 1], threshold and beta must not be negative")
+    if not 0.0 < decay <= 1.0 or not 0.0 <= threshold < math.inf or not 0.0 <= beta < math.inf:
+        # nan and inf gates turn every score into nan, which silently drops nodes from the ranking.
+        raise InvalidInputError(f"decay must be in (0, 1], threshold and beta finite and not negative "
+                                f"(got decay={decay}, threshold={threshold}, beta={beta})")
     n = graph.n
     index = _index(graph)
     x = np.zeros(n)

@@ -18,6 +18,7 @@ the strength floor), which the dream runs once per cycle.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -126,6 +127,8 @@ def neglect(lib: Library, *, since: float, rate: float | None = None) -> int:
     Returns how many edges changed. The dream calls it once per cycle with ``since`` = the previous
     cycle's start, so an edge loses confidence once per cycle without evidence, never below the floor.
     """
+    if not math.isfinite(since):
+        raise InvalidInputError(f"neglect needs a finite since time, got {since}")
     lam = lib.settings.graph_neglect_rate if rate is None else rate
     if not 0.0 <= lam < 1.0:
         raise InvalidInputError("neglect rate must be in [0, 1)")

@@ -1,7 +1,8 @@
 """Graph nodes: ``(kind, id)`` pairs, parsed from ``KIND:REF`` text and resolved against the library.
 
-Skills are named by name or id, memories by key or id, failures by their integer fingerprint id
-(the failures feature owns that table, so a failure id is taken as given).
+Skills are named by name or id, memories by key or id, failures by their integer fingerprint id.
+Every node must exist (a row in ``skills``, ``memories`` or ``failure_fingerprints``): an edge to a
+missing node would be a dangling reference that no command could show a label for.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from typing import NamedTuple
 from ..errors import InvalidInputError, NotFoundError
 
 KINDS = ("skill", "memory", "failure")
+NODE_TABLES = {"skill": "skills", "memory": "memories", "failure": "failure_fingerprints"}
+SQLITE_MAX_INT = 2**63 - 1
 
 
 class Node(NamedTuple):
@@ -62,7 +65,7 @@ def resolve_node(conn: sqlite3.Connection, text: str | Node) -> Node:
     if kind == "failure":
         if not ref.isdigit() or int(ref) < 1:
             raise InvalidInputError(f"bad node {text!r}: a failure is named by its integer id (e.g. failure:12)")
-        return Node("failure", int(ref))
+        return check_exists(conn, Node("failure", int(ref)))
     table, column = ("skills", "name") if kind == "skill" else ("memories", "key")
     row = conn.execute(f"SELECT id FROM {table} WHERE {column} = ?", (ref,)).fetchone()
     if row is None and ref.isdigit():
@@ -74,10 +77,8 @@ def resolve_node(conn: sqlite3.Connection, text: str | Node) -> Node:
 
 def check_exists(conn: sqlite3.Connection, node: Node) -> Node:
     node = make_node(node.kind, node.id)
-    if node.kind == "failure":
-        return node
-    table = "skills" if node.kind == "skill" else "memories"
-    if conn.execute(f"SELECT 1 FROM {table} WHERE id = ?", (node.id,)).fetchone() is None:
+    table = NODE_TABLES[node.kind]
+    if node.id > SQLITE_MAX_INT or conn.execute(f"SELECT 1 FROM {table} WHERE id = ?", (node.id,)).fetchone() is None:
         raise NotFoundError(f"no {node.kind} with id {node.id}")
     return node
 

@@ -206,10 +206,14 @@ def sparsify(
     """Choose edges to prune with ``strategy`` under the ε quality constraint; prune them if ``apply``."""
     if strategy not in STRATEGIES:
         raise InvalidInputError(f"unknown strategy {strategy!r}: use {', '.join(STRATEGIES)}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise InvalidInputError(f"seed must be a whole number >= 0 (numpy refuses negative seeds), got {seed!r}")
     eps = lib.settings.graph_prune_epsilon if epsilon is None else epsilon
     if not 0.0 <= eps <= 1.0 or not 0.0 <= max_fraction <= 1.0:
         raise InvalidInputError("epsilon and max-fraction must be between 0 and 1")
     b = lib.settings.graph_beta if beta is None else beta
+    if not 0.0 <= b < math.inf:
+        raise InvalidInputError(f"beta must be finite and not negative, got {b}")
     edges = load_edge_list(lib.conn)
     queries = recorded_queries(lib)
     notes: list[str] = []
@@ -302,8 +306,8 @@ def restore(lib: Library, *, run: str | None = None, edge_ids: Sequence[int] = (
 
 def purge(lib: Library, *, older_than_s: float) -> int:
     """Delete edges pruned more than ``older_than_s`` seconds ago; their prune records stay (snapshots)."""
-    if older_than_s < 0:
-        raise InvalidInputError("older-than must not be negative")
+    if not 0.0 <= older_than_s < math.inf:
+        raise InvalidInputError(f"older-than must be a finite number of seconds, not negative, got {older_than_s}")
     cutoff = lib.now() - older_than_s
     with transaction(lib.conn):
         ids = [r[0] for r in lib.conn.execute(
