@@ -69,6 +69,8 @@ def list_(
     json_out: JsonOption = False,
 ) -> None:
     """List skills in id order (live ones unless --deprecated or --all)."""
+    if deprecated and all_:
+        raise typer.BadParameter("--deprecated and --all exclude each other", param_hint="--all")
     state = None if all_ else deprecated
     with open_for_read(ctx, db) as lib:
         skills = lib.skills.list(tag=tag, deprecated=state, limit=limit, offset=offset)
