@@ -6,13 +6,17 @@ the file byte-for-byte unchanged.
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from kaos_dream import Library, Settings
 
-from .conftest import file_digest, run_kaos
+from .conftest import PROJECT_ROOT, file_digest, run_kaos
 
 
 @pytest.fixture
@@ -60,3 +64,52 @@ def test_each_single_flag_of_a_pair_still_works(seeded: Path) -> None:
     with Library(seeded, settings=Settings()) as lib:
         votes = [e for e in lib.log.thread(1) if e.kind == "vote"]
         assert [e.approve for e in votes] == [False]
+
+
+def start_follower(db: Path, *args: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
+    env = {k: v for k, v in env.items() if not k.startswith("KAOS_")}
+    return subprocess.Popen(
+        [sys.executable, "-m", "kaos_dream", "--db", str(db), *args],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )
+
+
+def test_tail_follow_with_n0_prints_only_entries_appended_after_it_started(db_path: Path) -> None:
+    with Library(db_path, settings=Settings()) as lib:
+        for action in ("alpha-old", "beta-old", "gamma-old"):
+            lib.log.intent("a1", action)
+    proc = start_follower(db_path, "log", "tail", "-n", "0", "--follow", "--idle-exit", "3")
+    assert proc.stdout is not None
+    first = proc.stdout.readline()  # printed after the follower fixed its starting point
+    assert "nothing to show" in first, first
+    with Library(db_path, settings=Settings()) as lib:  # another process appends while tail follows
+        lib.log.intent("a2", "delta-new")
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "delta-new" in out
+    assert not any(old in out for old in ("alpha-old", "beta-old", "gamma-old")), out
+
+
+def test_tail_follow_json_is_json_lines_from_the_first_entry(db_path: Path) -> None:
+    with Library(db_path, settings=Settings()) as lib:
+        for action in ("alpha-old", "beta-old", "gamma-old"):
+            lib.log.intent("a1", action)
+    proc = start_follower(db_path, "--json", "log", "tail", "-n", "2", "--follow", "--idle-exit", "3")
+    assert proc.stdout is not None
+    initial = [json.loads(proc.stdout.readline()) for _ in range(2)]  # one complete object per line
+    assert [e["action"] for e in initial] == ["beta-old", "gamma-old"]
+    with Library(db_path, settings=Settings()) as lib:
+        lib.log.intent("a2", "delta-new")
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert [json.loads(line)["action"] for line in out.splitlines()] == ["delta-new"]
+
+
+def test_tail_without_follow_keeps_its_json_array(db_path: Path) -> None:
+    with Library(db_path, settings=Settings()) as lib:
+        lib.log.intent("a1", "alpha-old")
+        lib.log.intent("a1", "beta-old")
+    r = run_kaos("--json", "log", "tail", "-n", "1", db=db_path)
+    assert r.returncode == 0 and r.stdout.startswith("[\n")
+    assert [e["action"] for e in json.loads(r.stdout)] == ["beta-old"]

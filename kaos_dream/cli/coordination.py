@@ -160,11 +160,15 @@ def tail(
     """
     as_json = wants_json(ctx, json_out)
     with open_for_read(ctx, db) as lib:
-        entries = lib.log.tail(n)
-        _emit(ctx, entries, json_out, "coordination log")
         if not follow:
+            _emit(ctx, lib.log.tail(n), json_out, "coordination log")
             return
-        last = entries[-1].position if entries else 0
+        entries, last = lib.log.tail_and_cursor(n)
+        if as_json:  # a stream: JSON Lines from the first entry on, so a reader parses line by line
+            for e in entries:
+                output.emit_json_line(e.to_dict())
+        else:
+            _emit(ctx, entries, json_out, "coordination log")
         idle_since = time.monotonic()
         try:
             while idle_exit is None or time.monotonic() - idle_since < idle_exit:
