@@ -113,3 +113,19 @@ def test_tail_without_follow_keeps_its_json_array(db_path: Path) -> None:
     r = run_kaos("--json", "log", "tail", "-n", "1", db=db_path)
     assert r.returncode == 0 and r.stdout.startswith("[\n")
     assert [e["action"] for e in json.loads(r.stdout)] == ["beta-old"]
+
+
+@pytest.mark.parametrize(
+    "args, text",
+    [
+        (("--root-cause", ""), "root cause must not be empty"),
+        (("--root-cause", "  \t "), "root cause must not be empty"),
+        (("--category", "config", "--root-cause", " "), "root cause must not be empty"),
+        (("--action", ""), "suggested action must not be empty"),
+        (("--root-cause", "key rotated", "--by", " "), "--by must not be empty"),
+    ],
+)
+def test_diagnose_refuses_empty_override_text(seeded: Path, args: tuple[str, ...], text: str) -> None:
+    assert_refused(("dream", "diagnose", "1", *args), seeded, 1, text)
+    with Library(seeded, settings=Settings()) as lib:
+        assert lib.failures.get(1)["diagnostic_method"] != "manual"

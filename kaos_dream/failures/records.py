@@ -198,9 +198,15 @@ class Failures:
         suggested_action: str | None = None,
         by: str | None = None,
     ) -> dict[str, Any]:
-        """Override a fingerprint's diagnosis by hand (recorded with method ``manual``)."""
+        """Override a fingerprint's diagnosis by hand (recorded with method ``manual``).
+
+        A given text must say something: a manual diagnosis pins the fingerprint (automatic diagnosers
+        never replace it), so an empty root cause would stay forever."""
         if category not in CATEGORIES:
             raise InvalidInputError(f"category must be one of {', '.join(CATEGORIES)}")
+        for what, value in (("root cause", root_cause), ("suggested action", suggested_action), ("--by", by)):
+            if value is not None and not value.strip():
+                raise InvalidInputError(f"{what} must not be empty or only whitespace")
         with transaction(self.conn):
             fp = self.get(ref)
             diagnosis = Diagnosis(
