@@ -129,3 +129,26 @@ def test_diagnose_refuses_empty_override_text(seeded: Path, args: tuple[str, ...
     assert_refused(("dream", "diagnose", "1", *args), seeded, 1, text)
     with Library(seeded, settings=Settings()) as lib:
         assert lib.failures.get(1)["diagnostic_method"] != "manual"
+
+
+@pytest.mark.parametrize(
+    "args, text",
+    [
+        (("dream", "fix-outcome", "1", "--failed", "--agent", ""), "agent id must not be empty"),
+        (("dream", "fix-outcome", "1", "--succeeded", "--agent", "   "), "agent id must not be empty"),
+        (("dream", "fix-outcome", "1", "--failed", "--agent", "a" * 300), "the limit is"),
+        (("dream", "fix-outcome", "1", "--failed", "--agent", "a\nb"), "control characters"),
+        (("failure", "record", "--tool", "t", "--agent", " ", "boom"), "agent id must not be empty"),
+        (("failure", "record", "--tool", "t", "--agent", "a" * 300, "boom"), "the limit is"),
+        (("record-outcome", "deploy", "--success", "--agent", ""), "agent id must not be empty"),
+        (("search", "deploy", "--record-hits", "--agent", ""), "agent id must not be empty"),
+    ],
+)
+def test_agent_options_give_the_agent_id_errors(seeded: Path, args: tuple[str, ...], text: str) -> None:
+    assert_refused(args, seeded, 1, text)
+
+
+def test_fix_outcome_agent_is_stored_trimmed_like_everywhere_else(seeded: Path) -> None:
+    assert run_kaos("dream", "fix-outcome", "1", "--failed", "--agent", " a9 ", db=seeded).returncode == 0
+    with Library(seeded, settings=Settings()) as lib:
+        assert lib.episodes.get("a9").id == "a9"

@@ -12,6 +12,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..episodes import clean_agent_id
 from ..errors import InvalidInputError, NotFoundError
 from ..llm import LLMClient
 from ..store import transaction
@@ -38,6 +39,15 @@ FALLBACK = Diagnosis(
     "fallback",
     None,
 )
+
+
+def checked_agent(agent: object) -> str | None:
+    """An agent id checked by the same rules as everywhere else (:func:`clean_agent_id`), or None."""
+    if agent is None:
+        return None
+    if not isinstance(agent, str):
+        raise InvalidInputError("agent id must be a string")
+    return clean_agent_id(agent)
 
 
 @dataclass(frozen=True)
@@ -105,8 +115,7 @@ class Failures:
         accepted; a bounded sample and the full message's hash are stored."""
         tool = clean_tool(tool)
         message = clean_message(message)
-        if agent is not None and (not isinstance(agent, str) or not agent.strip()):
-            raise InvalidInputError("agent id must be a non-empty string")
+        agent = checked_agent(agent)
         now = self.lib.now()
         when = now if at is None else float(at)
         if when > now + FUTURE_TOLERANCE_S:
@@ -380,6 +389,7 @@ class Failures:
             return fixes.attach(self.conn, fp_id, summary, skill_id, by, self.lib.now())
 
     def record_fix_outcome(self, ref: int | str, succeeded: bool, *, agent: str | None = None) -> dict[str, Any]:
+        agent = checked_agent(agent)
         with transaction(self.conn):
             fp_id = self.resolve_id(ref)
             now = self.lib.now()
