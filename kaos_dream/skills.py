@@ -254,8 +254,12 @@ class Skills:
         return self.get(skill_id)
 
     def restore(self, ref: int | str) -> Skill:
+        """Undo :meth:`deprecate`. A live skill is left alone: touching ``updated_at`` would change
+        its ranking although nothing about it changed."""
         with transaction(self._conn):
             skill_id = self.resolve_id(ref)
+            if not self.get(skill_id).deprecated:
+                return self.get(skill_id)
             self._conn.execute(
                 "UPDATE skills SET deprecated = 0, deprecated_reason = NULL, deprecated_at = NULL, "
                 "updated_at = ? WHERE id = ?",

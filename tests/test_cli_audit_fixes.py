@@ -152,3 +152,32 @@ def test_fix_outcome_agent_is_stored_trimmed_like_everywhere_else(seeded: Path) 
     assert run_kaos("dream", "fix-outcome", "1", "--failed", "--agent", " a9 ", db=seeded).returncode == 0
     with Library(seeded, settings=Settings()) as lib:
         assert lib.episodes.get("a9").id == "a9"
+
+
+def test_restoring_a_live_skill_changes_nothing(seeded: Path) -> None:
+    before = file_digest(seeded)
+    r = run_kaos("skill", "restore", "deploy", db=seeded)
+    assert r.returncode == 0, r.stderr
+    assert "skill deploy is not deprecated; nothing changed" in r.stdout
+    assert file_digest(seeded) == before
+    as_json = run_kaos("--json", "skill", "restore", "1", db=seeded)
+    assert as_json.returncode == 0 and json.loads(as_json.stdout)["changed"] is False
+    assert file_digest(seeded) == before
+
+
+def test_library_restore_of_a_live_skill_keeps_updated_at(lib: Library, clock) -> None:
+    added = lib.skills.add("live", "d", "t")
+    clock.advance(3600)
+    assert lib.skills.restore("live").updated_at == added.updated_at
+    lib.skills.deprecate("live")
+    clock.advance(60)
+    restored = lib.skills.restore("live")
+    assert not restored.deprecated and restored.updated_at > added.updated_at
+
+
+def test_restoring_a_deprecated_skill_still_works(seeded: Path) -> None:
+    assert run_kaos("skill", "deprecate", "deploy", db=seeded).returncode == 0
+    r = run_kaos("skill", "restore", "deploy", db=seeded)
+    assert r.returncode == 0 and "restored skill 1" in r.stdout
+    with Library(seeded, settings=Settings()) as lib:
+        assert not lib.skills.get("deploy").deprecated

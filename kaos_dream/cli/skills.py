@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from ..errors import SchemaOutdatedError
 from ..skills import Skill
 from . import output
 from .common import DbOption, JsonOption, open_for_read, open_for_write, parse_params, wants_json
@@ -127,7 +128,21 @@ def deprecate(
 
 @app.command("restore")
 def restore(ctx: typer.Context, ref: SkillRef, db: DbOption = None, json_out: JsonOption = False) -> None:
-    """Undo `deprecate`."""
+    """Undo `deprecate`; a skill that is not deprecated is left exactly as it is.
+
+    Example: kaos skill restore csv-to-parquet
+    """
+    try:
+        with open_for_read(ctx, db) as lib:  # a live skill: answered without opening the file for writing
+            current: Skill | None = lib.skills.get(ref)
+    except SchemaOutdatedError:
+        current = None  # an old file: the write path migrates it, and the library's restore is a no-op too
+    if current is not None and not current.deprecated:
+        if wants_json(ctx, json_out):
+            output.emit_json({**current.to_dict(), "changed": False})
+        else:
+            output.message(f"skill {current.name} is not deprecated; nothing changed")
+        return
     with open_for_write(ctx, db) as lib:
         skill = lib.skills.restore(ref)
     show_skill(ctx, skill, json_out, verb="restored")
