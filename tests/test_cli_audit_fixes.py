@@ -181,3 +181,13 @@ def test_restoring_a_deprecated_skill_still_works(seeded: Path) -> None:
     assert r.returncode == 0 and "restored skill 1" in r.stdout
     with Library(seeded, settings=Settings()) as lib:
         assert not lib.skills.get("deploy").deprecated
+
+
+def test_skill_update_refuses_tag_with_clear_tags(seeded: Path) -> None:
+    for args in (("--tag", "x", "--clear-tags"), ("--clear-tags", "--tag", "x")):
+        assert_refused(("skill", "update", "deploy", *args), seeded, 2, "--tag and --clear-tags exclude each other")
+    with Library(seeded, settings=Settings()) as lib:
+        assert lib.skills.get("deploy").tags == ("ops",)
+    assert run_kaos("skill", "update", "deploy", "--clear-tags", db=seeded).returncode == 0
+    with Library(seeded, settings=Settings()) as lib:
+        assert lib.skills.get("deploy").tags == ()

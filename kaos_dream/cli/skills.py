@@ -105,7 +105,12 @@ def update(
     db: DbOption = None,
     json_out: JsonOption = False,
 ) -> None:
-    """Change a skill's name, description, template or tags."""
+    """Change a skill's name, description, template or tags.
+
+    Example: kaos skill update csv-to-parquet --tag data --tag etl
+    """
+    if clear_tags and tag:
+        raise typer.BadParameter("--tag and --clear-tags exclude each other", param_hint="--clear-tags")
     tags = [] if clear_tags else tag
     with open_for_write(ctx, db) as lib:
         skill = lib.skills.update(ref, name=name, description=description, template=template, tags=tags)
