@@ -23,6 +23,10 @@ if TYPE_CHECKING:
 MAX_NAME = 200
 MAX_TEXT = 1_000_000
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}|\{|\}")
+# What reads as a format field: braces around a word with no spaces. ``{{``/``}}`` are matched first so
+# escaped braces never look like one; ``{}`` and braces around spaced text (code, JSON) stay literal.
+_FIELD = re.compile(r"\{\{|\}\}|\{([^{}\s]+)\}")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -109,11 +113,38 @@ def template_parameters(template: str) -> tuple[str, ...]:
     return tuple(names)
 
 
+def _why_not_a_name(field: str) -> str:
+    if field[0].isdigit():
+        return "positional fields are not supported"
+    for mark, why in (("!", "conversions are not supported"), (":", "format specs are not supported"),
+                      (".", "attribute access is not supported"), ("[", "indexing is not supported")):
+        if mark in field:
+            return why
+    return "a parameter name is letters, digits and _, not starting with a digit"
+
+
+def check_template(template: str) -> str:
+    """Refuse a ``{field}`` the renderer cannot fill (``{0}``, ``{x.attr}``, ``{a[0]}``, ``{a!r}``,
+    ``{a:>10}``, ...): it would never be substituted, and ``apply`` would blame the parameters."""
+    for match in _FIELD.finditer(template):
+        field = match.group(1)
+        if field and not _IDENTIFIER.fullmatch(field):
+            shown = field if len(field) <= 40 else field[:40] + "…"
+            raise InvalidInputError(
+                f"template field {{{shown}}} at character {match.start() + 1} is not a plain parameter name "
+                f"({_why_not_a_name(field)}); use {{name}}, or {{{{ and }}}} for literal braces"
+            )
+    return template
+
+
 def render_template(template: str, params: Mapping[str, str]) -> str:
     """Fill ``{name}`` placeholders; ``{{`` and ``}}`` are literal braces.
 
     Missing and unknown parameters are both errors: a typo should not silently render a template.
+    A template holding a field that is not a plain name (stored before add/update refused them) is
+    refused with the same message add and update give.
     """
+    check_template(template)
     wanted = template_parameters(template)
     missing = [p for p in wanted if p not in params]
     if missing:
@@ -153,7 +184,7 @@ class Skills:
     ) -> Skill:
         name = clean_name(name)
         description = clean_text(description, "description")
-        template = clean_text(template, "template")
+        template = check_template(clean_text(template, "template"))
         now = self._lib.now()
         with transaction(self._conn):
             try:
@@ -226,7 +257,7 @@ class Skills:
         if description is not None:
             changes["description"] = clean_text(description, "description")
         if template is not None:
-            changes["template"] = clean_text(template, "template")
+            changes["template"] = check_template(clean_text(template, "template"))
         if tags is not None:
             changes["tags"] = json.dumps(list(clean_tags(tags)))
         if not changes:

@@ -191,3 +191,38 @@ def test_skill_update_refuses_tag_with_clear_tags(seeded: Path) -> None:
     assert run_kaos("skill", "update", "deploy", "--clear-tags", db=seeded).returncode == 0
     with Library(seeded, settings=Settings()) as lib:
         assert lib.skills.get("deploy").tags == ()
+
+
+@pytest.mark.parametrize(
+    "template, why",
+    [
+        ("a {0} b", "positional fields are not supported"),
+        ("{x.attr}", "attribute access is not supported"),
+        ("{a[0]}", "indexing is not supported"),
+        ("{a!r}", "conversions are not supported"),
+        ("{a:>10}", "format specs are not supported"),
+        ("{{{0}}}", "positional fields are not supported"),
+    ],
+)
+def test_templates_with_fields_apply_cannot_fill_are_refused(seeded: Path, template: str, why: str) -> None:
+    for args in (("skill", "add", "tpl", "-t", template), ("skill", "update", "deploy", "-t", template)):
+        assert_refused(args, seeded, 1, why)
+        assert_refused(args, seeded, 1, "is not a plain parameter name")
+
+
+def test_apply_gives_the_same_error_for_a_stored_bad_template(seeded: Path) -> None:
+    import sqlite3
+
+    conn = sqlite3.connect(seeded)  # a template stored before add/update refused such fields
+    with conn:
+        conn.execute("UPDATE skills SET template = 'run {0} now' WHERE name = 'deploy'")
+    conn.close()
+    assert_refused(("skill", "apply", "deploy", "-p", "0=x"), seeded, 1, "template field {0} at character 5")
+
+
+def test_plain_names_and_literal_braces_still_render(seeded: Path) -> None:
+    template = "{{0}} {target} {} awk '{print $1}' {{x.attr}}"
+    assert run_kaos("skill", "add", "tpl", "-t", template, db=seeded).returncode == 0
+    r = run_kaos("skill", "apply", "tpl", "-p", "target=prod", db=seeded)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "{0} prod {} awk '{print $1}' {x.attr}"
