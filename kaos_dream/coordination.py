@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import ConflictError, InvalidInputError, NotFoundError
 from .memories import parse_metadata
+from .names import first_unprintable
 from .store import transaction
 
 if TYPE_CHECKING:
@@ -113,6 +114,9 @@ def _clean_agent(agent: str) -> str:
         raise InvalidInputError("agent must not be empty")
     if len(cleaned) > MAX_AGENT or any(ord(c) < 32 for c in cleaned):
         raise InvalidInputError(f"agent must be at most {MAX_AGENT} printable characters")
+    bad = first_unprintable(cleaned)
+    if bad:
+        raise InvalidInputError(f"agent must be printable characters; it holds {bad}")
     return cleaned
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .errors import ConflictError, InvalidInputError
+from .names import first_unprintable
 from .store import transaction
 from .store.helpers import resolve_ref
 
@@ -81,6 +82,9 @@ def clean_name(name: str) -> str:
         raise InvalidInputError(f"skill name is {len(cleaned)} characters; the limit is {MAX_NAME}")
     if any(ord(c) < 32 for c in cleaned):
         raise InvalidInputError("skill name must not contain control characters")
+    bad = first_unprintable(cleaned)
+    if bad:
+        raise InvalidInputError(f"skill name must be printable characters; it holds {bad}")
     return cleaned
 
 
@@ -100,6 +104,9 @@ def clean_tags(tags: Iterable[str]) -> tuple[str, ...]:
             raise InvalidInputError("tags must not be empty")
         if any(ord(c) < 32 for c in t) or len(t) > MAX_NAME:
             raise InvalidInputError(f"invalid tag {t[:40]!r}")
+        bad = first_unprintable(t)
+        if bad:
+            raise InvalidInputError(f"a tag must be printable characters; {t[:40]!r} holds {bad}")
         if t not in seen:
             seen.append(t)
     return tuple(seen)

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from kaos_dream import Library, Settings
+from kaos_dream.errors import InvalidInputError
 
 from .conftest import PROJECT_ROOT, file_digest, run_kaos
 
@@ -226,3 +227,48 @@ def test_plain_names_and_literal_braces_still_render(seeded: Path) -> None:
     r = run_kaos("skill", "apply", "tpl", "-p", "target=prod", db=seeded)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "{0} prod {} awk '{print $1}' {x.attr}"
+
+
+INVISIBLE = ["\u202e", "\u200b", "\u2066", "\ufeff", "\u00ad", "\u2028", "\ue000", "\u00a0"]
+
+
+def test_every_name_check_refuses_invisible_characters(lib: Library) -> None:
+    from kaos_dream.episodes import clean_agent_id
+    from kaos_dream.skills import clean_name, clean_tags
+
+    checks = [
+        clean_name, lambda n: clean_tags([n]), clean_agent_id,
+        lambda n: lib.memories.add("content", key=n), lambda n: lib.memories.add("content", kind=n),
+        lambda n: lib.preferences.set(n, "v"), lambda n: lib.log.intent(n, "deploy"),
+    ]
+    for char in INVISIBLE:
+        for check in checks:
+            with pytest.raises(InvalidInputError, match=f"U\\+{ord(char):04X}"):
+                check(f"dep{char}loy")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("skill", "add", "dep\u202eloy"),
+        ("skill", "update", "deploy", "--name", "dep\u200bloy"),
+        ("skill", "update", "deploy", "--tag", "o\u2066ps"),
+        ("memory", "add", "some content", "--key", "k\ufeffey"),
+        ("memory", "add", "some content", "--kind", "in\u00adsight"),
+        ("prefs", "set", "k\u202eey", "v"),
+        ("agent", "start", "--id", "run\u200b42"),
+        ("record-outcome", "deploy", "--success", "--agent", "run\u202e42"),
+        ("dream", "fix-outcome", "1", "--failed", "--agent", "a\u2028b"),
+        ("failure", "record", "--tool", "t", "--agent", "a\ue000b", "boom"),
+        ("log", "intent", "work\u200ber", "deploy prod"),
+    ],
+)
+def test_cli_names_keys_and_agent_ids_refuse_invisible_characters(seeded: Path, args: tuple[str, ...]) -> None:
+    bad = next(c for a in args for c in a if not c.isprintable())
+    assert_refused(args, seeded, 1, f"U+{ord(bad):04X}")
+
+
+def test_printable_unicode_names_are_still_accepted(seeded: Path) -> None:
+    for name in ("café", "数据-pipeline", "🦖 rex", "e\u0301toile"):
+        r = run_kaos("skill", "add", name, db=seeded)
+        assert r.returncode == 0, (name, r.stderr)
