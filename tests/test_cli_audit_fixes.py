@@ -272,3 +272,26 @@ def test_printable_unicode_names_are_still_accepted(seeded: Path) -> None:
     for name in ("café", "数据-pipeline", "🦖 rex", "e\u0301toile"):
         r = run_kaos("skill", "add", name, db=seeded)
         assert r.returncode == 0, (name, r.stderr)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("dream", "failures", "--limit", "-1"),
+        ("dream", "failures", "--min-count", "-1"),
+        ("dream", "runs", "-n", "-1"),
+        ("dream", "run", "--wait", "-1"),
+    ],
+)
+def test_negative_counts_are_usage_errors(seeded: Path, args: tuple[str, ...]) -> None:
+    assert_refused(args, seeded, 2, "usage error")
+
+
+def test_failures_limit_still_limits(seeded: Path) -> None:
+    with Library(seeded, settings=Settings()) as lib:
+        lib.failures.record("http_get", "HTTP 401 Unauthorized: invalid api key")
+        with pytest.raises(InvalidInputError):
+            lib.failures.list(limit=-1)
+    r = run_kaos("--json", "dream", "failures", "--limit", "1", db=seeded)
+    assert r.returncode == 0 and len(json.loads(r.stdout)) == 1
+    assert json.loads(run_kaos("--json", "dream", "failures", "--limit", "0", db=seeded).stdout) == []

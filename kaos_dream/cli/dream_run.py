@@ -18,7 +18,7 @@ from .dream import app
 
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar and no output unless an error.")]
 WaitOption = Annotated[
-    float, typer.Option("--wait", metavar="SECONDS", help="Wait up to SECONDS for a running dream to finish.")
+    float, typer.Option("--wait", metavar="SECONDS", min=0, help="Wait up to SECONDS for a running dream to finish.")
 ]
 
 
@@ -138,7 +138,7 @@ def consolidate(
 @app.command("runs")
 def runs(
     ctx: typer.Context,
-    limit: Annotated[int, typer.Option("--limit", "-n", help="How many, newest first.")] = 20,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=0, help="How many, newest first.")] = 20,
     db: DbOption = None,
     json_out: JsonOption = False,
 ) -> None:

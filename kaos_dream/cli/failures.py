@@ -157,10 +157,10 @@ def check(
 @dream_app.command("failures")
 def failures(
     ctx: typer.Context,
-    min_count: Annotated[int, typer.Option("--min-count", help="Only fingerprints seen at least N times.")] = 1,
+    min_count: Annotated[int, typer.Option("--min-count", min=0, help="Only fingerprints seen at least N times.")] = 1,
     category: Annotated[str | None, typer.Option("--category", help=f"One of {', '.join(CATEGORIES)}.")] = None,
     tool: Annotated[str | None, typer.Option("--tool", help="Only this tool.")] = None,
-    limit: Annotated[int, typer.Option("--limit", help="At most this many rows.")] = 100,
+    limit: Annotated[int, typer.Option("--limit", min=0, help="At most this many rows.")] = 100,
     db: DbOption = None,
     json_out: JsonOption = False,
 ) -> None:

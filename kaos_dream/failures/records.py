@@ -296,6 +296,8 @@ class Failures:
         """Fingerprints seen at least ``min_count`` times, most frequent first (ties: newest, then id)."""
         if min_count < 0:
             raise InvalidInputError("--min-count must not be negative")
+        if limit is not None and limit < 0:
+            raise InvalidInputError("limit must not be negative")  # SQLite reads LIMIT -1 as "no limit"
         if category is not None and category not in CATEGORIES:
             raise InvalidInputError(f"category must be one of {', '.join(CATEGORIES)}")
         sql = (
