@@ -137,20 +137,22 @@ def restore(ctx: typer.Context, ref: SkillRef, db: DbOption = None, json_out: Js
 
     Example: kaos skill restore csv-to-parquet
     """
+    current: Skill | None = None
     try:
         with open_for_read(ctx, db) as lib:  # a live skill: answered without opening the file for writing
-            current: Skill | None = lib.skills.get(ref)
+            current = lib.skills.get(ref)
     except SchemaOutdatedError:
-        current = None  # an old file: the write path migrates it, and the library's restore is a no-op too
-    if current is not None and not current.deprecated:
-        if wants_json(ctx, json_out):
-            output.emit_json({**current.to_dict(), "changed": False})
-        else:
-            output.message(f"skill {current.name} is not deprecated; nothing changed")
-        return
-    with open_for_write(ctx, db) as lib:
-        skill = lib.skills.restore(ref)
-    show_skill(ctx, skill, json_out, verb="restored")
+        pass  # an old file: the write path below migrates it
+    if current is None or current.deprecated:
+        with open_for_write(ctx, db) as lib:
+            current = lib.skills.get(ref)
+            if current.deprecated:
+                show_skill(ctx, lib.skills.restore(ref), json_out, verb="restored")
+                return
+    if wants_json(ctx, json_out):
+        output.emit_json({**current.to_dict(), "changed": False})
+    else:
+        output.message(f"skill {current.name} is not deprecated; nothing changed")
 
 
 @app.command("rm")
