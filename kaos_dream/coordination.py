@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import ConflictError, InvalidInputError, NotFoundError
 from .memories import parse_metadata
+from .names import first_unprintable
 from .store import transaction
 
 if TYPE_CHECKING:
@@ -113,6 +114,9 @@ def _clean_agent(agent: str) -> str:
         raise InvalidInputError("agent must not be empty")
     if len(cleaned) > MAX_AGENT or any(ord(c) < 32 for c in cleaned):
         raise InvalidInputError(f"agent must be at most {MAX_AGENT} printable characters")
+    bad = first_unprintable(cleaned)
+    if bad:
+        raise InvalidInputError(f"agent must be printable characters; it holds {bad}")
     return cleaned
 
 
@@ -236,13 +240,30 @@ class CoordinationLog:
             raise NotFoundError(f"no log entry at position {position}")
         return LogEntry.from_row(row)
 
-    def tail(self, n: int = 20) -> list[LogEntry]:
+    def tail(self, n: int = 20, *, upto: int | None = None) -> list[LogEntry]:
+        """The last ``n`` entries (at or before position ``upto`` when given), oldest first."""
         if n < 0:
             raise InvalidInputError("-n must not be negative")
         rows = self._conn.execute(
-            "SELECT * FROM (SELECT * FROM coordination_log ORDER BY position DESC LIMIT ?) ORDER BY position", (n,)
+            "SELECT * FROM (SELECT * FROM coordination_log WHERE position <= ? ORDER BY position DESC LIMIT ?)"
+            " ORDER BY position",
+            (2**63 - 1 if upto is None else upto, n),
         ).fetchall()
         return [LogEntry.from_row(r) for r in rows]
+
+    def last_position(self) -> int:
+        """The position of the newest entry (0 for an empty log): where a follower starts waiting."""
+        return int(self._conn.execute("SELECT coalesce(max(position), 0) FROM coordination_log").fetchone()[0])
+
+    def tail_and_cursor(self, n: int = 20) -> tuple[list[LogEntry], int]:
+        """The last ``n`` entries and the position after which a follower must look for new ones.
+
+        The cursor is the newest position when this was called, not the last entry shown: with
+        ``n = 0`` (or any ``n`` smaller than the log) following from the last entry *shown* would
+        replay older history as if it were new. The cursor is read first and the entries are taken
+        at or before it, so an entry appended in between is reported once, by the follower."""
+        cursor = self.last_position()
+        return self.tail(n, upto=cursor), cursor
 
     def after(self, position: int, limit: int = 1000) -> list[LogEntry]:
         rows = self._conn.execute(

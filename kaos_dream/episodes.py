@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import hooks
 from .errors import ConflictError, InvalidInputError, NotFoundError
+from .names import first_unprintable
 from .plasticity.hebbian import CROSS_MODAL_WEIGHT, SAME_KIND_WEIGHT, canonical
 from .plasticity.task import task_hash
 from .store import transaction
@@ -130,6 +131,9 @@ def clean_agent_id(agent_id: str) -> str:
         raise InvalidInputError(f"agent id is {len(cleaned)} characters; the limit is {MAX_AGENT_ID}")
     if any(ord(c) < 32 for c in cleaned):
         raise InvalidInputError("agent id must not contain control characters")
+    bad = first_unprintable(cleaned)
+    if bad:
+        raise InvalidInputError(f"agent id must be printable characters; it holds {bad}")
     return cleaned
 
 

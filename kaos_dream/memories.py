@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .errors import ConflictError, InvalidInputError
+from .names import first_unprintable
 from .skills import MAX_NAME, clean_text
 from .store import transaction
 from .store.helpers import resolve_ref
@@ -100,6 +101,9 @@ def _clean_label(value: str, what: str) -> str:
         raise InvalidInputError(f"memory {what} must not be empty")
     if len(cleaned) > MAX_NAME or any(ord(c) < 32 for c in cleaned):
         raise InvalidInputError(f"memory {what} must be at most {MAX_NAME} printable characters")
+    bad = first_unprintable(cleaned)
+    if bad:
+        raise InvalidInputError(f"memory {what} must be printable characters; it holds {bad}")
     return cleaned
 
 

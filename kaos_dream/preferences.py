@@ -7,6 +7,7 @@ import sqlite3
 from typing import TYPE_CHECKING
 
 from .errors import InvalidInputError, NotFoundError
+from .names import first_unprintable
 from .store import transaction
 
 if TYPE_CHECKING:
@@ -28,6 +29,9 @@ class Preferences:
         key = key.strip()
         if not key or len(key) > MAX_KEY or any(ord(c) < 32 for c in key):
             raise InvalidInputError(f"preference key must be 1-{MAX_KEY} printable characters")
+        bad = first_unprintable(key)
+        if bad:
+            raise InvalidInputError(f"preference key must be printable characters; it holds {bad}")
         if not value.strip() or len(value) > MAX_VALUE or "\x00" in value:
             raise InvalidInputError(f"preference value must be 1-{MAX_VALUE} characters without NUL")
         with transaction(self._conn):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .errors import ConflictError, InvalidInputError
+from .names import first_unprintable
 from .store import transaction
 from .store.helpers import resolve_ref
 
@@ -23,6 +24,10 @@ if TYPE_CHECKING:
 MAX_NAME = 200
 MAX_TEXT = 1_000_000
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}|\{|\}")
+# What reads as a format field: braces around a word with no spaces. ``{{``/``}}`` are matched first so
+# escaped braces never look like one; ``{}`` and braces around spaced text (code, JSON) stay literal.
+_FIELD = re.compile(r"\{\{|\}\}|\{([^{}\s]+)\}")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -77,6 +82,9 @@ def clean_name(name: str) -> str:
         raise InvalidInputError(f"skill name is {len(cleaned)} characters; the limit is {MAX_NAME}")
     if any(ord(c) < 32 for c in cleaned):
         raise InvalidInputError("skill name must not contain control characters")
+    bad = first_unprintable(cleaned)
+    if bad:
+        raise InvalidInputError(f"skill name must be printable characters; it holds {bad}")
     return cleaned
 
 
@@ -96,6 +104,9 @@ def clean_tags(tags: Iterable[str]) -> tuple[str, ...]:
             raise InvalidInputError("tags must not be empty")
         if any(ord(c) < 32 for c in t) or len(t) > MAX_NAME:
             raise InvalidInputError(f"invalid tag {t[:40]!r}")
+        bad = first_unprintable(t)
+        if bad:
+            raise InvalidInputError(f"a tag must be printable characters; {t[:40]!r} holds {bad}")
         if t not in seen:
             seen.append(t)
     return tuple(seen)
@@ -109,11 +120,38 @@ def template_parameters(template: str) -> tuple[str, ...]:
     return tuple(names)
 
 
+def _why_not_a_name(field: str) -> str:
+    if field[0].isdigit():
+        return "positional fields are not supported"
+    for mark, why in (("!", "conversions are not supported"), (":", "format specs are not supported"),
+                      (".", "attribute access is not supported"), ("[", "indexing is not supported")):
+        if mark in field:
+            return why
+    return "a parameter name is letters, digits and _, not starting with a digit"
+
+
+def check_template(template: str) -> str:
+    """Refuse a ``{field}`` the renderer cannot fill (``{0}``, ``{x.attr}``, ``{a[0]}``, ``{a!r}``,
+    ``{a:>10}``, ...): it would never be substituted, and ``apply`` would blame the parameters."""
+    for match in _FIELD.finditer(template):
+        field = match.group(1)
+        if field and not _IDENTIFIER.fullmatch(field):
+            shown = field if len(field) <= 40 else field[:40] + "…"
+            raise InvalidInputError(
+                f"template field {{{shown}}} at character {match.start() + 1} is not a plain parameter name "
+                f"({_why_not_a_name(field)}); use {{name}}, or {{{{ and }}}} for literal braces"
+            )
+    return template
+
+
 def render_template(template: str, params: Mapping[str, str]) -> str:
     """Fill ``{name}`` placeholders; ``{{`` and ``}}`` are literal braces.
 
     Missing and unknown parameters are both errors: a typo should not silently render a template.
+    A template holding a field that is not a plain name (stored before add/update refused them) is
+    refused with the same message add and update give.
     """
+    check_template(template)
     wanted = template_parameters(template)
     missing = [p for p in wanted if p not in params]
     if missing:
@@ -153,7 +191,7 @@ class Skills:
     ) -> Skill:
         name = clean_name(name)
         description = clean_text(description, "description")
-        template = clean_text(template, "template")
+        template = check_template(clean_text(template, "template"))
         now = self._lib.now()
         with transaction(self._conn):
             try:
@@ -226,7 +264,7 @@ class Skills:
         if description is not None:
             changes["description"] = clean_text(description, "description")
         if template is not None:
-            changes["template"] = clean_text(template, "template")
+            changes["template"] = check_template(clean_text(template, "template"))
         if tags is not None:
             changes["tags"] = json.dumps(list(clean_tags(tags)))
         if not changes:
@@ -254,8 +292,12 @@ class Skills:
         return self.get(skill_id)
 
     def restore(self, ref: int | str) -> Skill:
+        """Undo :meth:`deprecate`. A live skill is left alone: touching ``updated_at`` would change
+        its ranking although nothing about it changed."""
         with transaction(self._conn):
             skill_id = self.resolve_id(ref)
+            if not self.get(skill_id).deprecated:
+                return self.get(skill_id)
             self._conn.execute(
                 "UPDATE skills SET deprecated = 0, deprecated_reason = NULL, deprecated_at = NULL, "
                 "updated_at = ? WHERE id = ?",

@@ -127,7 +127,7 @@ def test_fix_attach_outcomes_and_withdrawal(kaos, seeded: Path) -> None:
     found = json.loads(kaos("--json", "failure", "lookup", "--tool", "llm_call", REFUSED, db=seeded).stdout)
     assert found["fix"] is None
     neither = kaos("dream", "fix-outcome", "1", db=seeded)
-    assert neither.returncode == 1 and "--succeeded or --failed" in neither.stderr
+    assert neither.returncode == 2 and "--succeeded or --failed" in neither.stderr
     none_active = kaos("dream", "fix-outcome", "1", "--succeeded", db=seeded)
     assert none_active.returncode == 1 and "no active fix" in none_active.stderr
     history = json.loads(kaos("--json", "dream", "fix", "show", "1", db=seeded).stdout)

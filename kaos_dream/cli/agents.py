@@ -10,7 +10,7 @@ import typer
 
 from ..episodes import EndResult, Episode
 from . import output
-from .common import DbOption, JsonOption, open_for_read, open_for_write, wants_json
+from .common import DbOption, JsonOption, one_of, open_for_read, open_for_write, wants_json
 
 app = typer.Typer(help="Agent sessions (episodes): start, end, inspect.", no_args_is_help=True)
 
@@ -193,9 +193,8 @@ def list_(
 def record_outcome(
     ctx: typer.Context,
     skill: Annotated[str, typer.Argument(help="Skill name or id.", show_default=False)],
-    success: Annotated[
-        bool | None, typer.Option("--success/--failure", help="Did applying the skill work?", show_default=False)
-    ] = None,
+    success: Annotated[bool, typer.Option("--success", help="Applying the skill worked.")] = False,
+    failure: Annotated[bool, typer.Option("--failure", help="Applying the skill did not work.")] = False,
     agent: Annotated[str | None, typer.Option("--agent", help="Agent id (registered if new).")] = None,
     task: Annotated[
         str | None,
@@ -208,8 +207,7 @@ def record_outcome(
 
     Example: kaos record-outcome csv-to-parquet --success --agent run-42 --task "convert csv to parquet"
     """
-    if success is None:
-        raise typer.BadParameter("say --success or --failure", param_hint="--success/--failure")
+    success = one_of(success, failure, "--success", "--failure")
     with open_for_write(ctx, db) as lib:
         outcome = lib.record_outcome(skill, success, agent=agent, task=task)
     if wants_json(ctx, json_out):

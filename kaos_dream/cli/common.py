@@ -78,6 +78,19 @@ def open_for_read(ctx: typer.Context, db: str | None) -> Iterator[Library]:
         lib.close()
 
 
+def one_of(first: bool, second: bool, first_name: str, second_name: str) -> bool:
+    """The answer a pair of opposite flags gives: True for ``first_name``, False for ``second_name``.
+
+    Both or neither is a usage error: with click's ``--a/--b`` form the last flag silently won, so
+    ``--approve --reject`` counted as a rejection.
+    """
+    if first and second:
+        raise typer.BadParameter(f"{first_name} and {second_name} exclude each other", param_hint=second_name)
+    if not first and not second:
+        raise typer.BadParameter(f"say {first_name} or {second_name}", param_hint=f"{first_name}/{second_name}")
+    return first
+
+
 def parse_params(pairs: list[str]) -> dict[str, str]:
     """``k=v`` pairs from ``--param`` options."""
 

@@ -10,7 +10,7 @@ import typer
 from ..coordination import LogEntry
 from ..policies import Policy
 from . import output
-from .common import DbOption, JsonOption, open_for_read, open_for_write, wants_json
+from .common import DbOption, JsonOption, one_of, open_for_read, open_for_write, wants_json
 
 log_app = typer.Typer(help="The coordination log: intents, votes, decisions, commits, aborts, results.",
                       no_args_is_help=True)
@@ -83,7 +83,8 @@ def vote(
     ctx: typer.Context,
     agent: Agent,
     intent_pos: Intent,
-    approve: Annotated[bool | None, typer.Option("--approve/--reject", help="The vote.", show_default=False)] = None,
+    approve: Annotated[bool, typer.Option("--approve", help="Vote for the intent.")] = False,
+    reject: Annotated[bool, typer.Option("--reject", help="Vote against the intent.")] = False,
     reason: Reason = None,
     db: DbOption = None,
     json_out: JsonOption = False,
@@ -92,8 +93,7 @@ def vote(
 
     Example: kaos log vote reviewer-1 12 --approve --reason "tests green"
     """
-    if approve is None:
-        raise typer.BadParameter("say --approve or --reject", param_hint="'--approve/--reject'")
+    approve = one_of(approve, reject, "--approve", "--reject")
     with open_for_write(ctx, db) as lib:
         _emit_one(ctx, lib.log.vote(agent, intent_pos, approve, reason), json_out)
 
@@ -160,11 +160,15 @@ def tail(
     """
     as_json = wants_json(ctx, json_out)
     with open_for_read(ctx, db) as lib:
-        entries = lib.log.tail(n)
-        _emit(ctx, entries, json_out, "coordination log")
         if not follow:
+            _emit(ctx, lib.log.tail(n), json_out, "coordination log")
             return
-        last = entries[-1].position if entries else 0
+        entries, last = lib.log.tail_and_cursor(n)
+        if as_json:  # a stream: JSON Lines from the first entry on, so a reader parses line by line
+            for e in entries:
+                output.emit_json_line(e.to_dict())
+        else:
+            _emit(ctx, entries, json_out, "coordination log")
         idle_since = time.monotonic()
         try:
             while idle_exit is None or time.monotonic() - idle_since < idle_exit:

@@ -14,7 +14,7 @@ import typer
 from ..errors import InvalidInputError
 from ..failures.diagnosis import CATEGORIES
 from . import output
-from .common import DbOption, JsonOption, open_for_read, open_for_write, wants_json
+from .common import DbOption, JsonOption, one_of, open_for_read, open_for_write, wants_json
 from .dream import app as dream_app
 
 app = typer.Typer(help="Report failures and look up what is known about them.", no_args_is_help=True)
@@ -157,10 +157,10 @@ def check(
 @dream_app.command("failures")
 def failures(
     ctx: typer.Context,
-    min_count: Annotated[int, typer.Option("--min-count", help="Only fingerprints seen at least N times.")] = 1,
+    min_count: Annotated[int, typer.Option("--min-count", min=0, help="Only fingerprints seen at least N times.")] = 1,
     category: Annotated[str | None, typer.Option("--category", help=f"One of {', '.join(CATEGORIES)}.")] = None,
     tool: Annotated[str | None, typer.Option("--tool", help="Only this tool.")] = None,
-    limit: Annotated[int, typer.Option("--limit", help="At most this many rows.")] = 100,
+    limit: Annotated[int, typer.Option("--limit", min=0, help="At most this many rows.")] = 100,
     db: DbOption = None,
     json_out: JsonOption = False,
 ) -> None:
@@ -360,9 +360,8 @@ def fix_show(ctx: typer.Context, fingerprint: FpArg, db: DbOption = None, json_o
 def fix_outcome(
     ctx: typer.Context,
     fingerprint: FpArg,
-    succeeded: Annotated[
-        bool | None, typer.Option("--succeeded/--failed", help="Did applying the fix work?", show_default=False)
-    ] = None,
+    succeeded: Annotated[bool, typer.Option("--succeeded", help="Applying the fix worked.")] = False,
+    failed: Annotated[bool, typer.Option("--failed", help="Applying the fix did not work.")] = False,
     agent: Annotated[str | None, typer.Option("--agent", help="Agent that applied the fix.")] = None,
     db: DbOption = None,
     json_out: JsonOption = False,
@@ -371,8 +370,7 @@ def fix_outcome(
 
     Example: kaos dream fix-outcome 4 --failed --agent a12
     """
-    if succeeded is None:
-        raise InvalidInputError("say --succeeded or --failed")
+    succeeded = one_of(succeeded, failed, "--succeeded", "--failed")
     with open_for_write(ctx, db) as lib:
         result = lib.failures.record_fix_outcome(fingerprint, succeeded, agent=agent)
     if wants_json(ctx, json_out):

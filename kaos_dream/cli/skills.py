@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from ..errors import SchemaOutdatedError
 from ..skills import Skill
 from . import output
 from .common import DbOption, JsonOption, open_for_read, open_for_write, parse_params, wants_json
@@ -69,6 +70,8 @@ def list_(
     json_out: JsonOption = False,
 ) -> None:
     """List skills in id order (live ones unless --deprecated or --all)."""
+    if deprecated and all_:
+        raise typer.BadParameter("--deprecated and --all exclude each other", param_hint="--all")
     state = None if all_ else deprecated
     with open_for_read(ctx, db) as lib:
         skills = lib.skills.list(tag=tag, deprecated=state, limit=limit, offset=offset)
@@ -102,7 +105,12 @@ def update(
     db: DbOption = None,
     json_out: JsonOption = False,
 ) -> None:
-    """Change a skill's name, description, template or tags."""
+    """Change a skill's name, description, template or tags.
+
+    Example: kaos skill update csv-to-parquet --tag data --tag etl
+    """
+    if clear_tags and tag:
+        raise typer.BadParameter("--tag and --clear-tags exclude each other", param_hint="--clear-tags")
     tags = [] if clear_tags else tag
     with open_for_write(ctx, db) as lib:
         skill = lib.skills.update(ref, name=name, description=description, template=template, tags=tags)
@@ -125,10 +133,26 @@ def deprecate(
 
 @app.command("restore")
 def restore(ctx: typer.Context, ref: SkillRef, db: DbOption = None, json_out: JsonOption = False) -> None:
-    """Undo `deprecate`."""
-    with open_for_write(ctx, db) as lib:
-        skill = lib.skills.restore(ref)
-    show_skill(ctx, skill, json_out, verb="restored")
+    """Undo `deprecate`; a skill that is not deprecated is left exactly as it is.
+
+    Example: kaos skill restore csv-to-parquet
+    """
+    current: Skill | None = None
+    try:
+        with open_for_read(ctx, db) as lib:  # a live skill: answered without opening the file for writing
+            current = lib.skills.get(ref)
+    except SchemaOutdatedError:
+        pass  # an old file: the write path below migrates it
+    if current is None or current.deprecated:
+        with open_for_write(ctx, db) as lib:
+            current = lib.skills.get(ref)
+            if current.deprecated:
+                show_skill(ctx, lib.skills.restore(ref), json_out, verb="restored")
+                return
+    if wants_json(ctx, json_out):
+        output.emit_json({**current.to_dict(), "changed": False})
+    else:
+        output.message(f"skill {current.name} is not deprecated; nothing changed")
 
 
 @app.command("rm")

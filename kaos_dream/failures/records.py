@@ -12,6 +12,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..episodes import clean_agent_id
 from ..errors import InvalidInputError, NotFoundError
 from ..llm import LLMClient
 from ..store import transaction
@@ -38,6 +39,15 @@ FALLBACK = Diagnosis(
     "fallback",
     None,
 )
+
+
+def checked_agent(agent: object) -> str | None:
+    """An agent id checked by the same rules as everywhere else (:func:`clean_agent_id`), or None."""
+    if agent is None:
+        return None
+    if not isinstance(agent, str):
+        raise InvalidInputError("agent id must be a string")
+    return clean_agent_id(agent)
 
 
 @dataclass(frozen=True)
@@ -105,8 +115,7 @@ class Failures:
         accepted; a bounded sample and the full message's hash are stored."""
         tool = clean_tool(tool)
         message = clean_message(message)
-        if agent is not None and (not isinstance(agent, str) or not agent.strip()):
-            raise InvalidInputError("agent id must be a non-empty string")
+        agent = checked_agent(agent)
         now = self.lib.now()
         when = now if at is None else float(at)
         if when > now + FUTURE_TOLERANCE_S:
@@ -199,9 +208,15 @@ class Failures:
         suggested_action: str | None = None,
         by: str | None = None,
     ) -> dict[str, Any]:
-        """Override a fingerprint's diagnosis by hand (recorded with method ``manual``)."""
+        """Override a fingerprint's diagnosis by hand (recorded with method ``manual``).
+
+        A given text must say something: a manual diagnosis pins the fingerprint (automatic diagnosers
+        never replace it), so an empty root cause would stay forever."""
         if category not in CATEGORIES:
             raise InvalidInputError(f"category must be one of {', '.join(CATEGORIES)}")
+        for what, value in (("root cause", root_cause), ("suggested action", suggested_action), ("--by", by)):
+            if value is not None and not value.strip():
+                raise InvalidInputError(f"{what} must not be empty or only whitespace")
         with transaction(self.conn):
             fp = self.get(ref)
             diagnosis = Diagnosis(
@@ -282,6 +297,8 @@ class Failures:
         """Fingerprints seen at least ``min_count`` times, most frequent first (ties: newest, then id)."""
         if min_count < 0:
             raise InvalidInputError("--min-count must not be negative")
+        if limit is not None and limit < 0:
+            raise InvalidInputError("limit must not be negative")  # SQLite reads LIMIT -1 as "no limit"
         if category is not None and category not in CATEGORIES:
             raise InvalidInputError(f"category must be one of {', '.join(CATEGORIES)}")
         sql = (
@@ -375,6 +392,7 @@ class Failures:
             return fixes.attach(self.conn, fp_id, summary, skill_id, by, self.lib.now())
 
     def record_fix_outcome(self, ref: int | str, succeeded: bool, *, agent: str | None = None) -> dict[str, Any]:
+        agent = checked_agent(agent)
         with transaction(self.conn):
             fp_id = self.resolve_id(ref)
             now = self.lib.now()
