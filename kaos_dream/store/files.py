@@ -32,7 +32,13 @@ def remove_with_side_files(path: Path) -> None:
 def refuse_the_database_itself(target: str | Path, database: str, what: str) -> None:
     """A backup or export written over the library it reads would destroy it (or wait forever on
     its own lock): say so plainly instead."""
-    if database != ":memory:" and Path(target).resolve() == Path(database).resolve():
+    if database == ":memory:":
+        return
+    try:
+        same = Path(target).resolve() == Path(database).resolve()
+    except (OSError, ValueError):  # a path the OS cannot resolve (a NUL byte, …) is reported where it is opened
+        return
+    if same:
         raise StoreError(f"{target} is the database itself; choose another file for the {what}")
 
 
