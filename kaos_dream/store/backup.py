@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import StoreError
-from .connect import connect, describe_sqlite_error
-from .files import finish_as_rollback_journal, refuse_the_database_itself, staged_file
-from .migrations import check_ownership, schema_version
+from .connect import describe_sqlite_error
+from .files import finish_as_rollback_journal, open_copy_source, staged_file
+from .migrations import schema_version
 
 
 @dataclass(frozen=True)
@@ -33,12 +33,8 @@ def backup_database(
     if source == ":memory:":
         raise StoreError("cannot back up an in-memory database")
     target_path = Path(target)
-    refuse_the_database_itself(target, source, "backup")
-    src = connect(source, readonly=True, busy_timeout_ms=busy_timeout_ms)
+    src = open_copy_source(source, target, noun="backup", verb="back up", busy_timeout_ms=busy_timeout_ms)
     try:
-        version = check_ownership(src, source)
-        if version == 0:
-            raise StoreError(f"{source} is not a kaos-dream library (no schema); nothing to back up")
         with staged_file(target_path, "backup", force=force, what="backup") as temp:
             dst = sqlite3.connect(str(temp), isolation_level=None)
             try:

@@ -14,7 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import ConflictError, StoreError
-from .connect import SQLITE_HEADER, describe_sqlite_error
+from .connect import SQLITE_HEADER, connect, describe_sqlite_error
+from .migrations import check_ownership
 
 SIDE_FILES = ("-wal", "-shm", "-journal")
 
@@ -27,6 +28,23 @@ def remove_with_side_files(path: Path) -> None:
     for suffix in ("", *SIDE_FILES):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(str(path) + suffix)
+
+
+def open_copy_source(
+    source: str, target: str | Path | None, *, noun: str, verb: str, busy_timeout_ms: int
+) -> sqlite3.Connection:
+    """A read-only connection to the library a backup or export copies, after refusing a target that
+    is the library itself and a file that is not a kaos-dream library (nothing to copy)."""
+    if target is not None:
+        refuse_the_database_itself(target, source, noun)
+    conn = connect(source, readonly=True, busy_timeout_ms=busy_timeout_ms)
+    try:
+        if check_ownership(conn, source) == 0:
+            raise StoreError(f"{source} is not a kaos-dream library (no schema); nothing to {verb}")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
 
 
 def refuse_the_database_itself(target: str | Path, database: str, what: str) -> None:

@@ -30,7 +30,7 @@ from typing import IO, Any
 
 from ..errors import InvalidInputError, StoreError
 from .connect import connect, describe_sqlite_error
-from .files import finish_as_rollback_journal, refuse_the_database_itself, staged_file
+from .files import finish_as_rollback_journal, open_copy_source, staged_file
 from .migrations import LATEST_VERSION, MIGRATIONS, apply_migrations, check_ownership, schema_version
 
 FORMAT = "kaos-dream-export"
@@ -137,13 +137,10 @@ class ExportResult:
 def export_database(source: str, out: str | Path | IO[str], *, force: bool = False,
                     busy_timeout_ms: int = 10_000) -> ExportResult:
     """Write the export of ``source`` to a file path (atomically) or an open text stream."""
-    if isinstance(out, (str, Path)):
-        refuse_the_database_itself(out, source, "export")
-    conn = connect(source, readonly=True, busy_timeout_ms=busy_timeout_ms)
+    to_file = out if isinstance(out, (str, Path)) else None
+    conn = open_copy_source(source, to_file, noun="export", verb="export", busy_timeout_ms=busy_timeout_ms)
     try:
-        version = check_ownership(conn, source)
-        if version == 0:
-            raise StoreError(f"{source} is not a kaos-dream library (no schema); nothing to export")
+        version = schema_version(conn)
         conn.execute("BEGIN")  # one snapshot for the whole export
         try:
             lines = export_lines(conn)
