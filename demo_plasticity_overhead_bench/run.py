@@ -149,26 +149,32 @@ def fixtures(data: dict[str, Any]) -> dict[str, Fixture]:
     def agent_complete_session(path: Path, auto: bool) -> tuple[Library, Callable[[int], object]]:
         """Ours: every agent has a session that gives its end 28 pairs to count; default settings."""
         lib, _, ids = seeded_library(path, data, Settings(dream_auto=auto))
-        rng = random.Random(7)
-        agents = []
-        with lib.transaction():
-            for a in range(n):
-                agent = lib.episodes.start(f"agent-{a:03d}").id
-                for s in rng.sample(ids, 3):
-                    lib.record_outcome(s, True, agent=agent)
-                lib.search(f"number {a % 50}", kind="memory", limit=5, record_hits=True, agent=agent)
-                agents.append(agent)
-            # Existing co_occurs_with edges (the dream creates these; here they are planted) so that
-            # completion has edges to strengthen, not just counts to write.
-            lib.conn.executemany(
-                "INSERT OR IGNORE INTO edges (src_kind, src_id, dst_kind, dst_id, relation, strength, provenance, "
-                "created_at, updated_at) VALUES ('skill', ?, 'skill', ?, 'co_occurs_with', 0.3, 'emergent', ?, ?)",
-                [(a, b, T0, T0) for a, b in combinations(ids[:40], 2)],
-            )
+        agents = agents_with_sessions(lib, ids, n, random.Random(7))
         return lib, lambda i: lib.episodes.complete(agents[i])
 
     return {"record_outcome": record_outcome, "memory_search": memory_search, "agent_complete": agent_complete,
             "agent_complete_session": agent_complete_session}
+
+
+def agents_with_sessions(lib: Library, skill_ids: list[int], n: int, rng: random.Random) -> list[str]:
+    """``n`` running agents, each with a realistic session (3 successful outcomes on random skills and
+    one memory search with hits: 28 co-activation pairs at its end), plus ``co_occurs_with`` edges
+    planted among the first 40 skills (the dream would create these) so that ending a session also
+    strengthens edges. Shared with scripts/episode_end_profile.py."""
+    agents = []
+    with lib.transaction():
+        for a in range(n):
+            agent = lib.episodes.start(f"agent-{a:03d}").id
+            for s in rng.sample(skill_ids, 3):
+                lib.record_outcome(s, True, agent=agent)
+            lib.search(f"number {a % 50}", kind="memory", limit=5, record_hits=True, agent=agent)
+            agents.append(agent)
+        lib.conn.executemany(
+            "INSERT OR IGNORE INTO edges (src_kind, src_id, dst_kind, dst_id, relation, strength, provenance, "
+            "created_at, updated_at) VALUES ('skill', ?, 'skill', ?, 'co_occurs_with', 0.3, 'emergent', ?, ?)",
+            [(a, b, T0, T0) for a, b in combinations(skill_ids[:40], 2)],
+        )
+    return agents
 
 
 def measure_round(data: dict[str, Any], tmp: Path, tag: str) -> dict[str, dict[str, list[int]]]:

@@ -24,7 +24,6 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from itertools import combinations
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # this checkout's kaos_dream
 sys.path.insert(0, str(ROOT / "demo_plasticity_overhead_bench"))  # its machine-speed calibration loop
 
-from run import calibration_ms  # noqa: E402
+from run import agents_with_sessions, calibration_ms  # noqa: E402
 
 from kaos_dream import Library, ManualClock, Settings, hooks  # noqa: E402
 from kaos_dream.episodes import Episodes  # noqa: E402
@@ -50,20 +49,7 @@ def prepared_library(path: Path, auto: bool, agents: int) -> tuple[Library, list
         ids = [lib.skills.add(f"skill-{i:03d}", " ".join(rng.sample(WORDS, 4))).id for i in range(100)]
         for i in range(50):
             lib.memories.add(f"note number {i} about {' '.join(rng.sample(WORDS, 3))}", key=f"m{i:02d}")
-    names = []
-    with lib.transaction():
-        for a in range(agents):
-            agent = lib.episodes.start(f"agent-{a:04d}").id
-            for s in rng.sample(ids, 3):
-                lib.record_outcome(s, True, agent=agent)
-            lib.search(f"number {a % 50}", kind="memory", limit=5, record_hits=True, agent=agent)
-            names.append(agent)
-        lib.conn.executemany(
-            "INSERT OR IGNORE INTO edges (src_kind, src_id, dst_kind, dst_id, relation, strength, provenance, "
-            "created_at, updated_at) VALUES ('skill', ?, 'skill', ?, 'co_occurs_with', 0.3, 'emergent', ?, ?)",
-            [(a, b, T0, T0) for a, b in combinations(ids[:40], 2)],
-        )
-    return lib, names
+    return lib, agents_with_sessions(lib, ids, agents, rng)
 
 
 def counts(auto: bool, agents: int) -> dict[str, float]:
