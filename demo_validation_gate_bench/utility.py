@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import statistics
 import tempfile
 from collections.abc import Callable, Iterator
@@ -45,20 +46,35 @@ def _always_pass(lib: Library, episode: hooks.EpisodeEnd) -> GateDecision:
 
 
 @contextmanager
-def oracle_gate(corrupted: set[str]) -> Iterator[None]:
-    """A perfect detector beside the real gate: also rejects every corrupted episode. Not a product
-    feature: it shows how much of the gap a gate could close on this workload at best."""
+def detector_gate(flagged: set[str], label: str) -> Iterator[None]:
+    """A detector beside the real gate that also rejects the episodes in ``flagged``. Not a product
+    feature: with every corrupted episode flagged (the oracle) it shows how much of the gap any gate
+    could close on this workload; with a share of them (and of honest ones) it stands in for a
+    validator of that recall and false-positive rate (``judge_flags``)."""
 
     def gate(lib: Library, episode: hooks.EpisodeEnd) -> GateDecision:
-        if episode.agent_id in corrupted:
-            return GateDecision(False, "oracle: corrupted episode")
-        return GateDecision(True, "oracle: honest episode")
+        if episode.agent_id in flagged:
+            return GateDecision(False, f"{label}: flagged episode")
+        return GateDecision(True, f"{label}: not flagged")
 
-    hooks.register_gate("bench-oracle", gate, order=1)
+    hooks.register_gate("bench-detector", gate, order=1)
     try:
         yield
     finally:
-        hooks.unregister("bench-oracle")
+        hooks.unregister("bench-detector")
+
+
+def judge_flags(plan: list[PlannedEpisode], seed: int, recall: float, false_positive: float) -> set[str]:
+    """The episodes a simulated judge flags: each corrupted one with probability ``recall``, each
+    honest one with probability ``false_positive``. One seeded draw per episode, shared by every
+    (recall, false_positive), so a stricter judge flags a superset; independent of the plan's rng."""
+    rng = random.Random(f"judge/{seed}")
+    flagged = set()
+    for ep in plan:
+        draw = rng.random()
+        if draw < (recall if ep.corruption is not None else false_positive):
+            flagged.add(f"ep{ep.index:04d}")
+    return flagged
 
 
 @contextmanager
@@ -97,7 +113,7 @@ def build(lib: Library, work: Workload) -> tuple[dict[tuple[str, int], int], dic
 def play(lib: Library, ep: PlannedEpisode, by_name: dict[str, int], offtopic: str,
          before_end: Callable[[PlannedEpisode, str, str], None] | None = None) -> dict[str, Any]:
     """One episode through the library API; returns what happened (for the stream signature)."""
-    agent = lib.episodes.start(f"ep{ep.index:04d}").id  # oracle_gate relies on this id
+    agent = lib.episodes.start(f"ep{ep.index:04d}").id  # detector_gate relies on this id
     memories = [h.name for h in lib.search(ep.query, kind="memory", limit=2, record_hits=True, agent=agent)]
     skill_hits = [h.name for h in lib.search(ep.query, kind="skill", limit=5, record_hits=True, agent=agent)]
     for name in ep.skills:
@@ -153,9 +169,10 @@ def measure(lib: Library, work: Workload, topic: dict[tuple[str, int], int]) -> 
 
 def run_stream(seed: int, corruption: float, *, gate: str, episodes: int, dream_every: int,
                offtopic: str = "search", unrelated: int | str = 1, kinds: tuple[str, ...] = KINDS,
-               detail: bool = False) -> dict[str, Any]:
+               judge: tuple[float, float] | None = None, detail: bool = False) -> dict[str, Any]:
     """Learn the graph from one stream and measure it. ``gate``: ``on`` (the validation gate), ``off``
-    (always pass) or ``oracle`` (the validation gate plus a perfect detector of corrupted episodes).
+    (always pass), ``oracle`` (the validation gate plus a perfect detector of corrupted episodes) or
+    ``judge`` (the validation gate plus a simulated judge of ``judge`` = (recall, false-positive rate)).
     ``unrelated``/``kinds``: see ``workload.plan_episodes``. ``detail``: also return, per corrupted
     episode, its kind, how many unrelated skills it used, whether it taught the graph and (gate on) its
     grounding score."""
@@ -165,8 +182,14 @@ def run_stream(seed: int, corruption: float, *, gate: str, episodes: int, dream_
     with tempfile.TemporaryDirectory() as tmp, Library(Path(tmp) / "u.db", clock=clock,
                                                        settings=settings_without_llm()) as lib:
         topic, by_name = build(lib, work)
-        corrupted = {f"ep{ep.index:04d}" for ep in plan if ep.corruption is not None}
-        ctx = {"on": _nothing(), "off": gate_off(), "oracle": oracle_gate(corrupted)}[gate]
+        if gate == "oracle":
+            ctx = detector_gate({f"ep{ep.index:04d}" for ep in plan if ep.corruption is not None}, "oracle")
+        elif gate == "judge":
+            if judge is None:
+                raise ValueError("gate='judge' needs judge=(recall, false_positive)")
+            ctx = detector_gate(judge_flags(plan, seed, *judge), "judge")
+        else:
+            ctx = {"on": _nothing(), "off": gate_off()}[gate]
         log = []
         with ctx:
             for ep in plan:
