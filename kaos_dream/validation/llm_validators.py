@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
     from ..library import Library
 
 MAX_MATERIAL = 6_000
+MAX_TASK_QUERIES = 5
+_TAG = re.compile(r"<(?=\s*/?\s*data\b)", re.IGNORECASE)
 
 SYSTEM = (
     "You are a strict validator inside an agent memory system. You receive data between <data> tags. "
@@ -37,12 +40,14 @@ SYSTEM = (
 
 TASKS = {
     "logical": (
-        "Score how logically coherent the agent's conclusion is, given the material it cites: 1 means "
-        "consistent and well supported, 0 means self-contradictory, circular or unsupported."
+        "Score how logically coherent the agent's conclusion is, given the task it worked on and the "
+        "material it cites: 1 means consistent, well supported and relying only on material that bears on "
+        "the task, 0 means self-contradictory, circular, unsupported, or relying on material unrelated to "
+        "the task."
     ),
     "alignment": (
-        "Score how well the agent's conclusion respects the user's preferences: 1 means fully respects "
-        "them, 0 means clearly violates one."
+        "Score how well the agent's conclusion, for the task it worked on, respects the user's preferences: "
+        "1 means fully respects them, 0 means clearly violates one."
     ),
     "novelty": (
         "Score how far the conclusion goes beyond restating the cited material: 0 means it only "
@@ -62,7 +67,23 @@ def _parse(raw: dict[str, Any]) -> LLMVerdictValue:
 
 
 def _quote(label: str, text: str) -> str:
-    return f"<data name={json.dumps(label)}>\n{text[:MAX_MATERIAL]}\n</data>"
+    """Untrusted text inside a data block it cannot close (a ``<data``/``</data`` in it is escaped)."""
+    return f"<data name={json.dumps(label)}>\n{_TAG.sub('&lt;', text[:MAX_MATERIAL])}\n</data>"
+
+
+def _task(lib: Library, agent_id: str) -> str:
+    """What the episode worked on: the queries of the searches it recorded hits for and the tasks it
+    gave with its outcomes, each once, in the order first seen. Without it a judge cannot tell that
+    the material an agent relied on has nothing to do with its task (co-use of unrelated skills)."""
+    rows = lib.conn.execute(
+        "SELECT query, min(at) AS first FROM ("
+        " SELECT query, created_at AS at FROM skill_hits WHERE agent_id = ?1"
+        " UNION ALL SELECT query, created_at FROM memory_hits WHERE agent_id = ?1"
+        " UNION ALL SELECT task, created_at FROM skill_uses WHERE agent_id = ?1 AND task IS NOT NULL"
+        ") GROUP BY query ORDER BY first, query LIMIT ?2",
+        (agent_id, MAX_TASK_QUERIES),
+    ).fetchall()
+    return "\n".join(row[0] for row in rows) or "(no searches recorded for this episode)"
 
 
 def _material(lib: Library, draft: EpisodeDraft) -> str:
@@ -82,7 +103,10 @@ def _ask(lib: Library, name: str, draft: EpisodeDraft, prefs: dict[str, str]) ->
         return Verdict(name, kind, False, None, None, threshold, "no conclusion to assess")
     if name == "alignment" and not prefs:
         return Verdict(name, kind, False, None, None, threshold, "no preferences set (kaos prefs set KEY VALUE)")
-    blocks = [TASKS[name], _quote("conclusion", draft.conclusion), _quote("cited material", _material(lib, draft))]
+    blocks = [TASKS[name]]
+    if name != "novelty":
+        blocks.append(_quote("task", _task(lib, draft.agent_id)))
+    blocks += [_quote("conclusion", draft.conclusion), _quote("cited material", _material(lib, draft))]
     if name == "alignment":
         blocks.append(_quote("user preferences", "\n".join(f"{k}: {v}" for k, v in sorted(prefs.items()))))
     prompt = "\n\n".join(blocks)
