@@ -60,8 +60,10 @@ def _replay(settings: Settings, seed: int, episodes: int, corruption: float,
 
 def run_llm_wiring(seed: int = 1, episodes: int = 60, corruption: float = 0.3) -> dict[str, Any]:
     fake_cls, reply = _fake_server()
+    queries: list[str] = []
     with fake_cls() as fake:
         def queue_replies(ep: PlannedEpisode, agent: str, conclusion: str) -> None:
+            queries.append(ep.query)
             low = ep.corruption is not None
             fake.queue(
                 reply.json({"score": 0.2 if low else 0.9,
@@ -74,6 +76,7 @@ def run_llm_wiring(seed: int = 1, episodes: int = 60, corruption: float = 0.3) -
                             llm_timeout_s=5.0, dream_threshold=10**9)
         with_llm, example_llm = _replay(settings, seed, episodes, corruption, queue_replies)
         requests = fake.calls
+        task_seen = _task_in_prompts(queries, [r["messages"][0]["content"] for r in fake.requests])
     without, example_off = _replay(settings_without_llm(), seed, episodes, corruption)
     return {
         "seed": seed,
@@ -81,6 +84,8 @@ def run_llm_wiring(seed: int = 1, episodes: int = 60, corruption: float = 0.3) -
         "corruption": corruption,
         "fake_requests": requests,
         "expected_requests": 3 * episodes,
+        "task_in_judge_prompts": task_seen,
+        "expected_task_in_judge_prompts": 2 * episodes,
         "with_fake_llm": with_llm,
         "without_key": without,
         "example_with_fake_llm": example_llm,
@@ -91,3 +96,15 @@ def run_llm_wiring(seed: int = 1, episodes: int = 60, corruption: float = 0.3) -
         ),
         "note": "wiring demonstration: the fake's scores are scripted, so this says nothing about model quality",
     }
+
+
+def _task_in_prompts(queries: list[str], prompts: list[str]) -> int:
+    """How many logical/alignment prompts quote their episode's search query in the task block (the
+    requests come three per episode, in episode order)."""
+    seen = 0
+    for i, query in enumerate(queries):
+        for prompt in prompts[3 * i:3 * i + 3]:
+            if '<data name="task">' in prompt:
+                start = prompt.index('<data name="task">')
+                seen += query in prompt[start:prompt.index("</data>", start)]
+    return seen

@@ -166,7 +166,9 @@ def render(results: dict[str, Any]) -> str:
         "## 3. LLM wiring (fake server; demonstrates wiring, not model quality)",
         "",
         f"{w['episodes']} episodes at {w['corruption']:.0%} corruption, seed {w['seed']}: the fake received "
-        f"{w['fake_requests']} requests (expected {w['expected_requests']}: logical, alignment, novelty per episode).",
+        f"{w['fake_requests']} requests (expected {w['expected_requests']}: logical, alignment, novelty per episode); "
+        f"{w['task_in_judge_prompts']} of the {w['expected_task_in_judge_prompts']} logical and alignment prompts "
+        "quote the episode's search query as its task.",
         "",
         "| episodes | total | rejected with fake LLM | rejected without a key |",
         "|---|---|---|---|",
@@ -232,6 +234,8 @@ def main() -> int:
         missed.append("LLM validators not reported off without a key")
     if results["llm_wiring"]["fake_requests"] != results["llm_wiring"]["expected_requests"]:
         missed.append("the fake LLM did not receive one request per validator and episode")
+    if results["llm_wiring"]["task_in_judge_prompts"] != results["llm_wiring"]["expected_task_in_judge_prompts"]:
+        missed.append("a logical or alignment prompt did not quote its episode's task")
     results["missed"] = missed
     results["elapsed_s"] = time.perf_counter() - started
     suffix = ".quick" if args.quick else ""
