@@ -19,9 +19,7 @@ results.* or sweep.*. Takes about 7 minutes.
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -32,7 +30,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from run import GOAL_MARGIN, fmt, gain, spread  # noqa: E402
-from sweep import DREAM_EVERY, EPISODES, RATE, SEEDS, med  # noqa: E402
+from sweep import DREAM_EVERY, EPISODES, RATE, med, study_args, write_study  # noqa: E402
 from utility import run_stream  # noqa: E402
 from workload import KINDS  # noqa: E402
 
@@ -141,12 +139,7 @@ def markdown(out: dict[str, Any]) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, nargs="+", default=SEEDS, help="seeds (default: run.py full mode's)")
-    parser.add_argument("--out", type=Path, default=HERE / "judge_sweep.json",
-                        help="JSON output path; the Markdown report goes beside it with .md")
-    args = parser.parse_args()
-    os.environ.pop("ANTHROPIC_API_KEY", None)
+    args = study_args(__doc__.splitlines()[0], HERE / "judge_sweep.json")
     started = time.perf_counter()
     blocks = []
     for unrelated in WORKLOADS:
@@ -158,11 +151,7 @@ def main() -> int:
                         "kinds": list(KINDS), "recalls": RECALLS, "false_positives": FALSE_POSITIVES,
                         "goal_margin": GOAL_MARGIN},
            "blocks": blocks, "elapsed_s": time.perf_counter() - started}
-    args.out.write_text(json.dumps(out, indent=2, sort_keys=True) + "\n")
-    report = markdown(out)
-    args.out.with_suffix(".md").write_text(report)
-    print(report)
-    print(f"wrote {args.out} and {args.out.with_suffix('.md')}")
+    write_study(out, args.out, markdown)
     return 0
 
 

@@ -133,13 +133,29 @@ def table(blocks: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def study_args(description: str, default_out: Path) -> argparse.Namespace:
+    """The options every study script takes (--seeds, --out); also drops any API key from the
+    environment, so the LLM validators are off whatever the caller's shell holds."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--seeds", type=int, nargs="+", default=SEEDS, help="seeds (default: run.py full mode's)")
-    parser.add_argument("--out", type=Path, default=HERE / "sweep.json",
+    parser.add_argument("--out", type=Path, default=default_out,
                         help="JSON output path; the Markdown report goes beside it with .md")
     args = parser.parse_args()
     os.environ.pop("ANTHROPIC_API_KEY", None)
+    return args
+
+
+def write_study(out: dict[str, Any], path: Path, render: Any) -> None:
+    """Write the study's JSON and its Markdown report beside it, and print the report."""
+    path.write_text(json.dumps(out, indent=2, sort_keys=True) + "\n")
+    report = render(out)
+    path.with_suffix(".md").write_text(report)
+    print(report)
+    print(f"wrote {path} and {path.with_suffix('.md')}")
+
+
+def main() -> int:
+    args = study_args(__doc__.splitlines()[0], HERE / "sweep.json")
     started = time.perf_counter()
     blocks = []
     for kinds in KIND_SETS:
@@ -155,11 +171,7 @@ def main() -> int:
     out = {"protocol": {"rate": RATE, "seeds": args.seeds, "episodes": EPISODES, "dream_every": DREAM_EVERY,
                         "sides": SIDES, "grounding_threshold": THRESHOLD},
            "blocks": blocks, "elapsed_s": time.perf_counter() - started}
-    args.out.write_text(json.dumps(out, indent=2, sort_keys=True) + "\n")
-    report = markdown(out)
-    args.out.with_suffix(".md").write_text(report)
-    print(report)
-    print(f"wrote {args.out} and {args.out.with_suffix('.md')}")
+    write_study(out, args.out, markdown)
     return 0
 
 
