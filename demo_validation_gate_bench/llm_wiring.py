@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from utility import GAP_S, T0, build, play, settings_without_llm
+from utility import GAP_S, T0, build, play, settings_without_llm, validator_map
 from workload import KINDS, PlannedEpisode, make_library, plan_episodes
 
 from kaos_dream import Library, ManualClock, Settings
@@ -50,9 +50,7 @@ def _replay(settings: Settings, seed: int, episodes: int, corruption: float,
                 report = stored_report(lib.conn, row["agent"]) or {"validators": []}
                 example[kind] = {
                     "agent": row["agent"], "passed": report.get("passed"), "trust": report.get("trust"),
-                    "validators": {v["validator"]: {"enabled": v["enabled"], "score": v["score"],
-                                                    "passed": v["passed"], "reason": v["reason"]}
-                                   for v in report["validators"]},
+                    "validators": validator_map(report),
                 }
             clock.advance(GAP_S)
     return {"episodes": total, "rejected": rejected}, example

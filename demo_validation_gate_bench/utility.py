@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from workload import KINDS, PlannedEpisode, make_library, plan_episodes
+from workload import KINDS, PlannedEpisode, library_for, plan_episodes
 from workload import Library as Workload
 
 from kaos_dream import Library, ManualClock, Settings, hooks
@@ -169,18 +169,21 @@ def measure(lib: Library, work: Workload, topic: dict[tuple[str, int], int]) -> 
 
 def run_stream(seed: int, corruption: float, *, gate: str, episodes: int, dream_every: int,
                offtopic: str = "search", unrelated: int | str = 1, kinds: tuple[str, ...] = KINDS,
-               judge: tuple[float, float] | None = None, detail: bool = False) -> dict[str, Any]:
+               judge: tuple[float, float] | None = None, detail: bool = False, library: str = "synthetic",
+               settings: Settings | None = None, verdicts: bool = False) -> dict[str, Any]:
     """Learn the graph from one stream and measure it. ``gate``: ``on`` (the validation gate), ``off``
     (always pass), ``oracle`` (the validation gate plus a perfect detector of corrupted episodes) or
     ``judge`` (the validation gate plus a simulated judge of ``judge`` = (recall, false-positive rate)).
     ``unrelated``/``kinds``: see ``workload.plan_episodes``. ``detail``: also return, per corrupted
     episode, its kind, how many unrelated skills it used, whether it taught the graph and (gate on) its
-    grounding score."""
-    work = make_library(seed)
+    grounding score. ``library``: ``synthetic`` or ``english`` (``workload.library_for``). ``settings``:
+    the library's settings (default: no API key, no automatic dream). ``verdicts``: also return, for
+    every episode, its kind, whether it taught the graph and its stored validator verdicts."""
+    work = library_for(library, seed)
     plan = plan_episodes(work, seed, episodes, corruption, unrelated=unrelated, kinds=kinds)
     clock = ManualClock(T0)
     with tempfile.TemporaryDirectory() as tmp, Library(Path(tmp) / "u.db", clock=clock,
-                                                       settings=settings_without_llm()) as lib:
+                                                       settings=settings or settings_without_llm()) as lib:
         topic, by_name = build(lib, work)
         if gate == "oracle":
             ctx = detector_gate({f"ep{ep.index:04d}" for ep in plan if ep.corruption is not None}, "oracle")
@@ -207,12 +210,29 @@ def run_stream(seed: int, corruption: float, *, gate: str, episodes: int, dream_
             rejected[kind] += not row["learned"]
         llm_off = _llm_off(lib, log[0]["agent"]) if gate == "on" and log else None
         corrupted_detail = _corrupted_detail(lib, plan, log, gate) if detail else None
+        episode_verdicts = _verdicts(lib, plan, log) if verdicts else None
         metrics = measure(lib, work, topic)
     signature = hashlib.sha256(json.dumps([(r["used"], r["memories"], r["state"]) for r in log]).encode()).hexdigest()
     out = {**metrics, "episodes": total, "rejected": rejected, "stream": signature[:16], "llm_validators": llm_off}
     if detail:
         out["corrupted_detail"] = corrupted_detail
+    if verdicts:
+        out["verdicts"] = episode_verdicts
     return out
+
+
+def _verdicts(lib: Library, plan: list[PlannedEpisode], log: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    rows = []
+    for ep, row in zip(plan, log, strict=True):
+        report = stored_report(lib.conn, row["agent"]) or {"validators": []}
+        rows.append({"kind": ep.corruption or "honest", "learned": row["learned"], "validators": validator_map(report)})
+    return rows
+
+
+def validator_map(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """A stored gate report's verdicts by validator name: enabled, score, passed, reason."""
+    return {v["validator"]: {"enabled": v["enabled"], "score": v["score"], "passed": v["passed"],
+                             "reason": v["reason"]} for v in report["validators"]}
 
 
 def _corrupted_detail(lib: Library, plan: list[PlannedEpisode], log: list[dict[str, Any]],

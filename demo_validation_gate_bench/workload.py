@@ -29,8 +29,10 @@ values the same episodes (topic, query, skills) are corrupted, only how differs.
 
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import dataclass
+from pathlib import Path
 
 DOMAINS = 4
 TOPICS_PER_DOMAIN = 3
@@ -42,6 +44,7 @@ UNRELATED_MIX = (1, 2, 3)
 GENERIC = ("check", "update", "run", "notes", "result", "step", "config", "report")
 _CONSONANTS = "bdfgklmnprstvz"
 _VOWELS = "aeiou"
+ENGLISH = Path(__file__).with_name("english_library.json")
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,31 @@ def make_library(seed: int) -> Library:
         queries[t] = tuple(" ".join([rng.choice(dom)] + rng.sample(topic_words[t], 2))
                            for _ in range(QUERIES_PER_TOPIC))
     return Library(tuple(items), queries)
+
+
+def english_library(path: Path = ENGLISH) -> Library:
+    """The hand-written English library (``english_library.json``: 4 domains of 3 topics, each topic 4
+    skills, 3 memories and 3 task phrasings): texts a real model can judge, for ``live_judge.py``.
+    The text is fixed; a seed varies only the episode plan. Topics are numbered in file order."""
+    data = json.loads(path.read_text())
+    items: list[Item] = []
+    queries: dict[int, tuple[str, ...]] = {}
+    for domain in data["domains"]:
+        for topic in domain["topics"]:
+            t = len(queries)
+            items += [Item("skill", s["name"], t, s["description"]) for s in topic["skills"]]
+            items += [Item("memory", m["key"], t, m["content"]) for m in topic["memories"]]
+            queries[t] = tuple(topic["queries"])
+    return Library(tuple(items), queries)
+
+
+def library_for(name: str, seed: int) -> Library:
+    """``synthetic`` (generated from the seed, the benchmark's default) or ``english``."""
+    if name == "synthetic":
+        return make_library(seed)
+    if name == "english":
+        return english_library()
+    raise ValueError(f"library must be 'synthetic' or 'english', not {name!r}")
 
 
 def plan_episodes(lib: Library, seed: int, episodes: int, corruption: float, *,
