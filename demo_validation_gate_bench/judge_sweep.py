@@ -7,14 +7,16 @@ each honest one with probability ``false positive`` (seeded, one draw per episod
 ``utility.judge_flags``) — standing in for an LLM ``logical`` validator whose accuracy is unknown
 here (no network, no API key). For each (recall, false-positive rate) it reports the edge-precision
 gain over the ungated graph at 30 % corruption, median (min–max) over run.py's full-mode seeds, on
-the committed workload (1 unrelated skill per corrupted episode) and on the heavier one (1–3 per
-episode, ``mix``). A judge of recall 1 and false-positive rate 0 is the oracle; the study checks that
-it reproduces ``sweep.json``'s oracle runs exactly.
+the committed workload (1 unrelated skill per corrupted episode), on the heavier one (1–3 per
+episode, ``mix``), and on ``mix`` over the hand-written English library that ``live_judge.py`` asks a
+real model about (so its measured recall can be read against this table). A judge of recall 1 and
+false-positive rate 0 is the oracle; on the synthetic library the study checks that it reproduces
+``sweep.json``'s oracle runs exactly.
 
     nice -n 15 python demo_validation_gate_bench/judge_sweep.py [--seeds 1 2 3] [--out PATH.json]
 
 Writes judge_sweep.json and judge_sweep.md beside it (or PATH.json and PATH.md); it never touches
-results.* or sweep.*. Takes about 7 minutes.
+results.* or sweep.*. Takes about 8 minutes.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from sweep import DREAM_EVERY, EPISODES, RATE, med, study_args, write_study  # n
 from utility import run_stream  # noqa: E402
 from workload import KINDS  # noqa: E402
 
-WORKLOADS: tuple[int | str, ...] = (1, "mix")
+WORKLOADS: tuple[tuple[str, int | str], ...] = (("synthetic", 1), ("synthetic", "mix"), ("english", "mix"))
 RECALLS = (0.2, 0.4, 0.6, 0.8, 1.0)
 FALSE_POSITIVES = (0.0, 0.2)
 
@@ -45,11 +47,11 @@ def rejected_share(run: dict[str, Any], honest: bool) -> float:
     return sum(run["rejected"][k] for k in kinds) / total if total else 0.0
 
 
-def study(unrelated: int | str, seeds: list[int]) -> dict[str, Any]:
+def study(library: str, unrelated: int | str, seeds: list[int]) -> dict[str, Any]:
     judges = [(r, f) for r in RECALLS for f in FALSE_POSITIVES]
     per_seed = []
     for seed in seeds:
-        common = {"episodes": EPISODES, "dream_every": DREAM_EVERY, "unrelated": unrelated}
+        common = {"episodes": EPISODES, "dream_every": DREAM_EVERY, "unrelated": unrelated, "library": library}
         off = run_stream(seed, RATE, gate="off", **common)
         on = run_stream(seed, RATE, gate="on", **common)
         runs = {f"{r}/{f}": run_stream(seed, RATE, gate="judge", judge=(r, f), **common) for r, f in judges}
@@ -73,6 +75,7 @@ def study(unrelated: int | str, seeds: list[int]) -> dict[str, Any]:
             "meets_goal_every_seed": all(g is not None and g >= GOAL_MARGIN for g in gains),
         })
     return {
+        "library": library,
         "unrelated": unrelated,
         "off": {"edge_precision": spread([s["off"]["edge_precision"] for s in per_seed])},
         "on": {"edge_precision": spread([s["on"]["edge_precision"] for s in per_seed]),
@@ -88,7 +91,7 @@ def study(unrelated: int | str, seeds: list[int]) -> dict[str, Any]:
 def check_against_sweep(block: dict[str, Any]) -> bool | None:
     """The perfect judge (recall 1, false positives 0) must reproduce sweep.json's oracle runs."""
     path = HERE / "sweep.json"
-    if not path.exists():
+    if block["library"] != "synthetic" or not path.exists():
         return None
     for b in json.loads(path.read_text())["blocks"]:
         if b["unrelated"] == block["unrelated"] and b["kinds"] == list(KINDS):
@@ -113,16 +116,19 @@ def markdown(out: dict[str, Any]) -> str:
         "",
     ]
     for b in out["blocks"]:
-        name = "1 unrelated skill per corrupted episode (the committed workload)" if b["unrelated"] == 1 \
-            else "1–3 unrelated skills per corrupted episode (mix)"
+        name = ("1 unrelated skill per corrupted episode (the committed workload)" if b["unrelated"] == 1
+                else "1–3 unrelated skills per corrupted episode (mix)")
+        if b["library"] == "english":
+            name += ", English library (`english_library.json`, what `live_judge.py` uses)"
         lines += [
             f"## {name}",
             "",
             f"Gate off: edge precision {med(b['off']['edge_precision'])}. Real gate alone: "
             f"{med(b['on']['edge_precision'])}, gain {med(b['on']['gain'])}, rejects "
             f"{fmt(b['on']['gate_rejects_corrupted']['median'], 2)} of corrupted episodes. "
-            f"Perfect judge reproduces sweep.json's oracle: {b['reproduces_sweep_oracle']}. "
-            f"Identical streams in every arm: {b['same_stream']}.",
+            + (f"Perfect judge reproduces sweep.json's oracle: {b['reproduces_sweep_oracle']}. "
+             if b["reproduces_sweep_oracle"] is not None else "")
+            + f"Identical streams in every arm: {b['same_stream']}.",
             "",
             "| judge recall | false positive | gate rejects corrupted | honest | edge precision | gain | "
             "goal (median) | goal (every seed) |",
@@ -142,9 +148,9 @@ def main() -> int:
     args = study_args(__doc__.splitlines()[0], HERE / "judge_sweep.json")
     started = time.perf_counter()
     blocks = []
-    for unrelated in WORKLOADS:
-        print(f"unrelated={unrelated} ...", flush=True)
-        block = study(unrelated, args.seeds)
+    for library, unrelated in WORKLOADS:
+        print(f"library={library} unrelated={unrelated} ...", flush=True)
+        block = study(library, unrelated, args.seeds)
         block["reproduces_sweep_oracle"] = check_against_sweep(block)
         blocks.append(block)
     out = {"protocol": {"rate": RATE, "seeds": args.seeds, "episodes": EPISODES, "dream_every": DREAM_EVERY,
