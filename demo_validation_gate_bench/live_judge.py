@@ -136,16 +136,25 @@ def markdown(out: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def unrelated_count(text: str) -> int | str:
+    if text == "mix":
+        return text
+    if text.isdigit() and int(text) >= 1:
+        return int(text)
+    raise argparse.ArgumentTypeError(f"expected a count >= 1 or 'mix', not {text!r}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3], help="seeds (default 1 2 3)")
     parser.add_argument("--episodes", type=int, default=EPISODES, help=f"episodes per seed (default {EPISODES})")
-    parser.add_argument("--unrelated", default="mix", help="unrelated skills per corrupted episode: 1, 2, 3 or mix")
+    parser.add_argument("--unrelated", type=unrelated_count, default="mix",
+                        help="unrelated skills per corrupted episode: a count >= 1 or mix (default)")
     parser.add_argument("--library", choices=("english", "synthetic"), default="english")
     parser.add_argument("--out", type=Path, default=HERE / "live_judge.json",
                         help="JSON output path; the Markdown report goes beside it with .md")
     args = parser.parse_args()
-    unrelated: int | str = args.unrelated if args.unrelated == "mix" else int(args.unrelated)
+    unrelated: int | str = args.unrelated
     if args.episodes < DREAM_EVERY:
         parser.error(f"--episodes must be at least {DREAM_EVERY} (one dream pass)")
     try:
