@@ -96,7 +96,7 @@ def _material(lib: Library, draft: EpisodeDraft) -> str:
     return "\n".join(parts) or "(no citations)"
 
 
-def _ask(lib: Library, name: str, draft: EpisodeDraft, prefs: dict[str, str]) -> Verdict:
+def _ask(lib: Library, name: str, draft: EpisodeDraft, prefs: dict[str, str], task: str) -> Verdict:
     threshold = _threshold(lib, name)
     kind = REPORT if name == "novelty" else QUALITY
     if not draft.conclusion or not draft.conclusion.strip():
@@ -105,7 +105,7 @@ def _ask(lib: Library, name: str, draft: EpisodeDraft, prefs: dict[str, str]) ->
         return Verdict(name, kind, False, None, None, threshold, "no preferences set (kaos prefs set KEY VALUE)")
     blocks = [TASKS[name]]
     if name != "novelty":
-        blocks.append(_quote("task", _task(lib, draft.agent_id)))
+        blocks.append(_quote("task", task))
     blocks += [_quote("conclusion", draft.conclusion), _quote("cited material", _material(lib, draft))]
     if name == "alignment":
         blocks.append(_quote("user preferences", "\n".join(f"{k}: {v}" for k, v in sorted(prefs.items()))))
@@ -130,7 +130,8 @@ def precompute(lib: Library, draft: EpisodeDraft) -> None:
         return
     prefs = {k: v for k, v in lib.conn.execute("SELECT key, value FROM preferences ORDER BY key")}
     pending: dict[str, dict[str, Verdict]] = lib.__dict__.setdefault("_llm_verdicts", {})
-    pending[draft.agent_id] = {name: _ask(lib, name, draft, prefs) for name in TASKS}
+    task = _task(lib, draft.agent_id)
+    pending[draft.agent_id] = {name: _ask(lib, name, draft, prefs, task) for name in TASKS}
 
 
 @lru_cache(maxsize=64)
