@@ -64,6 +64,11 @@ def detector_gate(flagged: set[str], label: str) -> Iterator[None]:
         hooks.unregister("bench-detector")
 
 
+def agent_id(ep: PlannedEpisode) -> str:
+    """The agent id an episode runs under (``play``); the detector gates and the oracle key on it."""
+    return f"ep{ep.index:04d}"
+
+
 def judge_flags(plan: list[PlannedEpisode], seed: int, recall: float, false_positive: float) -> set[str]:
     """The episodes a simulated judge flags: each corrupted one with probability ``recall``, each
     honest one with probability ``false_positive``. One seeded draw per episode, shared by every
@@ -73,7 +78,7 @@ def judge_flags(plan: list[PlannedEpisode], seed: int, recall: float, false_posi
     for ep in plan:
         draw = rng.random()
         if draw < (recall if ep.corruption is not None else false_positive):
-            flagged.add(f"ep{ep.index:04d}")
+            flagged.add(agent_id(ep))
     return flagged
 
 
@@ -113,7 +118,7 @@ def build(lib: Library, work: Workload) -> tuple[dict[tuple[str, int], int], dic
 def play(lib: Library, ep: PlannedEpisode, by_name: dict[str, int], offtopic: str,
          before_end: Callable[[PlannedEpisode, str, str], None] | None = None) -> dict[str, Any]:
     """One episode through the library API; returns what happened (for the stream signature)."""
-    agent = lib.episodes.start(f"ep{ep.index:04d}").id  # detector_gate relies on this id
+    agent = lib.episodes.start(agent_id(ep)).id  # the detector gates look episodes up by this id
     memories = [h.name for h in lib.search(ep.query, kind="memory", limit=2, record_hits=True, agent=agent)]
     skill_hits = [h.name for h in lib.search(ep.query, kind="skill", limit=5, record_hits=True, agent=agent)]
     for name in ep.skills:
@@ -186,7 +191,7 @@ def run_stream(seed: int, corruption: float, *, gate: str, episodes: int, dream_
                                                        settings=settings or settings_without_llm()) as lib:
         topic, by_name = build(lib, work)
         if gate == "oracle":
-            ctx = detector_gate({f"ep{ep.index:04d}" for ep in plan if ep.corruption is not None}, "oracle")
+            ctx = detector_gate({agent_id(ep) for ep in plan if ep.corruption is not None}, "oracle")
         elif gate == "judge":
             if judge is None:
                 raise ValueError("gate='judge' needs judge=(recall, false_positive)")
@@ -251,9 +256,9 @@ def _corrupted_detail(lib: Library, plan: list[PlannedEpisode], log: list[dict[s
 
 
 def _llm_off(lib: Library, agent: str) -> dict[str, Any]:
-    report = stored_report(lib.conn, agent) or {"validators": []}
-    return {v["validator"]: {"enabled": v["enabled"], "reason": v["reason"]} for v in report["validators"]
-            if v["validator"] in ("logical", "alignment")}
+    verdicts = validator_map(stored_report(lib.conn, agent) or {"validators": []})
+    return {name: {"enabled": v["enabled"], "reason": v["reason"]} for name, v in verdicts.items()
+            if name in ("logical", "alignment")}
 
 
 @contextmanager
