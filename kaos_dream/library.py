@@ -24,9 +24,22 @@ from .plasticity.task import task_hash
 from .policies import Policies
 from .preferences import Preferences
 from .search import Hit, lexical_candidates
-from .search.candidates import BM25, ID, SUCCESSES, USES, candidate_pool, details, ensure_sql_math, ranked_memories
+from .plasticity.evidence import Effective, effective_records, skill_record
+from .search.candidates import (
+    BM25,
+    ID,
+    SUCCESSES,
+    TASK_SUCCESSES,
+    TASK_USES,
+    USES,
+    Pool,
+    candidate_pool,
+    details,
+    ensure_sql_math,
+    ranked_memories,
+)
 from .search.lexical import with_skill_counts
-from .search.ranking import RankParams, score_pool, top
+from .search.ranking import RankParams, best_relevance, score_pool, top
 from .settings import Settings
 from .skills import Skills
 from .store import LATEST_VERSION, apply_migrations, connect, schema_version, transaction
@@ -119,13 +132,18 @@ class Library(AbstractContextManager["Library"]):
         record_hits: bool = False,
         agent: str | None = None,
         task: str | None = None,
+        explore: bool = False,
+        seed: int | None = None,
     ) -> list[Hit]:
         """Skills and/or memories matching ``query``, best first, ties by kind then id.
 
         ``rank``: ``weighted`` (default, from settings) re-ranks a bounded coordination-level pool by
-        relevance x outcomes (conditioned on ``task``, which defaults to the query) x recency;
-        ``wilson`` is the seed's formula exactly; ``bm25`` is the plain lexical order. With
-        plasticity off (``KAOS_DREAM_AUTO=0``) every rank is ``bm25``. ``record_hits`` writes one
+        relevance x the effective (aged) outcome record (conditioned on ``task``, which defaults to
+        the query); ``wilson`` is the seed's formula exactly; ``bm25`` is the plain lexical order.
+        ``explore`` (weighted only) ranks skills by a Thompson draw from their effective record,
+        seeded by ``seed`` (default ``settings.explore_seed``) and the candidates' evidence: the same
+        seed and data give the same order. With plasticity off (``KAOS_DREAM_AUTO=0``) every rank is
+        ``bm25``. ``record_hits`` writes one
         hit row per result (with ``agent``, registered if new) in one transaction; without it the
         search only reads.
         """
@@ -140,12 +158,17 @@ class Library(AbstractContextManager["Library"]):
                 raise InvalidInputError(f"unknown kind {k!r}: use skill or memory")
         if record_hits and self.readonly:
             raise InvalidInputError("cannot record hits: the library is open read-only")
+        if explore and rank != "weighted":
+            raise InvalidInputError(f"explore works with the weighted rank, not {rank!r}")
+        if seed is not None and not explore:
+            raise InvalidInputError("seed is only used with explore")
         if not self.settings.dream_auto:
             rank = "bm25"
         if rank == "bm25":
             hits = self._lexical_search(query, kinds, limit, include_deprecated)
         else:
-            hits = self._weighted_search(query, kinds, limit, include_deprecated, rank, task)
+            explore_seed = (self.settings.explore_seed if seed is None else int(seed)) if explore else None
+            hits = self._weighted_search(query, kinds, limit, include_deprecated, rank, task, explore_seed)
         if record_hits and hits:
             self.episodes.record_hits(hits, query, agent)
         elif record_hits and agent is not None:
@@ -160,7 +183,14 @@ class Library(AbstractContextManager["Library"]):
         return with_skill_counts(self.conn, hits[:limit])
 
     def _weighted_search(
-        self, query: str, kinds: tuple[str, ...], limit: int, include_deprecated: bool, rank: str, task: str | None
+        self,
+        query: str,
+        kinds: tuple[str, ...],
+        limit: int,
+        include_deprecated: bool,
+        rank: str,
+        task: str | None,
+        explore_seed: int | None = None,
     ) -> list[Hit]:
         if limit == 0:
             return []
@@ -168,13 +198,15 @@ class Library(AbstractContextManager["Library"]):
         pool = max(s.rank_pool, limit)
         digest = task_hash(task if task is not None else query) if "skill" in kinds else None
         now = self.now()
-        memory_order = (s.rank_floor, now, s.rank_half_life_days * 86_400.0, limit)
+        # The seed's formula floors relevance; the default does not (see search/ranking.py).
+        floor = s.rank_floor if rank == "wilson" else 0.0
+        memory_order = (floor, now, s.rank_half_life_days * 86_400.0, limit)
         if kinds == ("memory",):  # no outcomes to weigh: SQL ranks them, no pool matrix needed
+            ranked = ranked_memories(self.conn, query, pool=pool, memory_order=memory_order)
+            unit = max((r[3] for r in ranked), default=1.0) if rank == "weighted" else 1.0
             return [
-                Hit("memory", entry_id, key, snippet, bm25, score)
-                for entry_id, key, snippet, bm25, score, _ in ranked_memories(
-                    self.conn, query, pool=pool, memory_order=memory_order
-                )
+                Hit("memory", entry_id, key, snippet, bm25, score / (unit or 1.0))
+                for entry_id, key, snippet, bm25, score, _ in ranked
             ]
         pools = [
             candidate_pool(
@@ -189,8 +221,16 @@ class Library(AbstractContextManager["Library"]):
             z=s.rank_z,
             floor=s.rank_floor,
             task_context=s.rank_task_context,
+            evidence_half_life=s.evidence_half_life,
+            explore_seed=explore_seed,
         )
-        best = top(pools, [score_pool(p, now, rank, params) for p in pools], limit)
+        unit = best_relevance(pools)
+        scores = [
+            score_pool(p, now, rank, params, effective=self._effective(p, digest) if rank == "weighted" else None,
+                       unit=unit)
+            for p in pools
+        ]
+        best = top(pools, scores, limit)
         shown = {
             p.kind: p.shown
             if p.shown is not None
@@ -207,6 +247,21 @@ class Library(AbstractContextManager["Library"]):
                     int(values[SUCCESSES]))
             )
         return hits
+
+    def _effective(self, pool: Pool, digest: str | None) -> Effective | None:
+        """The aged outcome records of a skill pool's candidates (None for memories)."""
+        if pool.kind != "skill" or not len(pool):
+            return None
+        m = pool.matrix
+        return effective_records(
+            self.conn, m[:, ID], (m[:, USES], m[:, SUCCESSES], m[:, TASK_USES], m[:, TASK_SUCCESSES]), digest,
+            self.settings.evidence_half_life,
+        )
+
+    def skill_record(self, ref: int | str) -> dict[str, Any]:
+        """A skill's outcome record: exact all-time counters beside the effective (aged) record,
+        globally and per task (``kaos skill show``). Reads only."""
+        return skill_record(self.conn, self.skills.resolve_id(ref), self.settings.evidence_half_life)
 
     def record_outcome(
         self, skill: int | str, success: bool, agent: str | None = None, task: str | None = None

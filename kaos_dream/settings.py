@@ -95,6 +95,10 @@ class Settings:
     rank_z: float = 1.96  # Wilson confidence (95 %)
     rank_floor: float = 0.01  # BM25 relevance floor, so a barely-matching entry keeps a positive score
     rank_task_context: bool = True  # weighted: use the outcomes of the same task when it has history
+    # Evidence ages (DESIGN §13): the k-th most recent outcome of a record weighs 2^(-k / half-life),
+    # half-life counted in outcomes of that record; 0 = all-time record (KAOS_EVIDENCE_HALF_LIFE).
+    evidence_half_life: float = 3.0
+    explore_seed: int = 0  # seed of search --explore's Thompson draws when none is given (KAOS_EXPLORE_SEED)
     rank_pool: int = 50  # weighted ranking re-scores at most this many lexical candidates per kind
     rank_pool_min: int = 20  # coordination levels are relaxed until at least this many candidates match
     ltp_eta: float = 0.1  # Hebbian strengthening rate at episode end (half for skill x memory pairs)
@@ -163,6 +167,8 @@ class Settings:
                 "KAOS_RANK_HALF_LIFE_DAYS and KAOS_RANK_Z must be positive; KAOS_RANK_ALPHA and KAOS_RANK_FLOOR "
                 "must not be negative"
             )
+        if not 0.0 <= self.evidence_half_life <= 64.0:
+            raise InvalidInputError("KAOS_EVIDENCE_HALF_LIFE must be between 0 (no aging) and 64 outcomes")
         if self.rank_pool < 1 or self.rank_pool_min < 1:
             raise InvalidInputError("KAOS_RANK_POOL and KAOS_RANK_POOL_MIN must be at least 1")
         if not 0.0 < self.ltp_eta <= 1.0:
