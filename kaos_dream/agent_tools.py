@@ -44,9 +44,12 @@ def search(
     record_hits: bool = False,
     agent: str | None = None,
     task: str | None = None,
+    explore: bool = False,
+    seed: int | None = None,
 ) -> dict[str, Any]:
     """Skills and memories for ``query``, best first (``rank``: weighted, wilson or bm25; default from
-    settings). ``expand`` > 0 lets graph activation append up to that many related items after the
+    settings; ``explore``: seeded Thompson sampling over the effective records, weighted only).
+    ``expand`` > 0 lets graph activation append up to that many related items after the
     ranked results, never reordering or evicting them. ``record_hits`` writes one hit row per
     *returned* item, graph-added ones included (the agent saw them), attributed to ``agent``;
     without it the search only reads."""
@@ -55,7 +58,7 @@ def search(
     _check_limit(limit)
     _check_limit(expand, "expand")
     wanted = None if kind == "all" else kind
-    hits = lib.search(query, kind=wanted, limit=limit, rank=rank, task=task)
+    hits = lib.search(query, kind=wanted, limit=limit, rank=rank, task=task, explore=explore, seed=seed)
     returned: list[Any] = list(hits)
     if expand > 0:
         from .graph.retrieval import expand as graph_expand

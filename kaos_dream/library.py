@@ -20,11 +20,11 @@ from .graph import episode_evidence as _graph_episode_evidence
 from .graph.edges import Graph
 from .llm import LLMClient
 from .memories import Memories
+from .plasticity.evidence import Effective, effective_records, skill_record
 from .plasticity.task import task_hash
 from .policies import Policies
 from .preferences import Preferences
 from .search import Hit, lexical_candidates
-from .plasticity.evidence import Effective, effective_records, skill_record
 from .search.candidates import (
     BM25,
     ID,
@@ -162,6 +162,8 @@ class Library(AbstractContextManager["Library"]):
             raise InvalidInputError(f"explore works with the weighted rank, not {rank!r}")
         if seed is not None and not explore:
             raise InvalidInputError("seed is only used with explore")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32):
+            raise InvalidInputError("seed must be a whole number from 0 to 4294967295")
         if not self.settings.dream_auto:
             rank = "bm25"
         if rank == "bm25":

@@ -142,8 +142,16 @@ def build_server(lib: Library) -> KaosMCPServer:
         limit: Limit = 10,
         rank: Annotated[
             Literal["weighted", "wilson", "bm25"] | None,
-            Field(description="weighted: relevance x proven outcomes x recency (default); wilson: the seed "
+            Field(description="weighted: relevance x recent outcomes (default); wilson: the seed "
                   "formula; bm25: text relevance only."),
+        ] = None,
+        explore: Annotated[
+            bool, Field(description="Weighted only: rank skills by a seeded Thompson draw from their recent record, "
+                        "so untried alternatives get tried sometimes. Off by default.")
+        ] = False,
+        seed: Annotated[
+            int | None, Field(ge=0, le=2**32 - 1, description="Seed of the explore draw (default: the library's "
+                              "setting); the same seed and data give the same order.")
         ] = None,
         expand: Annotated[
             int, Field(ge=0, le=tools.MAX_LIMIT, description="Let the causal graph append up to N related items "
@@ -164,7 +172,7 @@ def build_server(lib: Library) -> KaosMCPServer:
         """Find skills and memories for a task, best first, with each skill's uses/successes. Writes only
         with record_hits."""
         return gate.call(tools.search, query, kind=kind, limit=limit, rank=rank, expand=expand, mode=mode,
-                         record_hits=record_hits, agent=agent, task=task)
+                         record_hits=record_hits, agent=agent, task=task, explore=explore, seed=seed)
 
     def record_outcome(
         skill: SkillRef,

@@ -50,8 +50,17 @@ def search(
     ] = False,
     rank: Annotated[
         RankChoice | None,
-        typer.Option(help="weighted: relevance x outcomes x recency (default, $KAOS_RANK); wilson: the seed "
+        typer.Option(help="weighted: relevance x recent outcomes (default, $KAOS_RANK); wilson: the seed "
                      "formula; bm25: lexical order.", show_default=False),
+    ] = None,
+    explore: Annotated[
+        bool, typer.Option("--explore", help="Weighted only: rank skills by a seeded Thompson draw from their "
+                           "recent record, so untried alternatives get tried sometimes.")
+    ] = False,
+    seed: Annotated[
+        int | None, typer.Option("--seed", min=0, max=2**32 - 1, help="Seed of the --explore draw (default: "
+                                 "$KAOS_EXPLORE_SEED); the same seed and data give the same order.",
+                                 show_default=False)
     ] = None,
     task: Annotated[
         str | None, typer.Option("--task", help="Rank by outcomes on this task (default: the query itself).")
@@ -75,6 +84,8 @@ def search(
     Example: kaos search "convert csv to parquet" --kind skill --limit 5 --agent run-42 --record-hits
 
     Example: kaos search "deploy failed" --expand 3 --mode adaptive
+
+    Example: kaos search "convert csv to parquet" --kind skill --explore --seed 7
     """
     opener = open_for_write if record_hits else open_for_read
     with opener(ctx, db) as lib:
@@ -87,6 +98,8 @@ def search(
             record_hits=record_hits,
             agent=agent,
             task=task,
+            explore=explore,
+            seed=seed,
         )
         if expand:
             from ..graph.retrieval import expand as graph_expand

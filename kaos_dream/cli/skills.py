@@ -16,9 +16,16 @@ app = typer.Typer(help="Manage skills: parameterised procedures agents can find 
 SkillRef = Annotated[str, typer.Argument(help="Skill name or id.", show_default=False)]
 
 
-def show_skill(ctx: typer.Context, skill: Skill, as_json: bool, verb: str | None = None) -> None:
+def _record_text(record: dict) -> str:
+    a, e = record["all_time"], record["effective"]
+    return f"{a['successes']}/{a['uses']} all-time, {e['successes']:.2f}/{e['uses']:.2f} effective"
+
+
+def show_skill(
+    ctx: typer.Context, skill: Skill, as_json: bool, verb: str | None = None, record: dict | None = None
+) -> None:
     if wants_json(ctx, as_json):
-        output.emit_json(skill.to_dict())
+        output.emit_json(skill.to_dict() if record is None else {**skill.to_dict(), "record": record})
         return
     if verb:
         output.message(f"{verb} skill {skill.id} {skill.name!r}")
@@ -37,6 +44,14 @@ def show_skill(ctx: typer.Context, skill: Skill, as_json: bool, verb: str | None
             ("updated", output.when(skill.updated_at)),
         ],
     )
+    if record is not None:
+        half_life = record["half_life_outcomes"]
+        aging = f"half-life {half_life:g} outcomes" if half_life > 0 else "aging off"
+        output.fields(
+            f"outcomes (successes/uses; effective = recent outcomes weigh more, {aging})",
+            [("all tasks", _record_text(record))]
+            + [(output.shorten(t["task"] or t["task_hash"], 40), _record_text(t)) for t in record["tasks"]],
+        )
 
 
 @app.command("add")
@@ -87,10 +102,15 @@ def list_(
 
 @app.command("show")
 def show(ctx: typer.Context, ref: SkillRef, db: DbOption = None, json_out: JsonOption = False) -> None:
-    """Show one skill."""
+    """Show one skill and its outcome record: exact all-time counts beside the effective (aged) record
+    that ranking uses, for all tasks and per task.
+
+    Example: kaos skill show csv-to-parquet --json
+    """
     with open_for_read(ctx, db) as lib:
         skill = lib.skills.get(ref)
-    show_skill(ctx, skill, json_out)
+        record = lib.skill_record(skill.id)
+    show_skill(ctx, skill, json_out, record=record)
 
 
 @app.command("update")
