@@ -10,8 +10,16 @@ queries without exploration or recording. Three rankings run on identical seeded
 Tuning set vs held-out: the default formula was chosen on seed 42 of both workloads; the seed sweeps
 (seeds 1000-1019, never used for tuning) are the held-out check, reported as median/min/max.
 
+Drift (``drift.py``, issue 16): task families switch convention mid-run; the lag (outcomes of the task
+until top-1 is the new convention for every query, and stays) per task, median and spread over
+seeds, for every ranking, a sweep of the evidence half-life, and regret (failed outcomes) for greedy
+(ε-greedy) vs exploring (``search(explore=True)``) agents. ``drift_workload.json`` is the development
+workload; ``drift_blind.json`` was written after the code was frozen.
+
 Exit status is non-zero when a goal is missed: weighted top-1 < 90 % at any twin-pair seed, two runs
-at seed 42 differ, or realistic weighted top-1 < 93 % at seed 42.
+at seed 42 differ, realistic weighted top-1 < 93 % at seed 42 or at any held-out seed, or on a drift
+workload a task's median lag > 8 or worst seed > 12 or top-1 not on the new convention at every
+checkpoint.
 
     python demo_neuroplasticity_bench/run.py [--quick] [--data PATH]
 """
@@ -30,6 +38,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # this checkout's kaos_dream, not whichever copy pip installed
 
+from drift import ARMS, drift_goal, drift_summary  # noqa: E402
+
 from kaos_dream import Library, ManualClock, Settings  # noqa: E402
 
 T0 = 1_767_225_600.0
@@ -39,6 +49,10 @@ HELD_OUT_SEEDS = tuple(range(1000, 1020))
 ALPHAS = (0.0, 0.5, 1.0, 2.0, 3.0, 5.0, 8.0, 12.0)
 TWIN_GOAL = 0.90
 REALISTIC_GOAL = 0.93
+DRIFT_MEDIAN_LAG_GOAL = 8
+DRIFT_WORST_LAG_GOAL = 12
+DRIFT_FILES = {"development": "drift_workload.json", "blind": "drift_blind.json"}
+HALF_LIVES = (0.0, 0.5, 1.0, 2.0, 3.0)
 
 
 def default_data() -> Path:
@@ -154,7 +168,26 @@ def main() -> int:
         "twin_weighted_every_held_out_seed_ge_90pct": twin_min >= TWIN_GOAL,
         "twin_deterministic_two_runs": results["twin_pairs"]["deterministic"],
         "realistic_weighted_ge_93pct": results["realistic"]["runs"]["weighted"]["final_accuracy"] >= REALISTIC_GOAL,
+        "realistic_weighted_every_held_out_seed_ge_93pct":
+            results["realistic"]["held_out_seeds"]["weighted"]["min"] >= REALISTIC_GOAL,
     }
+    results["drift"] = {}
+    for label, name in DRIFT_FILES.items():
+        path = HERE / name
+        if not path.exists():
+            print(f"drift workload {path} missing", file=sys.stderr)
+            return 2
+        workload = json.loads(path.read_text())
+        drift_seeds = workload["protocol"]["seeds"][: 3 if args.quick else None]
+        arms = {arm: drift_summary(workload, arm, drift_seeds) for arm in ARMS}
+        sweep_hl = {str(h): drift_summary(workload, "weighted", drift_seeds, half_life=h) for h in HALF_LIVES}
+        for summary in (*arms.values(), *sweep_hl.values()):  # per-seed detail for the default arm only
+            if summary is not arms["weighted"]:
+                del summary["per_seed"]
+        results["drift"][label] = {"workload": name, "name": workload["name"], "protocol": workload["protocol"],
+                                   "arms": arms, "half_life_sweep": sweep_hl}
+        checks[f"drift_{label}_lag_median_le_8_worst_le_12_and_stays"] = drift_goal(
+            arms["weighted"], DRIFT_MEDIAN_LAG_GOAL, DRIFT_WORST_LAG_GOAL)
     results["checks"] = checks
     results["passed"] = all(checks.values())
     results["seconds"] = round(time.perf_counter() - started, 2)
@@ -196,10 +229,44 @@ def render_markdown(r: dict[str, Any]) -> str:
         a = ab["weighted_without_task_context"]
         h = a["held_out"]
         lines.append(f"| {key} | {pct(a['final_accuracy'])} | {pct(h['median'])} | {pct(h['min'])} | {pct(h['max'])} |")
+    for label, d in r.get("drift", {}).items():
+        lines += render_drift(label, d)
     lines += ["", "## Checks", ""]
     lines += [f"* {name}: {'pass' if ok else 'FAIL'}" for name, ok in r["checks"].items()]
     lines += ["", f"Overall: {'PASS' if r['passed'] else 'FAIL'} ({r['seconds']} s)", ""]
     return "\n".join(lines)
+
+
+def _spread(x: dict[str, float], fmt: str = "{:g}") -> str:
+    return f"{fmt.format(x['median'])} [{fmt.format(x['min'])}, {fmt.format(x['max'])}]"
+
+
+def render_drift(label: str, d: dict[str, Any]) -> list[str]:
+    p = d["protocol"]
+    arms = d["arms"]
+    tasks = list(arms["weighted"]["lag"])
+    never = p["post_switch"] + 1
+    lines = ["", f"## Drift, {label} workload ({d['workload']}: {len(tasks)} task families, switch after "
+             f"{p['pre_switch']} episodes per task, {p['post_switch']} after, ε = {p['epsilon']}, "
+             f"{len(arms['weighted']['seeds'])} seeds)", "",
+             f"Lag = outcomes of the task until top-1 is the new convention for every query and stays; "
+             f"median [min, max] over seeds; {never} = never followed.", "",
+             "| ranking | " + " | ".join(tasks) + " | final top-1 | top-1 at " + ", ".join(
+                 str(c) for c in p["checkpoints"]) + " (median) | regret after switch | regret total |",
+             "|---" * (len(tasks) + 5) + "|"]
+    for arm, a in arms.items():
+        at = ", ".join(pct(a["top1_at_checkpoints"][str(c)]["median"]) for c in p["checkpoints"])
+        lines.append(f"| {arm} | " + " | ".join(_spread(a["lag"][t]) for t in tasks)
+                     + f" | {pct(a['final_top1']['median'])} | {at} | {_spread(a['regret_post_switch'])} | "
+                     f"{_spread(a['regret_total'])} |")
+    lines += ["", f"Evidence half-life sweep (weighted, greedy agents; 0 = all-time record), {label} workload:", "",
+              "| half-life | worst-task lag, median over seeds | per-task median lags | final top-1 | regret after "
+              "switch |", "|---|---|---|---|---|"]
+    for h, a in d["half_life_sweep"].items():
+        medians = ", ".join(f"{a['lag'][t]['median']:g}" for t in tasks)
+        lines.append(f"| {h} | {a['worst_task_lag_median']:g} | {medians} | {pct(a['final_top1']['median'])} | "
+                     f"{_spread(a['regret_post_switch'])} |")
+    return lines
 
 
 if __name__ == "__main__":

@@ -95,9 +95,10 @@ class Settings:
     rank_z: float = 1.96  # Wilson confidence (95 %)
     rank_floor: float = 0.01  # BM25 relevance floor, so a barely-matching entry keeps a positive score
     rank_task_context: bool = True  # weighted: use the outcomes of the same task when it has history
-    # Evidence ages (DESIGN §13): the k-th most recent outcome of a record weighs 2^(-k / half-life),
-    # half-life counted in outcomes of that record; 0 = all-time record (KAOS_EVIDENCE_HALF_LIFE).
-    evidence_half_life: float = 3.0
+    # Evidence ages (DESIGN §13): an outcome's weight halves with every `half-life` later outcomes of the
+    # same record that contradict it (failures after a success, successes after a failure); 0 = the
+    # all-time record (KAOS_EVIDENCE_HALF_LIFE). 1.0 chosen by demo_neuroplasticity_bench's drift sweep.
+    evidence_half_life: float = 1.0
     explore_seed: int = 0  # seed of search --explore's Thompson draws when none is given (KAOS_EXPLORE_SEED)
     rank_pool: int = 50  # weighted ranking re-scores at most this many lexical candidates per kind
     rank_pool_min: int = 20  # coordination levels are relaxed until at least this many candidates match

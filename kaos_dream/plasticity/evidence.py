@@ -1,17 +1,23 @@
-"""The effective outcome record: recent outcomes weigh more than old ones.
+"""The effective outcome record: evidence ages when later outcomes contradict it.
 
 The exact all-time counters (``skill_stats``, ``skill_task_stats``) never forget, so a skill that
 worked 20 times keeps outranking the sibling a team switched to long after it started failing. The
-effective record discounts each outcome by how many outcomes of the *same record* came after it: the
-k-th most recent (k = 0 is the newest) weighs ``2^(-k / half_life)``. A record therefore only ages
-when it gets new outcomes, which is exactly when the old ones may be contradicted; a skill nobody
-used for a year keeps its record, because nothing has disagreed with it.
+effective record discounts each outcome by the later outcomes *of the same record that contradict
+it*: a success weighs ``2^(-f / half_life)`` where ``f`` is the number of failures recorded after it,
+and a failure ``2^(-s / half_life)`` with ``s`` the later successes. So:
+
+* a record nothing contradicts never ages: a skill that always works keeps its whole record, and the
+  stationary rankings are unchanged;
+* after a convention switch each new failure of the old skill halves (for half-life 1) the weight of
+  its old successes, so a long success record cannot outweigh a run of fresh failures;
+* a skill that works half the time keeps a small, uncertain effective record.
 
 The half-life is counted in outcomes, not in time, so a library used ten times a day and one used
-once a month follow a change after the same number of contradicting outcomes. Outcomes older than
-``HORIZON`` half-lives (weight below 0.4 %) are left out, which bounds the read to the newest
-``ceil(HORIZON * half_life)`` rows of each record through the existing indexes. Half-life 0 turns
-aging off (the effective record is the all-time one).
+once a month follow a change after the same number of contradicting outcomes. The record's newest
+``ceil(HORIZON * half_life)`` outcomes are read one by one through the existing indexes (the global
+record by ``skill_uses_skill``, a task's by ``skill_uses_task``); everything older is one block from
+the exact counters, discounted by the contradictions among the newest ones, so a read is bounded
+whatever the record's size. Half-life 0 turns aging off (the effective record is the all-time one).
 
 Only reads: the raw ``skill_uses`` rows stay the source of truth.
 """
@@ -27,42 +33,55 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-HORIZON = 8.0  # half-lives of outcomes read per record
+HORIZON = 8.0  # half-lives of outcomes read one by one per record
 
 Floats = npt.NDArray[np.float64]
 
-# The newest rows of one skill's global record (index skill_uses_skill: skill_id, created_at) and of
-# one (task, skill) record (index skill_uses_task: task_hash, skill_id, rowid), with their weights.
-_WEIGHTED = """
-(SELECT total(r.success * pow(:decay, r.k)) FROM (
-    SELECT success, row_number() OVER (ORDER BY {order}) - 1 AS k
-    FROM (SELECT success, created_at, id FROM skill_uses WHERE {where} ORDER BY {order} LIMIT :horizon)
-) AS r)
-"""
-_GLOBAL = _WEIGHTED.format(where="skill_id = j.value", order="created_at DESC, id DESC")
-_TASK = _WEIGHTED.format(where="task_hash = :task AND skill_id = j.value", order="id DESC")
-_BOTH_SQL = f"SELECT j.value, {_GLOBAL}, {_TASK} FROM json_each(:ids) AS j"
+# The newest outcomes of one skill's global record and of one (task, skill) record, newest first, as
+# a string of 0/1 (the subquery's order is the concatenation's order).
+_NEWEST = (
+    "(SELECT group_concat(success, '') FROM "
+    "(SELECT success FROM skill_uses WHERE {where} ORDER BY {order} LIMIT :n))"
+)
+_BOTH_SQL = (
+    "SELECT j.value, "
+    + _NEWEST.format(where="skill_id = j.value", order="created_at DESC, id DESC")
+    + ", "
+    + _NEWEST.format(where="task_hash = :task AND skill_id = j.value", order="id DESC")
+    + " FROM json_each(:ids) AS j"
+)
 
 
 def decay_of(half_life: float) -> float:
-    """Weight ratio between an outcome and the one just before it (1.0: no aging)."""
+    """Weight kept per contradicting outcome (1.0: no aging)."""
     return 1.0 if half_life <= 0 else math.pow(2.0, -1.0 / half_life)
 
 
 def horizon_of(half_life: float) -> int:
-    """How many of a record's newest outcomes the effective record reads."""
+    """How many of a record's newest outcomes are read one by one."""
     return max(1, math.ceil(HORIZON * half_life))
 
 
-def effective_uses(uses: npt.ArrayLike, half_life: float) -> Floats:
-    """Effective number of outcomes of records with ``uses`` outcomes: the sum of the weights of the
-    newest ``horizon`` of them, ``(1 - d^m) / (1 - d)`` with ``m = min(uses, horizon)``."""
-    n = np.asarray(uses, dtype=np.float64)
-    if half_life <= 0:
-        return n
+def aged(newest: str, uses: float, successes: float, half_life: float) -> tuple[float, float]:
+    """Effective (successes, uses) of a record with exact counts ``uses``/``successes`` whose newest
+    outcomes are ``newest`` (newest first, '1' success, '0' failure)."""
+    if half_life <= 0 or uses <= 0:
+        return successes, uses
     d = decay_of(half_life)
-    m = np.minimum(n, float(horizon_of(half_life)))
-    return (1.0 - np.power(d, m)) / (1.0 - d)
+    later_s = later_f = 0
+    eff_s = eff_f = 0.0
+    for ch in newest:
+        if ch == "1":
+            eff_s += d**later_f
+            later_s += 1
+        else:
+            eff_f += d**later_s
+            later_f += 1
+    old_s = max(successes - later_s, 0.0)
+    old_f = max(uses - successes - later_f, 0.0)
+    eff_s += old_s * d**later_f
+    eff_f += old_f * d**later_s
+    return eff_s, eff_s + eff_f
 
 
 @dataclass(frozen=True)
@@ -85,25 +104,22 @@ def effective_records(
     """The effective records of ``skill_ids`` whose exact counters are ``counts`` (uses, successes,
     task uses, task successes). One statement for the skills that have any outcome; with half-life
     0 the exact counters are returned as they are."""
-    uses, wins, task_uses, task_wins = (np.asarray(c, dtype=np.float64) for c in counts)
+    uses, wins, task_uses, task_wins = (np.array(c, dtype=np.float64) for c in counts)
     if half_life <= 0:
         return Effective(wins, uses, task_wins, task_uses)
     ids = np.asarray(skill_ids, dtype=np.float64)
-    eff_wins, eff_task_wins = np.zeros(len(ids)), np.zeros(len(ids))
     used = np.flatnonzero(uses > 0)
     if used.size:
-        params = {
-            "decay": decay_of(half_life),
-            "horizon": horizon_of(half_life),
-            "task": task_hash,
-            "ids": json.dumps([int(ids[i]) for i in used]),
-        }
+        params = {"n": horizon_of(half_life), "task": task_hash, "ids": json.dumps([int(ids[i]) for i in used])}
         cursor = conn.cursor()
         cursor.row_factory = None
-        found = {int(row[0]): (row[1], row[2]) for row in cursor.execute(_BOTH_SQL, params)}
+        found = {int(row[0]): (row[1] or "", row[2] or "") for row in cursor.execute(_BOTH_SQL, params)}
         for i in used:
-            eff_wins[i], eff_task_wins[i] = found.get(int(ids[i]), (0.0, 0.0))
-    return Effective(eff_wins, effective_uses(uses, half_life), eff_task_wins, effective_uses(task_uses, half_life))
+            newest, newest_task = found.get(int(ids[i]), ("", ""))
+            wins[i], uses[i] = aged(newest, uses[i], wins[i], half_life)
+            if task_uses[i] > 0:
+                task_wins[i], task_uses[i] = aged(newest_task, task_uses[i], task_wins[i], half_life)
+    return Effective(wins, uses, task_wins, task_uses)
 
 
 def _record(uses: int, successes: int, eff_uses: float, eff_successes: float) -> dict[str, Any]:

@@ -12,11 +12,12 @@ Two formulas:
 * ``weighted`` — the default: ``relevance * usage``, where relevance is the candidate's BM25 divided
   by the best BM25 of the query's candidates (so the best match is 1.0 whatever the library's size)
   and usage is :func:`evidence_usage_factor` of the *effective* record of the same task when that
-  task has history for the skill (else the skill's global effective record). No floor and no time
-  factor: FTS5's ``bm25()`` is positive for every match, so with no outcome evidence (usage 0.5 for
+  task has history for the skill (else the skill's global effective record), where an outcome's
+  weight halves with every ``evidence_half_life`` later outcomes that contradict it. No floor and no
+  time factor: FTS5's ``bm25()`` is positive for every match, so with no outcome evidence (usage 0.5 for
   all) the order is exactly the relevance order, at any library size. The seed's floor is what
   flattened a small library (FTS5 clamps the IDF of a term in more than half the rows to 1e-6, so
-  every match fell under 0.01 and recency decided). Evidence ages by outcomes instead of by time.
+  every match fell under 0.01 and recency decided).
 * ``weighted`` with ``explore`` — Thompson sampling: each candidate's success rate is drawn from
   ``Beta(1 + effective successes, 1 + effective failures)`` with a seeded generator, and the score
   is ``relevance * draw``. Untried candidates draw from the uniform prior, so they sometimes outrank
@@ -47,7 +48,7 @@ class RankParams:
     z: float = 1.96
     floor: float = 0.01
     task_context: bool = True
-    evidence_half_life: float = 3.0  # outcomes; 0 = all-time record
+    evidence_half_life: float = 1.0  # contradicting outcomes; 0 = all-time record
     explore_seed: int | None = None  # set: Thompson sampling with this seed (weighted only)
 
 
