@@ -402,3 +402,15 @@ def test_a_bad_database_is_reported_before_serving(tmp_path: Path) -> None:
 def test_help_has_an_example(kaos) -> None:
     result = kaos("mcp", "serve", "--help")
     assert result.returncode == 0 and "Example: kaos mcp serve" in result.stdout
+
+
+def test_search_explores_with_a_seed(library_file: Path) -> None:
+    async def script(s: ClientSession) -> None:
+        schema = {t.name: t for t in (await s.list_tools()).tools}["search"].input_schema["properties"]
+        assert schema["explore"]["type"] == "boolean" and schema["explore"]["default"] is False
+        args = {"query": "convert csv to parquet", "kind": "skill", "explore": True, "seed": 5}
+        first = await call(s, "search", args)
+        assert first == await call(s, "search", args) and first["results"]
+        assert "explore" in await call_error(s, "search", {"query": "csv", "seed": 5})
+
+    drive(library_file, script)
