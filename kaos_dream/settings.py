@@ -91,9 +91,9 @@ class Settings:
     # wilson (the seed formula exactly) or bm25 (lexical order).
     rank: str = "weighted"
     rank_alpha: float = 3.0  # weight of the Wilson lower bound in the usage factor
-    rank_half_life_days: float = 14.0  # recency half-life
+    rank_half_life_days: float = 14.0  # recency half-life of the seed formula (wilson) and of memories' edits
     rank_z: float = 1.96  # Wilson confidence (95 %)
-    rank_floor: float = 0.01  # BM25 relevance floor, so a barely-matching entry keeps a positive score
+    rank_floor: float = 0.01  # the seed formula's (wilson) BM25 floor; the default ranking has none
     rank_task_context: bool = True  # weighted: use the outcomes of the same task when it has history
     # Evidence ages (DESIGN §13): an outcome's weight halves with every `half-life` later outcomes of the
     # same record that contradict it (failures after a success, successes after a failure); 0 = the
