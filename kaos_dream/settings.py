@@ -168,6 +168,8 @@ class Settings:
                 "KAOS_RANK_HALF_LIFE_DAYS and KAOS_RANK_Z must be positive; KAOS_RANK_ALPHA and KAOS_RANK_FLOOR "
                 "must not be negative"
             )
+        if not 0 <= self.explore_seed < 2**32:
+            raise InvalidInputError("KAOS_EXPLORE_SEED must be a whole number from 0 to 4294967295")
         if not 0.0 <= self.evidence_half_life <= 64.0:
             raise InvalidInputError("KAOS_EVIDENCE_HALF_LIFE must be between 0 (no aging) and 64 outcomes")
         if self.rank_pool < 1 or self.rank_pool_min < 1:

@@ -298,9 +298,16 @@ def test_relaxed_level_reports_the_query_own_bm25(lib: Library, query: str) -> N
     weighted = lib.search(query, limit=30)
     assert len(weighted) == 30
     assert lib.skills.count() > Settings().rank_pool  # large enough for coordination levels
+    words = set(query.split())
     for hit in weighted:  # relaxed levels repeat each word; bm25 is divided back to the query's own
         expected = lexical[(hit.kind, hit.id)]  # the default no longer floors relevance, memories included
-        assert hit.bm25 == pytest.approx(expected, rel=1e-9)
+        if words <= set(hit.text.split()):
+            assert hit.bm25 == pytest.approx(expected, rel=1e-9)
+        else:
+            # FTS5 scores only the phrases of the OR branches a row matches, so a row with some of the
+            # words gets a smaller share at a relaxed level (the seed's floor used to hide this).
+            assert 0 < hit.bm25 <= expected * (1 + 1e-9)
+    assert any(words <= set(h.text.split()) for h in weighted)
 
 
 def test_coordination_levels_repeat_every_word_equally() -> None:

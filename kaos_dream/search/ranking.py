@@ -1,8 +1,8 @@
 """Weighted ranking of a candidate pool, vectorised with numpy.
 
 The interface is "candidates with a relevance value -> weighted ranking": a :class:`Pool` carries
-each candidate's relevance (``BM25``, higher is better, from whichever retrieval produced it) and
-exact counters; the effective (aged) record comes from :mod:`kaos_dream.plasticity.evidence`.
+each candidate's relevance (``BM25``: positive, higher is better, from whichever retrieval produced
+it) and exact counters; the effective (aged) record comes from :mod:`kaos_dream.plasticity.evidence`.
 
 Two formulas:
 
@@ -60,7 +60,7 @@ def best_relevance(pools: Sequence[Pool]) -> float:
     return best if best > 0 else 1.0
 
 
-def chosen_record(pool: Pool, effective: Effective, task_context: bool) -> tuple[np.ndarray, np.ndarray]:
+def chosen_record(effective: Effective, task_context: bool) -> tuple[np.ndarray, np.ndarray]:
     """Effective (successes, outcomes) per candidate: the task's record where it has history for
     the skill, else the skill's global record."""
     wins, uses = effective.successes, effective.uses
@@ -108,7 +108,7 @@ def score_pool(
     relevance = m[:, BM25] / unit
     if effective is None:
         effective = Effective(wins, uses, np.zeros(m.shape[0]), np.zeros(m.shape[0]))
-    wins, uses = chosen_record(pool, effective, params.task_context)
+    wins, uses = chosen_record(effective, params.task_context)
     if params.explore_seed is not None:
         return relevance * thompson_draws(m[:, ID], wins, uses, params.explore_seed)
     return relevance * evidence_usage_factor(wins, uses, params.alpha, params.z)
