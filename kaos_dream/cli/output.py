@@ -80,6 +80,12 @@ def shorten(text: str, width: int = 80) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
+def write_text(text: str) -> None:
+    """A document (DOT, GraphML, …) on stdout exactly as given: no wrapping, no markup."""
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
 def emit_json_line(value: Any) -> None:
     """One compact JSON document per line (for streams such as `log tail --follow --json`)."""
     sys.stdout.write(json.dumps(value, ensure_ascii=False, default=str) + "\n")
