@@ -23,6 +23,7 @@ GRAPH_DEPTH = 2
 GRAPH_NODES = 200
 GRAPH_EDGES = 800
 TIME_BINS = 12
+MAX_MERGES = 50
 
 
 def rate_points(rows: Sequence[tuple[float, int]]) -> list[tuple[float, float]]:
@@ -151,8 +152,8 @@ def failures_section(lib: Library, since: float | None) -> str:
         parts.append(table(
             [("fix", True), ("failure", True), ("summary", False), ("skill", False), ("status", False),
              ("attempts", True), ("success rate", True)],
-            [[num(f["id"]), num(f["fingerprint_id"]), text(f["summary"]), Cell(name(f["skill"] or "-"), f["skill"] or ""),
-              text(f["status"]), num(f["attempts"]),
+            [[num(f["id"]), num(f["fingerprint_id"]), text(f["summary"]),
+              Cell(name(f["skill"] or "-"), f["skill"] or ""), text(f["status"]), num(f["attempts"]),
               num(f["successes"] / f["attempts"] if f["attempts"] else None,
                   pct(f["successes"] / f["attempts"]) if f["attempts"] else "-")] for f in fixes], sortable=True))
     else:
@@ -219,14 +220,20 @@ def dream_section(lib: Library, since: float | None) -> str:
              for p in recent], sortable=True))
     else:
         parts.append(empty("no proposal yet"))
-    merges = queries.merges(conn)
+    waiting, merges = queries.merges(conn, MAX_MERGES)
     parts.append("<h3>pending merges</h3>")
-    parts.append(table(
-        [("proposal", True), ("skills", False), ("jaccard", True), ("why", False)],
-        [[num(m["id"]), Cell(name(" + ".join(str(n) for n in m["names"] or [])), m["id"]),
-          num(m["jaccard"], f"{m['jaccard']:.3f}" if m["jaccard"] is not None else "-"), text(m["rationale"])]
-         for m in merges]) + "<p>Review with <code>kaos dream merges --accept N</code> or "
-                             "<code>--reject N --reason …</code>.</p>" if merges else empty("no merge is waiting"))
+    if merges:
+        parts.append(table(
+            [("proposal", True), ("skills", False), ("jaccard", True), ("why", False)],
+            [[num(m["id"]), Cell(name(" + ".join(str(n) for n in m["names"] or [])), m["id"]),
+              num(m["jaccard"], f"{m['jaccard']:.3f}" if m["jaccard"] is not None else "-"), text(m["rationale"])]
+             for m in merges]))
+        more = f"{waiting - len(merges)} more not shown; all: <code>kaos dream merges</code>. " \
+            if waiting > len(merges) else ""
+        parts.append(f"<p>{more}Review with <code>kaos dream merges --accept N</code> or "
+                     "<code>--reject N --reason …</code>.</p>")
+    else:
+        parts.append(empty("no merge is waiting"))
     return "".join(parts)
 
 

@@ -142,5 +142,7 @@ def proposals(conn: sqlite3.Connection, since: float | None) -> tuple[dict[tuple
     return counts, recent
 
 
-def merges(conn: sqlite3.Connection) -> list[dict[str, Any]]:
-    return pending_merges(conn)
+def merges(conn: sqlite3.Connection, limit: int) -> tuple[int, list[dict[str, Any]]]:
+    """How many merges wait for a person, and the ``limit`` best (a big library can have 10^5)."""
+    total = conn.execute("SELECT count(*) FROM proposals WHERE kind = 'merge' AND status = 'pending'").fetchone()[0]
+    return int(total), pending_merges(conn, limit=limit)
