@@ -49,7 +49,7 @@ def test_demo_report_is_one_self_contained_file_and_reads_only(demo_db: Path, tm
     assert "@import" not in doc and "url(http" not in doc
     assert "default-src 'none'" in doc
     charts = re.findall(r'<figure class="chart" data-chart="([^"]+)"><svg', doc)
-    assert {"skills-hot", "skills-record", "skills-uses", "failures-categories", "graph", "dream-phases",
+    assert {"skills-hot", "skills-record", "failures-categories", "graph", "dream-phases",
             "dream-proposals"} <= set(charts)
     assert any(c.startswith("incident-") for c in charts)  # the demo's systemic wave
     assert "http-retry-backoff" in doc and "kaos dream merges --accept N" in doc
@@ -151,7 +151,8 @@ def test_out_refuses_a_stranger_file_the_database_and_missing_folders(demo_db: P
 def test_json_output(demo_db: Path, tmp_path: Path) -> None:
     r = run_kaos("--json", "report", "--out", str(tmp_path / "r.html"), db=demo_db)
     data = json.loads(r.stdout)
-    assert data["path"] == str((tmp_path / "r.html").resolve()) and data["bytes"] == (tmp_path / "r.html").stat().st_size
+    written = tmp_path / "r.html"
+    assert data["path"] == str(written.resolve()) and data["bytes"] == written.stat().st_size
 
 
 HIDE_PLOTTING = (

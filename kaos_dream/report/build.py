@@ -80,16 +80,14 @@ def skills_section(lib: Library, since: float | None) -> str:
                                                  time_axis=True, ylim=(-0.05, 1.05))))
         else:
             parts.append(empty(f"{title}: no {'outcomes' if key == 'skills-hot' else 'skill is falling'} yet"))
-    compare = [r for r in used[:15]]
+    compare = used[:15]
     if compare:
         parts.append(chart("skills-record", charts.grouped_bars(
-            f"all-time vs recent record (last {RECENT_OUTCOMES} outcomes), most used skills",
-            [charts.short(r.name, 18) for r in compare],
+            f"all-time vs recent record (last {RECENT_OUTCOMES} outcomes) of the most used skills",
+            [f"{charts.short(r.name, 18)} ({r.uses})" for r in compare],
             {"all-time": [r.rate or 0.0 for r in compare], "recent": [r.recent_rate or 0.0 for r in compare]},
             ylabel="success rate")))
-        parts.append(chart("skills-uses", charts.horizontal_bars(
-            "uses (outcomes reported), most used skills", [r.name for r in compare], [r.uses for r in compare],
-            xlabel="outcomes")))
+        parts.append("<p>In brackets: uses (outcomes reported).</p>")
     else:
         parts.append(empty("no skill has an outcome yet"))
     shown = records[:TABLE_ROWS]

@@ -39,15 +39,26 @@ _SVG_OPEN = re.compile(r"<svg\b[^>]*>")
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
 
 
+CHAR_IN = 0.075  # inches one 9-point character takes, for margins that fit the longest tick label
+LEGEND_RIGHT = 0.78  # room on the right for a legend of shortened names
+
+
 @contextmanager
-def figure(width: float = 8.0, height: float = 3.2) -> Iterator[object]:
-    """A fresh matplotlib Figure (no pyplot, so no global state or GUI backend) in the report style."""
+def figure(width: float = 8.0, height: float = 3.2, *, left_chars: int = 4, bottom_in: float = 0.45,
+           right: float = LEGEND_RIGHT) -> Iterator[object]:
+    """A fresh matplotlib Figure (no pyplot, so no global state or GUI backend) in the report style.
+
+    Margins are set from the longest tick label instead of by matplotlib's constrained layout,
+    which measured 40 % of each chart's drawing time (0.19 s against 0.11 s for a line chart)."""
     require_plotting()
     import matplotlib
     from matplotlib.figure import Figure
 
     with matplotlib.rc_context(_STYLE):
-        yield Figure(figsize=(width, height), layout="constrained")
+        fig = Figure(figsize=(width, height))
+        fig.subplots_adjust(left=min(0.5, (0.45 + CHAR_IN * left_chars) / width), right=right,
+                            bottom=min(0.6, bottom_in / height), top=1 - 0.35 / height)
+        yield fig
 
 
 def to_svg(fig: object) -> str:
@@ -123,11 +134,13 @@ def incident(title: str, points: Sequence[tuple[str, float]], raised_at: float) 
     """An incident window: one dot per occurrence, agents down the side, time along the bottom."""
     agents = sorted({a for a, _ in points})
     row = {a: i for i, a in enumerate(agents)}
-    with figure(height=max(1.6, 0.8 + 0.22 * len(agents))) as fig:
+    labels = [short(a, 24) for a in agents]
+    with figure(height=max(1.8, 0.9 + 0.22 * len(agents)), left_chars=max(map(len, labels), default=4),
+                right=0.97) as fig:
         ax = fig.subplots()  # type: ignore[attr-defined]
         ax.scatter([when(t) for _, t in points], [row[a] for a, _ in points], s=28, color="#d62728", zorder=3)
         ax.axvline(when(raised_at), color="#333333", linestyle="--", linewidth=1, label="alert raised")
-        ax.set_yticks(range(len(agents)), [short(a, 24) for a in agents])
+        ax.set_yticks(range(len(agents)), labels)
         _time_axis(ax)
         ax.set(title=title)
         ax.legend(loc="upper left", fontsize=8, frameon=False)
@@ -136,10 +149,12 @@ def incident(title: str, points: Sequence[tuple[str, float]], raised_at: float) 
 
 def horizontal_bars(title: str, labels: Sequence[str], values: Sequence[float], *, xlabel: str,
                     xlim: tuple[float, float] | None = None, colour: str = "#1f77b4") -> str:
-    with figure(height=max(1.6, 0.8 + 0.25 * len(labels))) as fig:
+    ticks = [short(x, 40) for x in labels]
+    with figure(height=max(1.8, 0.9 + 0.25 * len(labels)), left_chars=max(map(len, ticks), default=4),
+                right=0.97) as fig:
         ax = fig.subplots()  # type: ignore[attr-defined]
         ax.barh(range(len(labels)), values, color=colour)
-        ax.set_yticks(range(len(labels)), [short(x, 40) for x in labels])
+        ax.set_yticks(range(len(labels)), ticks)
         ax.invert_yaxis()
         if xlim is not None:
             ax.set_xlim(*xlim)
@@ -152,7 +167,7 @@ def stacked_horizontal(title: str, labels: Sequence[str], parts: dict[str, Seque
     import matplotlib
 
     cmap = matplotlib.colormaps["tab20"]
-    with figure(height=max(1.8, 1.0 + 0.28 * len(labels))) as fig:
+    with figure(height=max(1.8, 1.0 + 0.28 * len(labels)), left_chars=max(map(len, labels), default=4)) as fig:
         ax = fig.subplots()  # type: ignore[attr-defined]
         left = [0.0] * len(labels)
         for i, (name, values) in enumerate(parts.items()):
@@ -167,7 +182,8 @@ def stacked_horizontal(title: str, labels: Sequence[str], parts: dict[str, Seque
 
 def grouped_bars(title: str, groups: Sequence[str], series: dict[str, Sequence[int]], *, ylabel: str) -> str:
     """Bars side by side per group (proposals per kind, one bar per status)."""
-    with figure(height=2.8) as fig:
+    longest = max(map(len, groups), default=4)
+    with figure(height=2.6 + 0.04 * longest, bottom_in=0.35 + 0.5 * CHAR_IN * longest) as fig:
         ax = fig.subplots()  # type: ignore[attr-defined]
         width = 0.8 / max(1, len(series))
         for i, (name, values) in enumerate(series.items()):
@@ -193,7 +209,7 @@ def network(title: str, nodes: Sequence[tuple[str, str, str, int]], edges: Seque
     k = 1.6 / math.sqrt(max(1, len(nodes)))
     pos = nx.spring_layout(graph, seed=seed, k=k, iterations=80)
     biggest = max((n[3] for n in nodes), default=0) or 1
-    with figure(width=10.0, height=7.5) as fig:
+    with figure(width=10.0, height=7.5, left_chars=0, bottom_in=0.1, right=0.84) as fig:
         ax = fig.subplots()  # type: ignore[attr-defined]
         ax.set_axis_off()
         segments = [(pos[s], pos[d]) for s, d, _, _ in edges]
