@@ -102,9 +102,10 @@ class Chromium:
         self.port = int(port_file.read_text().split()[0])
 
     def page(self) -> Page:
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/json/list", timeout=10) as answer:
-            targets = json.load(answer)
-        tab = next(t for t in targets if t["type"] == "page")
+        """A new tab, so no console or log entry of an earlier page is replayed into this one."""
+        ask = urllib.request.Request(f"http://127.0.0.1:{self.port}/json/new?about:blank", method="PUT")
+        with urllib.request.urlopen(ask, timeout=10) as answer:
+            tab = json.load(answer)
         return Page(websocket.create_connection(tab["webSocketDebuggerUrl"], timeout=60, suppress_origin=True))
 
     def close(self) -> None:
