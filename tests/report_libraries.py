@@ -38,6 +38,7 @@ def hostile_library(path: Path) -> list[str]:
         for a, b in zip(skills, skills[1:], strict=False):
             lib.graph.link(Node("skill", lib.skills.resolve_id(a)), "enabled", Node("skill", lib.skills.resolve_id(b)))
         lib.graph.link(Node("memory", 1), "fact", Node("skill", 1))
+        lib.graph.link(Node("memory", 2), "fact", Node("skill", 2))
         lib.failures.attach_fix(1, summary=HOSTILE[1], skill=skills[0])
         lib.failures.record_fix_outcome(1, True, agent="fixer")
         # Control characters and bidi overrides cannot come in through the API; an older or foreign
