@@ -182,3 +182,28 @@ def test_without_the_extra_report_prints_the_install_line(demo_db: Path, tmp_pat
 def test_report_help() -> None:
     r = run_kaos("report", "--help")
     assert r.returncode == 0 and "--out" in r.stdout and "--since" in r.stdout
+
+
+def test_demo_ends_with_its_report(tmp_path: Path) -> None:
+    db = tmp_path / "demo.db"
+    r = run_kaos("demo", "--db", str(db))
+    assert r.returncode == 0, r.stderr
+    written = tmp_path / "demo.html"
+    assert r.stdout.rstrip().endswith(f"report of the demo library: {written}")
+    assert '<section id="graph">' in written.read_text(encoding="utf-8")
+    data = json.loads(run_kaos("--json", "demo", "--db", str(db)).stdout)
+    assert data["report"] == str(written)
+
+
+def test_demo_without_the_extra_says_how_to_get_the_report(tmp_path: Path) -> None:
+    import subprocess
+
+    from .conftest import PROJECT_ROOT
+
+    db = tmp_path / "demo.db"
+    proc = subprocess.run([sys.executable, "-c", HIDE_PLOTTING, "demo", "--db", str(db)], capture_output=True,
+                          text=True, cwd=PROJECT_ROOT, timeout=120, env={"COLUMNS": "300", "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.rstrip().endswith(f'for an HTML report of this library: pip install "kaos-dream[report]", '
+                                         f"then kaos --db {db} report")
+    assert not (tmp_path / "demo.html").exists()

@@ -63,8 +63,9 @@ def fields(title: str | None, pairs: Iterable[tuple[str, Any]]) -> None:
     console.print(grid)
 
 
-def message(text: str, style: str | None = None) -> None:
-    console.print(Text(text, style=style or ""))
+def message(text: str, style: str | None = None, *, wrap: bool = True) -> None:
+    """``wrap=False`` for a line a person copies (a path): never broken at the terminal's width."""
+    console.print(Text(text, style=style or ""), soft_wrap=not wrap)
 
 
 def when(ts: float | None) -> str | None:

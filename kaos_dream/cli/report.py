@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from .. import report
+from ..library import Library
 from . import output
-from .common import DbOption, JsonOption, open_for_read, resolved_db, wants_json
+from .common import DbOption, JsonOption, resolve_db, wants_json
 from .dream_run import parse_since
+
+
+def write_report_of(db: str, out: str | Path, since: float | None = None, force: bool = False) -> tuple[Path, int]:
+    """Render the library at ``db`` (opened read-only) into ``out``; the path written and its size."""
+    with Library(db, readonly=True) as lib:
+        document = report.build_report(lib, since=since)
+    return report.write_report(document, out, db, force=force), len(document.encode())
 
 
 def report_cmd(
@@ -32,10 +41,8 @@ def report_cmd(
         raise report.ReportExtraMissing(f"kaos report draws its charts with matplotlib; install it with: "
                                         f"{report.INSTALL_LINE}")
     since_ts = parse_since(since)
-    with open_for_read(ctx, db) as lib:
-        document = report.build_report(lib, since=since_ts)
-    path = report.write_report(document, out, resolved_db() or "", force=force)
+    path, size = write_report_of(resolve_db(ctx, db), out, since_ts, force)
     if wants_json(ctx, json_out):
-        output.emit_json({"path": os.path.abspath(path), "bytes": len(document.encode())})
+        output.emit_json({"path": os.path.abspath(path), "bytes": size})
         return
-    output.message(f"report written to {os.path.abspath(path)}")
+    output.message(f"report written to {os.path.abspath(path)}", wrap=False)
