@@ -36,8 +36,8 @@ def test_charts_only_redraws_from_committed_results(tmp_path: Path) -> None:
         out = tmp_path / bench
         out.mkdir()
         shutil.copyfile(PROJECT_ROOT / bench / "results.json", out / "results.json")
-        proc = subprocess.run([sys.executable, str(PROJECT_ROOT / bench / "run.py"), "--charts-only", "--out", str(out)],
-                              capture_output=True, text=True, timeout=120)
+        command = [sys.executable, str(PROJECT_ROOT / bench / "run.py"), "--charts-only", "--out", str(out)]
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr
         chart = out / "results.curves.svg"
         assert f"learning curves drawn into {chart}" in proc.stdout

@@ -214,8 +214,8 @@ def network(title: str, nodes: Sequence[tuple[str, str, str, int]], edges: Seque
         ax.set_axis_off()
         segments = [(pos[s], pos[d]) for s, d, _, _ in edges]
         ax.add_collection(LineCollection(
-            segments, linewidths=[0.4 + 3.0 * w for *_, w in edges],
-            colors=[RELATION_COLOURS.get(r, "#7f7f7f") for _, _, r, _ in edges], alpha=0.7, zorder=1))
+            segments, linewidths=[0.3 + 2.2 * w for *_, w in edges],
+            colors=[RELATION_COLOURS.get(r, "#7f7f7f") for _, _, r, _ in edges], alpha=0.55, zorder=1))
         markers = {"skill": "o", "memory": "s", "failure": "^"}
         fills = {"skill": "#4c72b0", "memory": "#55a868", "failure": "#c44e52"}
         for kind, marker in markers.items():
