@@ -62,7 +62,7 @@ def test_json_whole_graph_and_around(chain_db: Path) -> None:
 def test_bad_input(chain_db: Path) -> None:
     for args, code, words in ((["--format", "gexf"], 2, "gexf"), (["--around", "skill:nope"], 1, "no skill"),
                               (["--around", "skill:a", "--depth", "99"], 2, "depth"),
-                              (["--around", "bogus"], 1, "KIND:REF")):
+                              (["--around", "bogus"], 1, "KIND:REF"), (["--format", "dot", "--json"], 2, "--json")):
         r = run_kaos("graph", "export", *args, db=chain_db)
         assert r.returncode == code and words in r.stderr and r.stdout == "" and "Traceback" not in r.stderr
 

@@ -378,8 +378,8 @@ def purge_cmd(
 @app.command("export")
 def export_cmd(
     ctx: typer.Context,
-    fmt: Annotated[ExportFormat, typer.Option("--format", help="dot (Graphviz), graphml (Gephi, yEd) or json.")]
-    = ExportFormat.json,
+    fmt: Annotated[ExportFormat | None, typer.Option("--format", help="dot (Graphviz), graphml (Gephi, yEd) or "
+                                                     "json (the default).", show_default=False)] = None,
     around: Annotated[str | None, typer.Option("--around", metavar="NODE",
                                                help="Only the nodes within --depth hops of this node.")] = None,
     depth: Annotated[int, typer.Option(min=0, max=MAX_DEPTH, help="Hops from --around (either direction).")] = 2,
@@ -392,7 +392,10 @@ def export_cmd(
 
     Example: kaos graph export --format dot --around skill:deploy --depth 2 > graph.dot
     """
+    if fmt not in (None, ExportFormat.json) and wants_json(ctx, False):
+        raise typer.BadParameter(f"--json asks for JSON but --format is {fmt.value}; give one of them",
+                                 param_hint="--format")
     with open_for_read(ctx, db) as lib:
         node = resolve_node(lib.conn, around) if around is not None else None
-        text = render(graph_data(lib.conn, node, depth), fmt.value)
+        text = render(graph_data(lib.conn, node, depth), (fmt or ExportFormat.json).value)
     output.write_text(text)
