@@ -128,16 +128,21 @@ def test_recent_record_and_falling_skills(lib: Library, clock) -> None:
     assert 'data-chart="skills-falling"' in doc
 
 
-def test_out_refuses_a_stranger_file_the_database_and_missing_folders(demo_db: Path, tmp_path: Path) -> None:
+def test_out_refuses_a_stranger_file_a_device_the_database_and_missing_folders(demo_db: Path, tmp_path: Path) -> None:
     stranger = tmp_path / "notes.html"
     stranger.write_text("my notes")
     r = run_kaos("report", "--out", str(stranger), db=demo_db)
-    assert r.returncode == 1 and "is not a kaos report; pass --force" in r.stderr
+    assert r.returncode == 1 and "is not a kaos report; remove it or choose another --out" in r.stderr
     assert stranger.read_text() == "my notes"
-    assert run_kaos("report", "--out", str(stranger), "--force", db=demo_db).returncode == 0
     before = file_digest(demo_db)
-    r = run_kaos("report", "--out", str(demo_db), "--force", db=demo_db)
+    r = run_kaos("report", "--out", str(demo_db), db=demo_db)
     assert r.returncode == 1 and "is the database itself" in r.stderr and file_digest(demo_db) == before
+    r = run_kaos("report", "--out", "/dev/null", db=demo_db)
+    assert r.returncode == 1 and "is not a regular file" in r.stderr
+    link = tmp_path / "link.html"
+    link.symlink_to(stranger)
+    r = run_kaos("report", "--out", str(link), db=demo_db)
+    assert r.returncode == 1 and "is not a regular file" in r.stderr and stranger.read_text() == "my notes"
     r = run_kaos("report", "--out", str(tmp_path / "nope" / "r.html"), db=demo_db)
     assert r.returncode == 1 and "does not exist" in r.stderr
     r = run_kaos("report", "--since", "yesterday-ish", db=demo_db)

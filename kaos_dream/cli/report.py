@@ -15,20 +15,20 @@ from .common import DbOption, JsonOption, resolve_db, wants_json
 from .dream_run import parse_since
 
 
-def write_report_of(db: str, out: str | Path, since: float | None = None, force: bool = False) -> tuple[Path, int]:
+def write_report_of(db: str, out: str | Path, since: float | None = None) -> tuple[Path, int]:
     """Render the library at ``db`` (opened read-only) into ``out``; the path written and its size."""
     with Library(db, readonly=True) as lib:
         document = report.build_report(lib, since=since)
-    return report.write_report(document, out, db, force=force), len(document.encode())
+    return report.write_report(document, out, db), len(document.encode())
 
 
 def report_cmd(
     ctx: typer.Context,
-    out: Annotated[str, typer.Option("--out", "-o", metavar="FILE", help="Where to write the HTML file.")]
+    out: Annotated[str, typer.Option("--out", "-o", metavar="FILE", help="Where to write the HTML file (an "
+                                     "earlier report there is replaced, no other file).")]
     = "report.html",
     since: Annotated[str | None, typer.Option("--since", metavar="TS", help="Charts over time start here "
                                               "(epoch seconds or ISO-8601; totals stay all-time).")] = None,
-    force: Annotated[bool, typer.Option("--force", help="Replace an existing file that is not a report.")] = False,
     db: DbOption = None,
     json_out: JsonOption = False,
 ) -> None:
@@ -41,7 +41,7 @@ def report_cmd(
         raise report.ReportExtraMissing(f"kaos report draws its charts with matplotlib; install it with: "
                                         f"{report.INSTALL_LINE}")
     since_ts = parse_since(since)
-    path, size = write_report_of(resolve_db(ctx, db), out, since_ts, force)
+    path, size = write_report_of(resolve_db(ctx, db), out, since_ts)
     if wants_json(ctx, json_out):
         output.emit_json({"path": os.path.abspath(path), "bytes": size})
         return
