@@ -49,6 +49,7 @@ from kaos_dream.graph import (  # noqa: E402
 )
 from kaos_dream.graph.arrays import EdgeList  # noqa: E402
 from kaos_dream.graph.relations import RELATIONS  # noqa: E402
+from kaos_dream.report.curves import Panel, write_curves  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "bench-data" / "causaleval"
@@ -432,8 +433,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="reduced run for CI (well under a minute)")
     parser.add_argument("--beta", type=float, default=Settings().graph_beta, help="beta_0 for gated/adaptive")
     parser.add_argument("--out", type=Path, default=HERE, help="where results.json / results.md go")
+    parser.add_argument("--charts-only", action="store_true",
+                        help="only redraw the learning curves from the results.json already in --out")
     args = parser.parse_args(argv)
     stem = "results.quick" if args.quick else "results"  # a quick run never overwrites the full results
+    if args.charts_only:
+        print(write_curves(curve_panels(json.loads((args.out / f"{stem}.json").read_text("utf-8"))),
+                           args.out / f"{stem}.curves.svg"))
+        return 0
     beta = args.beta
     started = time.perf_counter()
     results: dict = {"quick": args.quick, "beta0": beta, "defaults": {"hops": 5, "decay": 0.7, "threshold": 0.1}}
@@ -512,7 +519,17 @@ def main(argv: list[str] | None = None) -> int:
     for g in graphs or []:
         g["lib"].close()
     print(render_md(results))
+    print(write_curves(curve_panels(results), args.out / f"{stem}.curves.svg"))
     return 0 if results["acceptance"]["passed"] else 1
+
+
+def curve_panels(results: dict) -> list[Panel]:
+    """The trap world's learning curve: mean weight of the true and the spurious edges per round (seed 0)."""
+    curve = results.get("trap_world", {}).get("curve_seed0", {})
+    series = {f"{role} edges": [(i + 1, float(w)) for i, w in enumerate(curve.get(key, []))]
+              for role, key in (("true", "true_mean"), ("spurious", "spurious_mean"))}
+    return [Panel("trap world (seed 0): edge weights while learning online", "round", "mean weight",
+                  {k: v for k, v in series.items() if v})]
 
 
 def render_md(r: dict) -> str:

@@ -41,6 +41,7 @@ sys.path.insert(0, str(HERE.parent))  # this checkout's kaos_dream, not whicheve
 from drift import ARMS, drift_goal, drift_summary  # noqa: E402
 
 from kaos_dream import Library, ManualClock, Settings  # noqa: E402
+from kaos_dream.report.curves import Panel, write_curves  # noqa: E402
 
 T0 = 1_767_225_600.0
 EPISODE_GAP_S = 60.0
@@ -118,8 +119,14 @@ def main() -> int:
     parser.add_argument("--data", type=Path, default=default_data(), help="folder with the kaos bench JSON files")
     parser.add_argument("--quick", action="store_true", help="5 held-out seeds and a 3-point alpha sweep")
     parser.add_argument("--out", type=Path, default=HERE)
+    parser.add_argument("--charts-only", action="store_true",
+                        help="only redraw the learning curves from the results.json already in --out")
     args = parser.parse_args()
     stem = "results.quick" if args.quick else "results"  # a quick run never overwrites the full results
+    if args.charts_only:
+        print(write_curves(curve_panels(json.loads((args.out / f"{stem}.json").read_text())),
+                           args.out / f"{stem}.curves.svg"))
+        return 0
     twin_file, real_file = args.data / "neuroplasticity_bench.json", args.data / "realistic_retrieval_bench.json"
     if not twin_file.exists() or not real_file.exists():
         print(f"bench data not found in {args.data}: nothing to measure (pass --data PATH)", file=sys.stderr)
@@ -198,7 +205,28 @@ def main() -> int:
     (args.out / f"{stem}.json").write_text(json.dumps(results, indent=2) + "\n")
     (args.out / f"{stem}.md").write_text(render_markdown(results))
     print(render_markdown(results))
+    print(write_curves(curve_panels(results), args.out / f"{stem}.curves.svg"))
     return 0 if results["passed"] else 1
+
+
+def curve_panels(results: dict[str, Any]) -> list[Panel]:
+    """One panel per workload that has learning curves (``runs.<ranking>.curve``): cumulative training
+    top-1 at each checkpoint, one line per ranking. Any workload shaped so gets a panel."""
+    panels = []
+    for workload, data in results.items():
+        runs = data.get("runs") if isinstance(data, dict) else None
+        if not isinstance(runs, dict):
+            continue
+        series = {}
+        for rank, run in runs.items():
+            curve = run.get("curve") if isinstance(run, dict) else None
+            if curve:
+                step = data.get("episodes", len(curve)) / len(curve)
+                series[rank] = [(round(step * (i + 1)), float(y)) for i, y in enumerate(curve)]
+        if series:
+            panels.append(Panel(f"{workload.replace('_', ' ')}: cumulative training top-1", "episodes",
+                                "top-1 accuracy", series))
+    return panels
 
 
 def pct(x: float) -> str:

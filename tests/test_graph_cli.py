@@ -132,7 +132,7 @@ def test_help_has_examples() -> None:
         assert r.returncode == 0 and "Example: kaos graph " + cmd in r.stdout, cmd
     names = {c.name: c.callback.__doc__ or "" for c in app.registered_commands}
     assert set(names) == {"link", "unlink", "evidence", "show", "activate", "search", "observe", "neglect",
-                          "record-query", "prune", "pruned", "restore", "purge"}
+                          "record-query", "prune", "pruned", "restore", "purge", "export"}
     for name, doc in names.items():
         assert "Example: kaos graph " + name in doc, name
 

@@ -32,6 +32,7 @@ from . import graph as graph_cli
 from . import mcp as mcp_cli
 from . import memories as memories_cli
 from . import related as related_cli  # noqa: F401  (registers `kaos dream related`)
+from . import report as report_cli
 from . import search as search_cli
 from . import skills as skills_cli
 from . import validation as validation_cli
@@ -73,6 +74,7 @@ def root(
 app.command("init")(db_cli.init)
 app.command("search")(search_cli.search)
 app.command("demo")(demo_cli.demo)
+app.command("report")(report_cli.report_cmd)
 app.command("record-outcome")(agents_cli.record_outcome)
 app.add_typer(agents_cli.app, name="agent")
 app.add_typer(skills_cli.app, name="skill")

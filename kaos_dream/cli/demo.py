@@ -7,10 +7,12 @@ from typing import Annotated
 
 import typer
 
+from .. import report as report_room
 from ..demo import build_demo_library
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, KaosError
 from . import output
 from .common import JsonOption, global_options, wants_json
+from .report import write_report_of
 
 DEFAULT_DEMO_FILE = "kaos-demo.db"
 
@@ -25,7 +27,8 @@ def demo(
     json_out: JsonOption = False,
 ) -> None:
     """Simulate a team of agents on a fresh demo library (default ./kaos-demo.db), run a dream with
-    --apply, and print the digest, pending merges and alerts with the commands to try next.
+    --apply, and print the digest, pending merges and alerts with the commands to try next; last,
+    write the HTML report of the demo library beside it (with the report extra installed).
 
     Example: kaos demo --db /tmp/demo.db
     """
@@ -35,6 +38,7 @@ def demo(
         raise InvalidInputError("--db must name a file")
     db = db or global_options(ctx).db or DEFAULT_DEMO_FILE
     report = build_demo_library(db)
+    report["report"], report["report_note"] = demo_report(db)
     if wants_json(ctx, json_out):
         output.emit_json(report)
         return
@@ -59,3 +63,16 @@ def demo(
     output.message("next, try:", style="bold")
     for step in report["next"]:
         output.message(f"  {step}")
+    output.message(report["report_note"], style="bold" if report["report"] else "dim", wrap=False)
+
+
+def demo_report(db: str) -> tuple[str | None, str]:
+    """Write ``<demo file>.html`` when the report extra is installed; (its path or None, what to say)."""
+    if not report_room.available():
+        return None, f"for an HTML report of this library: {report_room.INSTALL_LINE}, then kaos --db {db} report"
+    target = os.path.splitext(db)[0] + ".html"
+    try:
+        path, _ = write_report_of(db, target)
+    except KaosError as exc:  # e.g. a file of the user's under that name: the demo itself succeeded
+        return None, f"no report written: {exc}"
+    return os.path.abspath(path), f"report of the demo library: {os.path.abspath(path)}"

@@ -12,6 +12,7 @@ import typer
 
 from .. import graph as kg
 from ..errors import InvalidInputError
+from ..graph.export import MAX_DEPTH, graph_data, render
 from ..graph.nodes import resolve_node
 from ..graph.relations import DEFAULT_EXTRA, DEFAULT_SEEDS
 from . import output
@@ -33,6 +34,12 @@ class Mode(StrEnum):
     additive = "additive"
     gated = "gated"
     adaptive = "adaptive"
+
+
+class ExportFormat(StrEnum):
+    dot = "dot"
+    graphml = "graphml"
+    json = "json"
 
 
 class Strategy(StrEnum):
@@ -366,3 +373,29 @@ def purge_cmd(
         output.emit_json({"purged": n})
         return
     output.message(f"purged {n} edge(s)")
+
+
+@app.command("export")
+def export_cmd(
+    ctx: typer.Context,
+    fmt: Annotated[ExportFormat | None, typer.Option("--format", help="dot (Graphviz), graphml (Gephi, yEd) or "
+                                                     "json (the default).", show_default=False)] = None,
+    around: Annotated[str | None, typer.Option("--around", metavar="NODE",
+                                               help="Only the nodes within --depth hops of this node.")] = None,
+    depth: Annotated[int, typer.Option(min=0, max=MAX_DEPTH, help="Hops from --around (either direction).")] = 2,
+    db: DbOption = None,
+) -> None:
+    """Write the live graph (or the part around a node) to stdout as DOT, GraphML or JSON (read-only).
+
+    Nodes are KIND:ID with the skill name, memory key or "failure N" as label and their use count;
+    edges carry relation, strength and provenance. Pruned edges are left out.
+
+    Example: kaos graph export --format dot --around skill:deploy --depth 2 > graph.dot
+    """
+    if fmt not in (None, ExportFormat.json) and wants_json(ctx, False):
+        raise typer.BadParameter(f"--json asks for JSON but --format is {fmt.value}; give one of them",
+                                 param_hint="--format")
+    with open_for_read(ctx, db) as lib:
+        node = resolve_node(lib.conn, around) if around is not None else None
+        text = render(graph_data(lib.conn, node, depth), (fmt or ExportFormat.json).value)
+    output.write_text(text)

@@ -63,8 +63,9 @@ def fields(title: str | None, pairs: Iterable[tuple[str, Any]]) -> None:
     console.print(grid)
 
 
-def message(text: str, style: str | None = None) -> None:
-    console.print(Text(text, style=style or ""))
+def message(text: str, style: str | None = None, *, wrap: bool = True) -> None:
+    """``wrap=False`` for a line a person copies (a path): never broken at the terminal's width."""
+    console.print(Text(text, style=style or ""), soft_wrap=not wrap)
 
 
 def when(ts: float | None) -> str | None:
@@ -78,6 +79,12 @@ def json_text(value: Any) -> str:
 def shorten(text: str, width: int = 80) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def write_text(text: str) -> None:
+    """A document (DOT, GraphML, …) on stdout exactly as given: no wrapping, no markup."""
+    sys.stdout.write(text)
+    sys.stdout.flush()
 
 
 def emit_json_line(value: Any) -> None:

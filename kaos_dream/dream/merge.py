@@ -35,11 +35,12 @@ def _merge_skills(row: sqlite3.Row) -> tuple[int, int]:
     return a, b
 
 
-def pending_merges(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+def pending_merges(conn: sqlite3.Connection, limit: int = -1) -> list[dict[str, Any]]:
+    """Pending merge proposals, best first (``limit`` -1: all of them)."""
     out = []
     for r in conn.execute(
         "SELECT p.id, p.targets, p.score, p.rationale, p.created_at, p.evidence FROM proposals p "
-        "WHERE p.kind = 'merge' AND p.status = 'pending' ORDER BY p.score DESC, p.id"
+        "WHERE p.kind = 'merge' AND p.status = 'pending' ORDER BY p.score DESC, p.id LIMIT ?", (limit,)
     ):
         ev = json.loads(r["evidence"])
         out.append({"id": r["id"], "skills": ev.get("skills"), "names": ev.get("names"), "jaccard": r["score"],
