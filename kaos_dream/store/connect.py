@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -61,6 +62,8 @@ def fault_kind(exc: BaseException) -> str | None:
 
 def describe_sqlite_error(exc: sqlite3.Error, path: str) -> str:
     """One line that tells a user what went wrong with the file and what to do."""
+    if isinstance(exc, StoreFaultError):  # already described: describing it again doubled the message
+        return str(exc)
     text = str(exc)
     kind = fault_kind(exc)
     if kind == "corrupt":
@@ -111,6 +114,20 @@ def connection_path(conn: sqlite3.Connection) -> str:
     return getattr(conn, "kaos_path", "database")
 
 
+def refuse_special_file(path: Path, what: str) -> None:
+    """Refuse a path that exists but is not a regular file: opening a FIFO blocks forever, and a
+    device such as /dev/null makes SQLite write a ``-journal`` beside it and fail with an I/O error."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # vanished or unreadable: the open reports it
+    if not stat.S_ISREG(mode):
+        kind = "a named pipe (FIFO)" if stat.S_ISFIFO(mode) else (
+            "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "not a regular file")
+        raise StoreError(f"{path} is {kind}, not a regular file; refusing to use it as a {what}")
+
+
 def _check_header(path: str) -> None:
     """Refuse a non-empty file that is not SQLite before SQLite gets a chance to touch it."""
     if path == ":memory:" or path.startswith("file:"):
@@ -120,6 +137,7 @@ def _check_header(path: str) -> None:
         raise StoreError(f"{path} is a directory, not a database file")
     if not p.exists():
         return
+    refuse_special_file(p, "database file")
     try:
         with p.open("rb") as fh:
             head = fh.read(len(SQLITE_HEADER))

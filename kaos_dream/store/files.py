@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import ConflictError, StoreError
-from .connect import SQLITE_HEADER, connect, describe_sqlite_error
+from .connect import SQLITE_HEADER, connect, describe_sqlite_error, refuse_special_file
 from .migrations import check_ownership
 
 SIDE_FILES = ("-wal", "-shm", "-journal")
@@ -81,6 +81,7 @@ def _check_target(target: Path, *, force: bool, what: str) -> None:
         raise StoreError(f"cannot write {target}: folder {target.parent} is read-only")
     if not target.exists():
         return
+    refuse_special_file(target, what)
     if not force:
         raise ConflictError(f"{target} already exists; pass --force to replace it")
     if target.stat().st_size:
