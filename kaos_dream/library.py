@@ -31,7 +31,7 @@ from .settings import Settings
 from .skills import Skills
 from .store import LATEST_VERSION, apply_migrations, connect, schema_version, transaction
 from .store.connect import describe_sqlite_error, enable_wal
-from .store.migrations import check_ownership, require_current
+from .store.migrations import check_ownership, refuse_foreign_file, require_current
 
 # Causal evidence from ended episodes (skill -caused-> failure, memory -enabled-> skill, and checks of
 # caused/prevented predictions) is recorded by the graph's episode-end hook.
@@ -61,6 +61,8 @@ class Library(AbstractContextManager["Library"]):
         self.path = str(path) if path is not None else self.settings.db
         self.clock: Clock = clock or SystemClock()
         self.readonly = readonly
+        if not readonly:
+            refuse_foreign_file(self.path, self.settings.busy_timeout_ms)
         self.conn: sqlite3.Connection = connect(
             self.path,
             readonly=readonly,

@@ -108,6 +108,26 @@ def check_ownership(conn: sqlite3.Connection, path: str) -> int:
     return version
 
 
+def refuse_foreign_file(path: str, busy_timeout_ms: int = 10_000) -> None:
+    """Check an existing file's ownership on a read-only connection before any write-mode open.
+
+    Closing the last write-mode connection checkpoints a pending ``-wal`` into the file and deletes
+    the side files, so refusing a foreign or newer file only after a write-mode open changed the file
+    it promised not to touch. A read-only connection never checkpoints.
+    """
+    import os
+
+    from .connect import connect
+
+    if path == ":memory:" or path.startswith("file:") or not os.path.isfile(path) or os.path.getsize(path) == 0:
+        return
+    conn = connect(path, readonly=True, busy_timeout_ms=busy_timeout_ms)
+    try:
+        check_ownership(conn, path)
+    finally:
+        conn.close()
+
+
 def require_current(conn: sqlite3.Connection, path: str) -> None:
     """For read-only opens: the schema must already be current (reads never migrate), and a file of
     another application is named as such, not sent to `kaos db migrate` (which refuses it)."""
