@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -55,3 +59,82 @@ def test_a_newer_schema_with_a_pending_wal_is_refused_unchanged(tmp_path: Path) 
     assert result.returncode == 1
     assert "newer than this kaos-dream" in result.stderr and "the file was not changed" in result.stderr
     assert snapshot(db) == before
+
+
+def mode_of(path: Path) -> int:
+    return path.stat().st_mode & 0o777
+
+
+@pytest.fixture
+def private_library(tmp_path: Path) -> Path:
+    db = tmp_path / "private.db"
+    assert run_kaos("skill", "add", "s", "--description", "a skill", db=db).returncode == 0
+    db.chmod(0o600)
+    return db
+
+
+@pytest.fixture
+def open_umask() -> Iterator[None]:
+    """A umask that lets new files be read by others (022), as on most systems, so the test sees
+    whether kaos-dream sets the mode itself; the child processes inherit it."""
+    old = os.umask(0o022)
+    yield
+    os.umask(old)
+
+
+def test_backup_export_and_import_keep_the_library_private(
+    private_library: Path, tmp_path: Path, open_umask: None
+) -> None:
+    backup = tmp_path / "copy.db"
+    export = tmp_path / "lib.jsonl"
+    restored = tmp_path / "restored.db"
+    assert run_kaos("db", "backup", str(backup), db=private_library).returncode == 0
+    assert run_kaos("db", "export", str(export), db=private_library).returncode == 0
+    assert run_kaos("db", "import", str(export), db=restored).returncode == 0
+    assert (mode_of(backup), mode_of(export), mode_of(restored)) == (0o600, 0o600, 0o600)
+    # Replacing an existing library keeps the mode that file had.
+    existing = tmp_path / "existing.db"
+    assert run_kaos("init", db=existing).returncode == 0
+    existing.chmod(0o640)
+    assert run_kaos("db", "import", str(export), "--force", db=existing).returncode == 0
+    assert mode_of(existing) == 0o640
+
+
+def big_export(tmp_path: Path, memories: int = 40_000) -> Path:
+    db = tmp_path / "big.db"
+    with Library(db, settings=Settings()) as lib, lib.transaction():
+        for i in range(memories):
+            lib.memories.add(f"memory number {i} about parquet and csv files " * 3, key=f"note-{i}")
+    export = tmp_path / "big.jsonl"
+    assert run_kaos("db", "export", str(export), db=db).returncode == 0
+    return export
+
+
+def test_a_killed_import_leaves_temp_files_that_the_next_import_removes(tmp_path: Path) -> None:
+    export = big_export(tmp_path)
+    target = tmp_path / "restored.db"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KAOS_")}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+    proc = subprocess.Popen([sys.executable, "-m", "kaos_dream", "--db", str(target), "db", "import", str(export)],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    temp = tmp_path / f".restored.db.import-{proc.pid}.tmp"
+    deadline = time.monotonic() + 60
+    while not (temp.exists() and temp.stat().st_size > 100_000) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    leftovers = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".restored.db."))
+    assert leftovers and leftovers[0] == temp.name, leftovers
+    # A temp file of an import that is still running (a live process id) must be left alone.
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        busy = tmp_path / f".restored.db.import-{alive.pid}.tmp"
+        busy.write_bytes(b"")
+        result = run_kaos("db", "import", str(export), db=target, timeout=120)
+        assert result.returncode == 0, result.stderr
+        assert not target.exists() or run_kaos("db", "check", db=target).returncode == 0
+        remaining = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".restored.db."))
+        assert remaining == [busy.name]
+    finally:
+        alive.kill()
+        alive.wait()

@@ -30,7 +30,7 @@ from typing import IO, Any
 
 from ..errors import InvalidInputError, StoreError
 from .connect import connect, describe_sqlite_error
-from .files import finish_as_rollback_journal, open_copy_source, staged_file
+from .files import file_mode, finish_as_rollback_journal, open_copy_source, staged_file
 from .migrations import LATEST_VERSION, MIGRATIONS, apply_migrations, check_ownership, schema_version
 
 FORMAT = "kaos-dream-export"
@@ -147,7 +147,7 @@ def export_database(source: str, out: str | Path | IO[str], *, force: bool = Fal
             if isinstance(out, (str, Path)):
                 target = Path(out)
                 with (
-                    staged_file(target, "export", force=force, what="export") as temp,
+                    staged_file(target, "export", force=force, what="export", mode=file_mode(source)) as temp,
                     temp.open("w", encoding="utf-8", newline="\n") as fh,
                 ):
                     total = _write(lines, fh)
@@ -302,7 +302,11 @@ def import_database(source: str | Path | IO[bytes], target: str | Path, *, force
     except StopIteration:
         raise InvalidInputError("the export is empty") from None
     version, tables = _check_header(_parse(number, raw))
-    with staged_file(target_path, "import", force=target_path.exists(), what="import") as temp:
+    # The new library keeps the mode of the file it replaces, else of the export it comes from.
+    mode = file_mode(target_path)
+    if mode is None and isinstance(source, (str, Path)):
+        mode = file_mode(source)
+    with staged_file(target_path, "import", force=target_path.exists(), what="import", mode=mode) as temp:
         conn = connect(str(temp), busy_timeout_ms=busy_timeout_ms)
         try:
             apply_migrations(conn, now, str(temp), upto=version)
