@@ -31,6 +31,7 @@ from .settings import Settings
 from .skills import Skills
 from .store import LATEST_VERSION, apply_migrations, connect, schema_version, transaction
 from .store.connect import describe_sqlite_error, enable_wal
+from .store.counters import counter_mismatches
 from .store.migrations import check_ownership, refuse_foreign_file, require_current
 
 # Causal evidence from ended episodes (skill -caused-> failure, memory -enabled-> skill, and checks of
@@ -232,7 +233,8 @@ class Library(AbstractContextManager["Library"]):
         }
 
     def check(self) -> list[str]:
-        """Integrity problems found (empty when the file is sound). Reads only."""
+        """Integrity problems found (empty when the file is sound): SQLite's integrity and foreign-key
+        checks, the full-text indexes, and the derived counters recounted from their rows. Reads only."""
         problems: list[str] = []
         for (line,) in self.conn.execute("PRAGMA integrity_check"):
             if line != "ok":
@@ -240,6 +242,7 @@ class Library(AbstractContextManager["Library"]):
         for row in self.conn.execute("PRAGMA foreign_key_check"):
             problems.append(f"foreign key: {row[0]} row {row[1]} points at a missing {row[2]}")
         problems.extend(self._check_fulltext())
+        problems.extend(counter_mismatches(self.conn))
         return problems
 
     def _check_fulltext(self) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -138,3 +139,77 @@ def test_a_killed_import_leaves_temp_files_that_the_next_import_removes(tmp_path
     finally:
         alive.kill()
         alive.wait()
+
+
+@pytest.fixture
+def used_library(tmp_path: Path) -> Path:
+    db = tmp_path / "used.db"
+    assert run_kaos("skill", "add", "s", "--description", "a skill", db=db).returncode == 0
+    assert run_kaos("record-outcome", "s", "--success", db=db).returncode == 0
+    return db
+
+
+def export_of(db: Path) -> list[str]:
+    out = db.parent / (db.stem + ".jsonl")
+    assert run_kaos("db", "export", str(out), "--force", db=db).returncode == 0
+    return out.read_text("utf-8").splitlines(keepends=True)
+
+
+def write_lines(path: Path, lines: list[str]) -> Path:
+    path.write_text("".join(lines), "utf-8")
+    return path
+
+
+def test_deeply_nested_and_bad_base64_lines_are_one_line_errors(used_library: Path, tmp_path: Path) -> None:
+    lines = export_of(used_library)
+    cases = {
+        "nested": [lines[0], "[" * 100_000 + "\n"],
+        "bad-b64": [ln.replace('{"t":"skills","r":[1,', '{"t":"skills","r":[{"b64":"!!"},') for ln in lines],
+        "b64-number": [ln.replace('{"t":"skills","r":[1,', '{"t":"skills","r":[{"b64":5},') for ln in lines],
+    }
+    expected = {"nested": "nested too deeply", "bad-b64": "not valid base64", "b64-number": "not valid base64"}
+    for name, content in cases.items():
+        assert content != lines
+        target = tmp_path / f"{name}.db"
+        result = run_kaos("db", "import", str(write_lines(tmp_path / f"{name}.jsonl", content)), db=target)
+        assert result.returncode == 1, (name, result.stderr)
+        assert expected[name] in result.stderr and "internal error" not in result.stderr, result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+        assert not target.exists()
+
+
+def test_forged_counters_are_refused_on_import_and_found_by_check(used_library: Path, tmp_path: Path) -> None:
+    lines = export_of(used_library)
+    stats = [i for i, ln in enumerate(lines) if ln.startswith('{"t":"skill_stats","r":[1,1,1,')]
+    assert len(stats) == 1
+    forged = list(lines)
+    forged[stats[0]] = forged[stats[0]].replace('"r":[1,1,1,', '"r":[1,1000,1,')
+    target = tmp_path / "forged.db"
+    result = run_kaos("db", "import", str(write_lines(tmp_path / "forged.jsonl", forged)), db=target)
+    assert result.returncode == 1
+    assert "derived counters disagree" in result.stderr and "uses=1000" in result.stderr
+    assert not target.exists()
+    # The same forgery written straight into a file: `db check` recounts and reports it.
+
+    conn = sqlite3.connect(used_library)
+    conn.execute("UPDATE skill_stats SET uses = 1000")
+    conn.commit()
+    conn.close()
+    check = run_kaos("db", "check", "--json", db=used_library)
+    assert check.returncode == 1
+    assert "skill_stats (skill_id=1) stores uses=1000" in check.stdout
+
+
+def test_a_counter_left_at_zero_by_a_deleted_use_is_not_a_forgery(used_library: Path, tmp_path: Path) -> None:
+
+    conn = sqlite3.connect(used_library)
+    conn.execute("DELETE FROM skill_uses")  # the trigger leaves skill_stats (1, 0, 0, NULL)
+    conn.commit()
+    assert conn.execute("SELECT uses, successes, last_used_at FROM skill_stats").fetchall() == [(0, 0, None)]
+    conn.close()
+    assert run_kaos("db", "check", db=used_library).returncode == 0
+    source = write_lines(tmp_path / "zero.jsonl", export_of(used_library))
+    target = tmp_path / "zero.db"
+    result = run_kaos("db", "import", str(source), db=target)
+    assert result.returncode == 0, result.stderr
+    assert run_kaos("db", "check", db=target).returncode == 0
