@@ -41,6 +41,7 @@ _graph_episode_evidence.register()
 SEARCH_KINDS = ("skill", "memory")
 RANKS = ("weighted", "wilson", "bm25")
 FTS_TABLES = ("skills_fts", "memories_fts")
+CHECK_CACHE_KIB = 8192  # page cache of the scratch copy `db check` verifies the full-text indexes on
 
 
 class Library(AbstractContextManager["Library"]):
@@ -247,12 +248,15 @@ class Library(AbstractContextManager["Library"]):
 
     def _check_fulltext(self) -> list[str]:
         """FTS5's integrity-check is phrased as an INSERT, so it needs a writable connection. A
-        read-only library runs it on an in-memory copy (SQLite's backup API), so the check works on
-        read-only and locked files and can never write to the file; a writable one runs it inside a
-        transaction that is always rolled back."""
+        read-only library runs it on a copy (SQLite's backup API), so the check works on read-only
+        and locked files and can never write to the file; a writable one runs it inside a
+        transaction that is always rolled back. The copy is SQLite's private temporary on-disk
+        database (empty file name, deleted on close) with a small page cache, so checking a large
+        file costs a bounded amount of memory rather than the file's size."""
         if self.readonly and self.path != ":memory:":
-            conn = sqlite3.connect(":memory:", isolation_level=None)
+            conn = sqlite3.connect("", isolation_level=None)
             try:
+                conn.execute(f"PRAGMA cache_size = -{CHECK_CACHE_KIB}")
                 self.conn.backup(conn)
             except sqlite3.Error as exc:
                 conn.close()

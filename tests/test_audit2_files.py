@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import signal
 import sqlite3
 import subprocess
@@ -213,3 +214,32 @@ def test_a_counter_left_at_zero_by_a_deleted_use_is_not_a_forgery(used_library: 
     result = run_kaos("db", "import", str(source), db=target)
     assert result.returncode == 0, result.stderr
     assert run_kaos("db", "check", db=target).returncode == 0
+
+
+def peak_rss_mb(*args: str, db: Path) -> float:
+    """Peak resident memory of one real `kaos` run, from the kernel's accounting of the child."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KAOS_")}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+    proc = subprocess.Popen([sys.executable, "-m", "kaos_dream", "--db", str(db), *args], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    return usage.ru_maxrss / 1024  # Linux reports kilobytes
+
+
+def test_db_check_memory_does_not_grow_with_the_file(tmp_path: Path) -> None:
+
+
+    small = tmp_path / "small.db"
+    Library(small, settings=Settings()).close()
+    big = tmp_path / "big.db"
+    rng = random.Random(7)
+    words = [f"w{i}" for i in range(5000)]
+    with Library(big, settings=Settings()) as lib, lib.transaction():
+        for i in range(20_000):
+            lib.memories.add(" ".join(rng.choices(words, k=200)), key=f"k{i}")
+    size_mb = big.stat().st_size / 2**20
+    assert size_mb > 40
+    grown = peak_rss_mb("db", "check", db=big) - peak_rss_mb("db", "check", db=small)
+    # Copying the file into memory grew the peak by about the file's size (53 MB for 49 MB).
+    assert grown < 25, f"db check on a {size_mb:.0f} MB file used {grown:.0f} MB more memory"
