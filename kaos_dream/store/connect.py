@@ -60,8 +60,9 @@ def fault_kind(exc: BaseException) -> str | None:
     return None
 
 
-def describe_sqlite_error(exc: sqlite3.Error, path: str) -> str:
-    """One line that tells a user what went wrong with the file and what to do."""
+def describe_sqlite_error(exc: sqlite3.Error, path: str, written: str = "nothing was written") -> str:
+    """One line that tells a user what went wrong with the file and what to do. ``written`` says
+    what the failed operation left behind (one rolled-back transaction: nothing)."""
     if isinstance(exc, StoreFaultError):  # already described: describing it again doubled the message
         return str(exc)
     text = str(exc)
@@ -85,9 +86,9 @@ def describe_sqlite_error(exc: sqlite3.Error, path: str) -> str:
             "(or raise KAOS_BUSY_TIMEOUT_MS)"
         )
     if kind == "full":
-        return f"{path}: the database or disk is full; nothing was written (free space or raise the size limit)"
+        return f"{path}: the database or disk is full; {written} (free space or raise the size limit)"
     if kind == "io":
-        return f"{path}: disk I/O error ({text}); nothing was written"
+        return f"{path}: disk I/O error ({text}); {written}"
     if kind == "cantopen":
         return f"cannot open {path} ({text})"
     return f"{path}: {text}"
