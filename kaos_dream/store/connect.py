@@ -16,6 +16,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..errors import StoreError, StoreFaultError
+from .lock_retry import begin_immediate
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -106,9 +107,11 @@ def as_fault(exc: sqlite3.Error, path: str) -> StoreFaultError | None:
 
 
 class KaosConnection(sqlite3.Connection):
-    """A connection that remembers which file it is on, so errors can name it."""
+    """A connection that remembers which file it is on, so errors can name it, and its busy timeout,
+    the total budget for taking the write lock."""
 
     kaos_path: str = "database"
+    kaos_busy_timeout_ms: int | None = None
 
 
 def connection_path(conn: sqlite3.Connection) -> str:
@@ -217,6 +220,7 @@ def _open(
         raise (as_fault(exc, path) or StoreError(describe_sqlite_error(exc, path))) from None
     conn.row_factory = sqlite3.Row
     conn.kaos_path = path  # type: ignore[attr-defined]
+    conn.kaos_busy_timeout_ms = int(busy_timeout_ms)  # type: ignore[attr-defined]
     return conn
 
 
@@ -237,15 +241,20 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     """``BEGIN IMMEDIATE`` … ``COMMIT``; joins an enclosing transaction instead of nesting.
 
     Taking the write lock up front (IMMEDIATE) means a writer waits for the busy timeout at BEGIN
-    rather than failing half-way with SQLITE_BUSY on lock upgrade. A storage fault (full, read-only,
-    locked beyond the timeout, corrupt, I/O) rolls back and is raised as :class:`StoreFaultError`
-    naming the file; errors about the data (constraints, SQL) pass through unchanged.
+    rather than failing half-way with SQLITE_BUSY on lock upgrade; the wait is a fair, jittered retry
+    loop within the busy timeout (:mod:`.lock_retry`), not SQLite's unfair busy handler. A storage
+    fault (full, read-only, locked beyond the timeout, corrupt, I/O) rolls back and is raised as
+    :class:`StoreFaultError` naming the file; errors about the data (constraints, SQL) pass through unchanged.
     """
     if conn.in_transaction:
         yield conn
         return
     try:
-        conn.execute("BEGIN IMMEDIATE")
+        budget = getattr(conn, "kaos_busy_timeout_ms", None)
+        if budget is None:  # a plain connection (a scratch copy): SQLite's own busy handler
+            conn.execute("BEGIN IMMEDIATE")
+        else:
+            begin_immediate(conn, budget)
     except sqlite3.Error as exc:
         raise (as_fault(exc, connection_path(conn)) or exc) from exc
     try:
