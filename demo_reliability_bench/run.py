@@ -7,6 +7,10 @@ it wrote (only calls that returned count; a call that raised counts as an error 
 the file is checked against those counts: no lost and no doubled rows, counters equal to a recount,
 no duplicated proposal, no run left half-done, integrity checks clean.
 
+Then the back-to-back writers mode (writers.py): four processes commit 25-operation transactions
+with no pause between them beside the dream, which starved writers under SQLite's unfair busy
+handler; it must end with 0 errors and an exact file.
+
 Writes results.json and results.md (quick mode: results.quick.*), prints ops/s and p50/p99 latency per
 operation, and exits 1 on any loss, duplicate, error surfaced or integrity problem.
 
@@ -339,6 +343,7 @@ def main() -> int:
         print(f"  {op:9} n={s['count']:6}  p50 {s['p50_ms']:8.3f} ms  p99 {s['p99_ms']:8.3f} ms")
     print(f"lost/doubled: {lost}  errors surfaced: {result['errors_surfaced']}  busy errors: {busy}  "
           f"integrity: {verification['integrity']}")
+    print(*writers.summary_lines(back_to_back), sep="\n")
     for p in problems:
         print(f"PROBLEM: {p}")
     print("PASS" if not problems else "FAIL")
