@@ -117,11 +117,17 @@ def refuse_foreign_file(path: str, busy_timeout_ms: int = 10_000) -> None:
     """
     import os
 
+    from ..errors import StoreFaultError
     from .connect import connect
 
     if path == ":memory:" or path.startswith("file:") or not os.path.isfile(path) or os.path.getsize(path) == 0:
         return
-    conn = connect(path, readonly=True, busy_timeout_ms=busy_timeout_ms)
+    if not os.path.exists(path + "-wal"):
+        return  # nothing a close could fold into the file: the write-mode open checks ownership itself
+    try:
+        conn = connect(path, readonly=True, busy_timeout_ms=busy_timeout_ms)
+    except StoreFaultError:
+        return  # unreadable read-only (a hot journal, a locked file): the write-mode open reports it
     try:
         check_ownership(conn, path)
     finally:
