@@ -180,7 +180,10 @@ def _suspend(lib: Library, holder: str, run_id: int, fault: StoreFaultError) -> 
         resumes = "the next pass discards this dry run and starts over (a dry run changes nothing but proposals)"
     lease = ("the lease is released" if released else
              "the lease could not be released (nothing can be written); it lapses once this process has ended")
-    message = describe_sqlite_error(cause, path, written=f"{committed}; {resumes}; {lease}")
+    written = f"{committed}; {resumes}; {lease}"
+    message = describe_sqlite_error(cause, path, written=written)
+    if written not in message:  # faults whose description has no "what was written" part (locked, corrupt)
+        message = f"{message} ({written})"
     suspended = StoreFaultError(message)
     suspended.kind = fault.kind
     return suspended
