@@ -159,7 +159,8 @@ def import_(
     """Build the library file from an export (into a new or empty file; --force replaces one with data).
 
     The rows are loaded into a temporary file, exported again and compared with the input, and only
-    then renamed into place; an export of an older schema is upgraded after loading.
+    then renamed into place; an export of an older schema is upgraded after loading. Derived
+    counters (skill_stats, skill_task_stats) are recounted from the rows and must agree.
 
     Example: kaos --db restored.db db import library.jsonl
     """
