@@ -5,9 +5,9 @@ process that commits back to back takes the lock again microseconds after releas
 waiter asleep for 100 ms misses every gap. Four writers committing ~4 ms transactions starved three
 of them (and most dream passes) past a 10 s busy timeout. Here each attempt does not wait inside
 SQLite; the waiter sleeps a short random time instead (full jitter: uniform in [0, min(cap, base x
-2^n)], at most a few ms) and tries again, so it polls hundreds of times a second and catches the
-gaps. All retries share one total budget, the connection's busy timeout, after which the lock
-error is raised as before.
+2^n)], at most a few ms, less the longer it has waited) and tries again, so it polls hundreds of
+times a second and catches the gaps. All retries share one total budget, the connection's busy
+timeout, after which the lock error is raised as before.
 
 The jitter comes from a ``random.Random`` seeded per process (its pid), so processes do not retry
 in step, and one process's schedule can be reproduced.
@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterator
 
 BASE_S = 0.0005  # first retry within half a millisecond
 CAP_S = 0.004  # never sleep longer than a short transaction lasts
+AGING_S = 0.05  # after this long waiting the cap is halved, after twice as long a third, ...
+MIN_CAP_S = 0.0002  # ... down to 0.2 ms
 
 _rngs: dict[int, random.Random] = {}
 
@@ -39,14 +41,21 @@ def process_rng() -> random.Random:
 def backoff_delays(budget_s: float, rng: random.Random, clock: Callable[[], float] = time.monotonic,
                    base_s: float = BASE_S, cap_s: float = CAP_S) -> Iterator[float]:
     """Sleeps between attempts until ``budget_s`` has passed since the first call: each is uniform in
-    [0, min(cap, base x 2^n)], the last one cut to what is left of the budget."""
-    deadline = clock() + max(0.0, budget_s)
+    [0, min(cap, base x 2^n)], the last one cut to what is left of the budget.
+
+    The cap shrinks as the wait grows (cap / (1 + waited / AGING_S), never below MIN_CAP_S): a writer
+    that has waited long polls more often than a newcomer, so it is the likelier one to take the
+    next gap between two commits (priority by age, without any shared queue)."""
+    start = clock()
+    deadline = start + max(0.0, budget_s)
     attempt = 0
     while True:
-        left = deadline - clock()
+        now = clock()
+        left = deadline - now
         if left <= 0:
             return
-        yield min(left, rng.uniform(0.0, min(cap_s, base_s * (2**attempt))))
+        cap = max(MIN_CAP_S, cap_s / (1.0 + (now - start) / AGING_S))
+        yield min(left, rng.uniform(0.0, min(cap, base_s * (2**attempt))))
         attempt = min(attempt + 1, 30)
 
 
