@@ -241,7 +241,7 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     """``BEGIN IMMEDIATE`` … ``COMMIT``; joins an enclosing transaction instead of nesting.
 
     Taking the write lock up front (IMMEDIATE) means a writer waits for the busy timeout at BEGIN
-    rather than failing half-way with SQLITE_BUSY on lock upgrade; the wait is a fair, jittered retry
+    rather than failing half-way with SQLITE_BUSY on lock upgrade; the wait is a fairer, jittered retry
     loop within the busy timeout (:mod:`.lock_retry`), not SQLite's unfair busy handler. A storage
     fault (full, read-only, locked beyond the timeout, corrupt, I/O) rolls back and is raised as
     :class:`StoreFaultError` naming the file; errors about the data (constraints, SQL) pass through unchanged.

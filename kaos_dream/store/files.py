@@ -21,8 +21,8 @@ from .migrations import check_ownership
 SIDE_FILES = ("-wal", "-shm", "-journal")
 
 
-def temp_path_for(target: Path, purpose: str, pid: int | None = None) -> Path:
-    return target.parent / f".{target.name}.{purpose}-{os.getpid() if pid is None else pid}.tmp"
+def temp_path_for(target: Path, purpose: str) -> Path:
+    return target.parent / f".{target.name}.{purpose}-{os.getpid()}.tmp"
 
 
 def pid_is_alive(pid: int) -> bool:
