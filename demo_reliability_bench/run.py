@@ -7,6 +7,10 @@ it wrote (only calls that returned count; a call that raised counts as an error 
 the file is checked against those counts: no lost and no doubled rows, counters equal to a recount,
 no duplicated proposal, no run left half-done, integrity checks clean.
 
+Then the back-to-back writers mode (writers.py): four processes commit 25-operation transactions
+with no pause between them beside the dream, which starved writers under SQLite's unfair busy
+handler; it must end with 0 errors and an exact file.
+
 Writes results.json and results.md (quick mode: results.quick.*), prints ops/s and p50/p99 latency per
 operation, and exits 1 on any loss, duplicate, error surfaced or integrity problem.
 
@@ -38,6 +42,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
 import workload  # noqa: E402
+import writers  # noqa: E402
 
 from kaos_dream import Library  # noqa: E402
 
@@ -257,7 +262,8 @@ def write_results(result: dict[str, Any], quick: bool) -> None:
         f"* dream: {result['dream']['completed']} `--apply` runs completed of {result['dream']['invocations']} "
         f"invocations (median {result['dream']['median_s']} s each); automatic dry-run passes: "
         f"{result['verification']['auto_dream_runs']}",
-        f"* operations slower than 100 ms (waits on the write lock): {f['ops_over_100ms']}", "",
+        f"* operations slower than 100 ms (waits on the write lock): {f['ops_over_100ms']}",
+        *writers.summary_lines(result["back_to_back"]), "",
         "| operation | count | ops/s | p50 ms | p99 ms | max ms |", "|---|---:|---:|---:|---:|---:|",
     ]
     for op, s in f["per_op"].items():
@@ -276,6 +282,8 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="about 5 s, for CI (writes results.quick.*)")
     parser.add_argument("--workers", type=int, default=8)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--b2b-writers", type=int, default=4,
+                        help="writer processes in the back-to-back writers mode (writers.py; default 4)")
     parser.add_argument("--keep", help="keep the database at this path instead of a temporary folder")
     args = parser.parse_args()
     seconds = 5.0 if args.quick else args.seconds
@@ -309,6 +317,9 @@ def main() -> int:
     if crashed:
         problems.append(f"worker processes exited with {crashed}")
     lost = sum(1 for p in problems if ":" in p and "workers wrote" in p)
+    back_to_back, b2b_problems = writers.run(f"{db}.writers.db", seed=args.seed, seconds=seconds,
+                                             writers=args.b2b_writers, dream_loop=dream_loop)
+    problems += b2b_problems
     fig = figures(reports, seconds)
     result = {
         "ok": not problems,
@@ -323,6 +334,7 @@ def main() -> int:
         "dream": {"invocations": dream["invocations"], "completed": dream["completed"],
                   "median_s": round(statistics.median(dream["seconds"]), 3) if dream["seconds"] else None},
         "verification": verification,
+        "back_to_back": back_to_back,
         "problems": problems,
     }
     write_results(result, args.quick)
@@ -331,6 +343,7 @@ def main() -> int:
         print(f"  {op:9} n={s['count']:6}  p50 {s['p50_ms']:8.3f} ms  p99 {s['p99_ms']:8.3f} ms")
     print(f"lost/doubled: {lost}  errors surfaced: {result['errors_surfaced']}  busy errors: {busy}  "
           f"integrity: {verification['integrity']}")
+    print(*writers.summary_lines(back_to_back), sep="\n")
     for p in problems:
         print(f"PROBLEM: {p}")
     print("PASS" if not problems else "FAIL")

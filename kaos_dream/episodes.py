@@ -430,13 +430,17 @@ class Episodes:
         with transaction(self._conn):
             if agent_id is not None:
                 self._ensure_agent(agent_id, now)
+            # An entry deleted by another process between the search's read and this write has no
+            # row to point at any more: its hit is skipped (the others are still recorded).
             if skill_rows:
                 self._conn.executemany(
-                    "INSERT INTO skill_hits (skill_id, agent_id, query, rank, created_at) VALUES (?, ?, ?, ?, ?)",
+                    "INSERT INTO skill_hits (skill_id, agent_id, query, rank, created_at) "
+                    "SELECT ?1, ?2, ?3, ?4, ?5 WHERE EXISTS (SELECT 1 FROM skills WHERE id = ?1)",
                     skill_rows,
                 )
             if memory_rows:
                 self._conn.executemany(
-                    "INSERT INTO memory_hits (memory_id, agent_id, query, rank, created_at) VALUES (?, ?, ?, ?, ?)",
+                    "INSERT INTO memory_hits (memory_id, agent_id, query, rank, created_at) "
+                    "SELECT ?1, ?2, ?3, ?4, ?5 WHERE EXISTS (SELECT 1 FROM memories WHERE id = ?1)",
                     memory_rows,
                 )

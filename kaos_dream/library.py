@@ -44,7 +44,8 @@ from .settings import Settings
 from .skills import Skills
 from .store import LATEST_VERSION, apply_migrations, connect, schema_version, transaction
 from .store.connect import describe_sqlite_error, enable_wal
-from .store.migrations import check_ownership, require_current
+from .store.counters import counter_mismatches
+from .store.migrations import check_ownership, refuse_foreign_file, require_current
 
 # Causal evidence from ended episodes (skill -caused-> failure, memory -enabled-> skill, and checks of
 # caused/prevented predictions) is recorded by the graph's episode-end hook.
@@ -53,6 +54,7 @@ _graph_episode_evidence.register()
 SEARCH_KINDS = ("skill", "memory")
 RANKS = ("weighted", "wilson", "bm25")
 FTS_TABLES = ("skills_fts", "memories_fts")
+CHECK_CACHE_KIB = 8192  # page cache of the scratch copy `db check` verifies the full-text indexes on
 
 
 class Library(AbstractContextManager["Library"]):
@@ -74,6 +76,8 @@ class Library(AbstractContextManager["Library"]):
         self.path = str(path) if path is not None else self.settings.db
         self.clock: Clock = clock or SystemClock()
         self.readonly = readonly
+        if not readonly:
+            refuse_foreign_file(self.path, self.settings.busy_timeout_ms)
         self.conn: sqlite3.Connection = connect(
             self.path,
             readonly=readonly,
@@ -287,7 +291,8 @@ class Library(AbstractContextManager["Library"]):
         }
 
     def check(self) -> list[str]:
-        """Integrity problems found (empty when the file is sound). Reads only."""
+        """Integrity problems found (empty when the file is sound): SQLite's integrity and foreign-key
+        checks, the full-text indexes, and the derived counters recounted from their rows. Reads only."""
         problems: list[str] = []
         for (line,) in self.conn.execute("PRAGMA integrity_check"):
             if line != "ok":
@@ -295,16 +300,20 @@ class Library(AbstractContextManager["Library"]):
         for row in self.conn.execute("PRAGMA foreign_key_check"):
             problems.append(f"foreign key: {row[0]} row {row[1]} points at a missing {row[2]}")
         problems.extend(self._check_fulltext())
+        problems.extend(counter_mismatches(self.conn))
         return problems
 
     def _check_fulltext(self) -> list[str]:
         """FTS5's integrity-check is phrased as an INSERT, so it needs a writable connection. A
-        read-only library runs it on an in-memory copy (SQLite's backup API), so the check works on
-        read-only and locked files and can never write to the file; a writable one runs it inside a
-        transaction that is always rolled back."""
+        read-only library runs it on a copy (SQLite's backup API), so the check works on read-only
+        and locked files and can never write to the file; a writable one runs it inside a
+        transaction that is always rolled back. The copy is SQLite's private temporary on-disk
+        database (empty file name, deleted on close) with a small page cache, so checking a large
+        file costs a bounded amount of memory rather than the file's size."""
         if self.readonly and self.path != ":memory:":
-            conn = sqlite3.connect(":memory:", isolation_level=None)
+            conn = sqlite3.connect("", isolation_level=None)
             try:
+                conn.execute(f"PRAGMA cache_size = -{CHECK_CACHE_KIB}")
                 self.conn.backup(conn)
             except sqlite3.Error as exc:
                 conn.close()

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, fields
 
 from .errors import InvalidInputError
 
+# SQLite stores 64-bit signed integers; a setting past them fails deep inside a query otherwise.
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _FALSE_WORDS = {"0", "false", "no", "off"}
 _TRUE_WORDS = {"1", "true", "yes", "on"}
 
@@ -145,6 +147,10 @@ class Settings:
             # later); inf makes windows, budgets and weights meaningless. Refuse both for every float.
             if isinstance(value, float) and not math.isfinite(value):
                 raise InvalidInputError(f"KAOS_{f.name.upper()}={value} must be a finite number")
+            if isinstance(value, int) and not isinstance(value, bool) and not _INT64_MIN <= value <= _INT64_MAX:
+                raise InvalidInputError(
+                    f"KAOS_{f.name.upper()}={value} is out of range (whole numbers from {_INT64_MIN} to {_INT64_MAX})"
+                )
         if self.synchronous.upper() not in {"OFF", "NORMAL", "FULL", "EXTRA"}:
             raise InvalidInputError(
                 f"KAOS_SYNCHRONOUS={self.synchronous!r} must be OFF, NORMAL, FULL or EXTRA"

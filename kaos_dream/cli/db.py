@@ -54,7 +54,8 @@ class CheckFailed(KaosError):
 
 @app.command("check")
 def check(ctx: typer.Context, db: DbOption = None, json_out: JsonOption = False) -> None:
-    """Run SQLite's integrity, foreign-key and full-text checks; exit 1 when anything is wrong.
+    """Run SQLite's integrity, foreign-key and full-text checks and recount the derived counters
+    (skill_stats, skill_task_stats) from skill_uses; exit 1 when anything is wrong.
 
     A damaged file or one with a too-new or outdated schema is reported as a problem (not refused),
     and the file is never written.
@@ -65,7 +66,7 @@ def check(ctx: typer.Context, db: DbOption = None, json_out: JsonOption = False)
     if wants_json(ctx, json_out):
         output.emit_json({"ok": not problems, "problems": problems})
     elif not problems:
-        output.message("ok: integrity, foreign keys and full-text indexes are clean")
+        output.message("ok: integrity, foreign keys, full-text indexes and derived counters are clean")
     else:
         for line in problems:
             output.message(line)
@@ -158,7 +159,8 @@ def import_(
     """Build the library file from an export (into a new or empty file; --force replaces one with data).
 
     The rows are loaded into a temporary file, exported again and compared with the input, and only
-    then renamed into place; an export of an older schema is upgraded after loading.
+    then renamed into place; an export of an older schema is upgraded after loading. Derived
+    counters (skill_stats, skill_task_stats) are recounted from the rows and must agree.
 
     Example: kaos --db restored.db db import library.jsonl
     """

@@ -17,7 +17,7 @@ from ..graph.nodes import resolve_node
 from ..graph.relations import DEFAULT_EXTRA, DEFAULT_SEEDS
 from . import output
 from .common import DbOption, JsonOption, open_for_read, open_for_write, wants_json
-from .numbers import finite
+from .numbers import finite, finite_days
 
 app = typer.Typer(
     help="The typed causal graph: link, show, activate, observe outcomes, prune and restore edges.",
@@ -243,7 +243,7 @@ def observe_cmd(
 @app.command("neglect")
 def neglect_cmd(
     ctx: typer.Context,
-    days: Annotated[float, typer.Option(min=0.0, callback=finite,
+    days: Annotated[float, typer.Option(min=0.0, callback=finite_days,
                                       help="Edges unverified for this many days lose confidence.")]
     = 7.0,
     db: DbOption = None,
@@ -358,7 +358,7 @@ def restore_cmd(
 @app.command("purge")
 def purge_cmd(
     ctx: typer.Context,
-    older_than_days: Annotated[float, typer.Option("--older-than-days", min=0.0, callback=finite,
+    older_than_days: Annotated[float, typer.Option("--older-than-days", min=0.0, callback=finite_days,
                                                    help="Delete edges pruned at least this long ago.")] = 30.0,
     db: DbOption = None,
     json_out: JsonOption = False,

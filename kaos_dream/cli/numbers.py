@@ -17,3 +17,15 @@ def finite(value: float | None) -> float | None:
     if value is not None and not math.isfinite(value):
         raise typer.BadParameter(f"{value} is not a finite number")
     return value
+
+
+SECONDS_PER_DAY = 86_400.0
+
+
+def finite_days(value: float | None) -> float | None:
+    """Typer option callback for a count of days: finite, and still finite once turned into seconds
+    (``1e308`` days is a finite float but ``inf`` seconds, which made "got -inf" errors later)."""
+    finite(value)
+    if value is not None and not math.isfinite(value * SECONDS_PER_DAY):
+        raise typer.BadParameter(f"{value} days is too large (more seconds than a number can hold)")
+    return value

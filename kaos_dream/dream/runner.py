@@ -3,16 +3,19 @@ resuming an interrupted apply run, and the run record with its summary and diges
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..clock import MAX_TIMESTAMP, MIN_TIMESTAMP, iso, representable
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, StoreFaultError
 from ..store import transaction
+from ..store.connect import connection_path, describe_sqlite_error
 from . import state
 from .phases import DreamContext, phases_for
 
@@ -141,9 +144,66 @@ def run_dream(
     try:
         run_id, resumed = _start_or_resume(lib, holder, kind, mode, trigger, since)
         return _execute(lib, holder, run_id, resumed, progress)
+    except StoreFaultError as fault:
+        if run_id is None:
+            _fail(lib, holder, run_id, fault)
+            raise
+        raise _suspend(lib, holder, run_id, fault) from fault
     except BaseException as exc:
         _fail(lib, holder, run_id, exc)
         raise
+
+
+def _suspend(lib: Library, holder: str, run_id: int, fault: StoreFaultError) -> StoreFaultError:
+    """A storage fault (disk full, I/O error, lock timeout) stopped the run between phases. The phases
+    already committed stay committed, so the run is left ``running`` for the next pass to resume
+    (marking it failed would make that pass start over and replay them again); the lease is released
+    so that pass need not wait for it to expire. Returns the error to raise: it says what committed."""
+    conn = lib.conn
+    if conn.in_transaction:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+    done = [r[0] for r in conn.execute(
+        "SELECT phase FROM dream_run_phases WHERE run_id = ? ORDER BY position, phase", (run_id,))]
+    mode = conn.execute("SELECT mode FROM dream_runs WHERE id = ?", (run_id,)).fetchone()[0]
+    remaining = [p.name for p in phases_for(
+        conn.execute("SELECT kind FROM dream_runs WHERE id = ?", (run_id,)).fetchone()[0]) if p.name not in done]
+    cause = fault.__cause__ if isinstance(fault.__cause__, sqlite3.Error) else fault
+    path = connection_path(conn)
+    note = describe_sqlite_error(cause, path, written="stopped between phases; the next pass resumes it")
+    released = _release_after_fault(lib, holder, run_id, note[:500])
+    committed = (f"phases {', '.join(done)} of dream run {run_id} were committed and are kept" if done
+                 else f"dream run {run_id} had committed no phase yet")
+    if mode == "apply":
+        resumes = f"the next `kaos dream run --apply` resumes it from {remaining[0] if remaining else 'its end'}"
+    else:
+        resumes = "the next pass discards this dry run and starts over (a dry run changes nothing but proposals)"
+    lease = ("the lease is released" if released else
+             "the lease could not be released (nothing can be written); it lapses once this process has ended")
+    written = f"{committed}; {resumes}; {lease}"
+    message = describe_sqlite_error(cause, path, written=written)
+    if written not in message:  # faults whose description has no "what was written" part (locked, corrupt)
+        message = f"{message} ({written})"
+    suspended = StoreFaultError(message)
+    suspended.kind = fault.kind
+    return suspended
+
+
+def _release_after_fault(lib: Library, holder: str, run_id: int, error: str) -> bool:
+    """Free the lease and note the error on the run, smallest write last: on a full disk the note may
+    not fit, and a DELETE needs no new page."""
+    conn = lib.conn
+    for note in (True, False):
+        try:
+            with transaction(conn):
+                if note:
+                    conn.execute("UPDATE dream_runs SET error = ? WHERE id = ? AND status = 'running'",
+                                 (error, run_id))
+                state.release(conn, holder)
+            return True
+        except sqlite3.Error:
+            continue
+    return False
 
 
 def _execute(lib: Library, holder: str, run_id: int, resumed: bool, progress: Progress | None) -> RunOutcome:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..errors import StoreError
 from .connect import describe_sqlite_error
-from .files import finish_as_rollback_journal, open_copy_source, staged_file
+from .files import file_mode, finish_as_rollback_journal, open_copy_source, staged_file
 from .migrations import schema_version
 
 
@@ -35,7 +35,7 @@ def backup_database(
     target_path = Path(target)
     src = open_copy_source(source, target, noun="backup", verb="back up", busy_timeout_ms=busy_timeout_ms)
     try:
-        with staged_file(target_path, "backup", force=force, what="backup") as temp:
+        with staged_file(target_path, "backup", force=force, what="backup", mode=file_mode(source)) as temp:
             dst = sqlite3.connect(str(temp), isolation_level=None)
             try:
                 # One step under one read snapshot: in WAL mode writers carry on, and the copy never

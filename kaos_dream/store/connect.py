@@ -10,11 +10,13 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
 from ..errors import StoreError, StoreFaultError
+from .lock_retry import begin_immediate
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -59,8 +61,11 @@ def fault_kind(exc: BaseException) -> str | None:
     return None
 
 
-def describe_sqlite_error(exc: sqlite3.Error, path: str) -> str:
-    """One line that tells a user what went wrong with the file and what to do."""
+def describe_sqlite_error(exc: sqlite3.Error, path: str, written: str = "nothing was written") -> str:
+    """One line that tells a user what went wrong with the file and what to do. ``written`` says
+    what the failed operation left behind (one rolled-back transaction: nothing)."""
+    if isinstance(exc, StoreFaultError):  # already described: describing it again doubled the message
+        return str(exc)
     text = str(exc)
     kind = fault_kind(exc)
     if kind == "corrupt":
@@ -82,9 +87,9 @@ def describe_sqlite_error(exc: sqlite3.Error, path: str) -> str:
             "(or raise KAOS_BUSY_TIMEOUT_MS)"
         )
     if kind == "full":
-        return f"{path}: the database or disk is full; nothing was written (free space or raise the size limit)"
+        return f"{path}: the database or disk is full; {written} (free space or raise the size limit)"
     if kind == "io":
-        return f"{path}: disk I/O error ({text}); nothing was written"
+        return f"{path}: disk I/O error ({text}); {written}"
     if kind == "cantopen":
         return f"cannot open {path} ({text})"
     return f"{path}: {text}"
@@ -102,13 +107,29 @@ def as_fault(exc: sqlite3.Error, path: str) -> StoreFaultError | None:
 
 
 class KaosConnection(sqlite3.Connection):
-    """A connection that remembers which file it is on, so errors can name it."""
+    """A connection that remembers which file it is on, so errors can name it, and its busy timeout,
+    the total budget for taking the write lock."""
 
     kaos_path: str = "database"
+    kaos_busy_timeout_ms: int | None = None
 
 
 def connection_path(conn: sqlite3.Connection) -> str:
     return getattr(conn, "kaos_path", "database")
+
+
+def refuse_special_file(path: Path, what: str) -> None:
+    """Refuse a path that exists but is not a regular file: opening a FIFO blocks forever, and a
+    device such as /dev/null makes SQLite write a ``-journal`` beside it and fail with an I/O error."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # vanished or unreadable: the open reports it
+    if not stat.S_ISREG(mode):
+        kind = "a named pipe (FIFO)" if stat.S_ISFIFO(mode) else (
+            "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "not a regular file")
+        raise StoreError(f"{path} is {kind}, not a regular file; refusing to use it as a {what}")
 
 
 def _check_header(path: str) -> None:
@@ -120,6 +141,7 @@ def _check_header(path: str) -> None:
         raise StoreError(f"{path} is a directory, not a database file")
     if not p.exists():
         return
+    refuse_special_file(p, "database file")
     try:
         with p.open("rb") as fh:
             head = fh.read(len(SQLITE_HEADER))
@@ -198,6 +220,7 @@ def _open(
         raise (as_fault(exc, path) or StoreError(describe_sqlite_error(exc, path))) from None
     conn.row_factory = sqlite3.Row
     conn.kaos_path = path  # type: ignore[attr-defined]
+    conn.kaos_busy_timeout_ms = int(busy_timeout_ms)  # type: ignore[attr-defined]
     return conn
 
 
@@ -218,15 +241,20 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     """``BEGIN IMMEDIATE`` … ``COMMIT``; joins an enclosing transaction instead of nesting.
 
     Taking the write lock up front (IMMEDIATE) means a writer waits for the busy timeout at BEGIN
-    rather than failing half-way with SQLITE_BUSY on lock upgrade. A storage fault (full, read-only,
-    locked beyond the timeout, corrupt, I/O) rolls back and is raised as :class:`StoreFaultError`
-    naming the file; errors about the data (constraints, SQL) pass through unchanged.
+    rather than failing half-way with SQLITE_BUSY on lock upgrade; the wait is a fairer, jittered retry
+    loop within the busy timeout (:mod:`.lock_retry`), not SQLite's unfair busy handler. A storage
+    fault (full, read-only, locked beyond the timeout, corrupt, I/O) rolls back and is raised as
+    :class:`StoreFaultError` naming the file; errors about the data (constraints, SQL) pass through unchanged.
     """
     if conn.in_transaction:
         yield conn
         return
     try:
-        conn.execute("BEGIN IMMEDIATE")
+        budget = getattr(conn, "kaos_busy_timeout_ms", None)
+        if budget is None:  # a plain connection (a scratch copy): SQLite's own busy handler
+            conn.execute("BEGIN IMMEDIATE")
+        else:
+            begin_immediate(conn, budget)
     except sqlite3.Error as exc:
         raise (as_fault(exc, connection_path(conn)) or exc) from exc
     try:

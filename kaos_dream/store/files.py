@@ -10,11 +10,12 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import ConflictError, StoreError
-from .connect import SQLITE_HEADER, connect, describe_sqlite_error
+from .connect import SQLITE_HEADER, connect, describe_sqlite_error, refuse_special_file
 from .migrations import check_ownership
 
 SIDE_FILES = ("-wal", "-shm", "-journal")
@@ -22,6 +23,46 @@ SIDE_FILES = ("-wal", "-shm", "-journal")
 
 def temp_path_for(target: Path, purpose: str) -> Path:
     return target.parent / f".{target.name}.{purpose}-{os.getpid()}.tmp"
+
+
+def pid_is_alive(pid: int) -> bool:
+    """True when a process with this id exists (one we may not signal counts as alive)."""
+    if pid <= 0:
+        return True  # not a real process id: never treat its file as stale
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
+def remove_stale_temp_files(target: Path) -> list[Path]:
+    """Remove temp files (and their journals) that a killed backup, export or import left beside
+    ``target``: only those whose process is gone, so a run still in progress keeps its file."""
+    prefix = f".{target.name}."
+    removed: list[Path] = []
+    try:
+        entries = list(target.parent.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        name = entry.name
+        if not name.startswith(prefix) or not name.endswith(".tmp"):
+            continue
+        purpose, dash, pid_text = name[len(prefix) : -len(".tmp")].rpartition("-")
+        if not dash or purpose not in _PURPOSES or not pid_text.isdigit():
+            continue
+        pid = int(pid_text)
+        if pid == os.getpid() or pid_is_alive(pid):
+            continue
+        remove_with_side_files(entry)
+        removed.append(entry)
+    return removed
+
+
+_PURPOSES = ("backup", "export", "import")
 
 
 def remove_with_side_files(path: Path) -> None:
@@ -81,6 +122,7 @@ def _check_target(target: Path, *, force: bool, what: str) -> None:
         raise StoreError(f"cannot write {target}: folder {target.parent} is read-only")
     if not target.exists():
         return
+    refuse_special_file(target, what)
     if not force:
         raise ConflictError(f"{target} already exists; pass --force to replace it")
     if target.stat().st_size:
@@ -127,16 +169,44 @@ def fsync_dir(folder: Path) -> None:
             os.close(fd)
 
 
+def file_mode(path: str | Path) -> int | None:
+    """The permission bits of an existing regular file (None when it is missing or not a file)."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else None
+
+
+def _create_with_mode(temp: Path, mode: int | None) -> None:
+    """Create the empty temp file with ``mode`` before anything is written into it, so a copy of a
+    0600 library is never readable by others, not even while it is being built (SQLite gives its
+    -journal and -wal the mode of the file they belong to)."""
+    if mode is None:
+        return
+    fd = os.open(str(temp), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
+
+
 @contextlib.contextmanager
-def staged_file(target: Path, purpose: str, *, force: bool, what: str) -> Iterator[Path]:
+def staged_file(target: Path, purpose: str, *, force: bool, what: str, mode: int | None = None) -> Iterator[Path]:
     """Yield a temp path to build the new file in; on success rename it onto ``target``.
 
-    On any error the temp file (and its journal) is removed and the target is untouched.
+    On any error the temp file (and its journal) is removed and the target is untouched. ``mode``
+    (permission bits) is given to the new file from the start; None leaves it to the umask.
+    Temp files of earlier runs that were killed (their process is gone) are removed first.
     """
+    if purpose not in _PURPOSES:
+        raise ValueError(f"unknown staged-file purpose {purpose!r}")
     check_target(target, force=force, what=what)
+    remove_stale_temp_files(target)
     temp = temp_path_for(target, purpose)
     remove_with_side_files(temp)
     try:
+        _create_with_mode(temp, mode)
         yield temp
         for suffix in SIDE_FILES:
             if Path(str(temp) + suffix).exists():

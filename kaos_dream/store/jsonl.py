@@ -17,6 +17,7 @@ read inside one read transaction: a consistent snapshot even while agents write.
 from __future__ import annotations
 
 import base64
+import binascii
 import contextlib
 import hashlib
 import json
@@ -30,7 +31,8 @@ from typing import IO, Any
 
 from ..errors import InvalidInputError, StoreError
 from .connect import connect, describe_sqlite_error
-from .files import finish_as_rollback_journal, open_copy_source, staged_file
+from .counters import EXACT_FROM_VERSION, counter_mismatches
+from .files import file_mode, finish_as_rollback_journal, open_copy_source, staged_file
 from .migrations import LATEST_VERSION, MIGRATIONS, apply_migrations, check_ownership, schema_version
 
 FORMAT = "kaos-dream-export"
@@ -89,7 +91,10 @@ def _decode(value: Any) -> Any:
     if isinstance(value, dict):
         if set(value) != {"b64"}:
             raise InvalidInputError(f"unexpected object in a row: {json.dumps(value)[:80]}")
-        return base64.b64decode(value["b64"], validate=True)
+        try:
+            return base64.b64decode(value["b64"], validate=True)
+        except (binascii.Error, TypeError, ValueError):
+            raise InvalidInputError(f"a b64 value is not valid base64 text: {json.dumps(value)[:80]}") from None
     if isinstance(value, list):
         raise InvalidInputError("unexpected list in a row value")
     if isinstance(value, float) and math.isnan(value):
@@ -147,7 +152,7 @@ def export_database(source: str, out: str | Path | IO[str], *, force: bool = Fal
             if isinstance(out, (str, Path)):
                 target = Path(out)
                 with (
-                    staged_file(target, "export", force=force, what="export") as temp,
+                    staged_file(target, "export", force=force, what="export", mode=file_mode(source)) as temp,
                     temp.open("w", encoding="utf-8", newline="\n") as fh,
                 ):
                     total = _write(lines, fh)
@@ -207,6 +212,8 @@ def _parse(number: int, raw: bytes) -> Any:
         return json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise InvalidInputError(f"export line {number} is not valid JSON ({exc})") from None
+    except RecursionError:  # an export never nests: a row is a flat list of values
+        raise InvalidInputError(f"export line {number} is nested too deeply to be a row") from None
 
 
 def _check_header(header: Any) -> tuple[int, dict[str, dict[str, Any]]]:
@@ -302,7 +309,11 @@ def import_database(source: str | Path | IO[bytes], target: str | Path, *, force
     except StopIteration:
         raise InvalidInputError("the export is empty") from None
     version, tables = _check_header(_parse(number, raw))
-    with staged_file(target_path, "import", force=target_path.exists(), what="import") as temp:
+    # The new library keeps the mode of the file it replaces, else of the export it comes from.
+    mode = file_mode(target_path)
+    if mode is None and isinstance(source, (str, Path)):
+        mode = file_mode(source)
+    with staged_file(target_path, "import", force=target_path.exists(), what="import", mode=mode) as temp:
         conn = connect(str(temp), busy_timeout_ms=busy_timeout_ms)
         try:
             apply_migrations(conn, now, str(temp), upto=version)
@@ -324,6 +335,20 @@ def import_database(source: str | Path | IO[bytes], target: str | Path, *, force
         finally:
             conn.close()
     return ImportResult(str(target_path.resolve()), version, upgraded, rows, counts)
+
+
+def _check_counters(conn: sqlite3.Connection, version: int) -> None:
+    """The derived counters are recounted from the loaded rows and must agree: forged counters
+    (``uses=1000`` beside one use row) are refused. Exports older than schema 9 may carry the
+    undercounts that migration 9 repairs; the upgrade after loading recounts those instead."""
+    if version < EXACT_FROM_VERSION:
+        return
+    wrong = counter_mismatches(conn, limit=1)
+    if wrong:
+        raise InvalidInputError(
+            f"the export's derived counters disagree with its rows ({wrong[0].removeprefix('counters: ')}); "
+            "nothing written"
+        )
 
 
 def _load(conn: sqlite3.Connection, version: int, tables: dict[str, dict[str, Any]], header_raw: bytes,
@@ -371,7 +396,10 @@ def _load(conn: sqlite3.Connection, version: int, tables: dict[str, dict[str, An
             name, values = doc["t"], doc["r"]
             if not isinstance(values, list) or len(values) != len(specs[name].columns):
                 raise InvalidInputError(f"export line {number}: wrong number of values for {name}")
-            decoded = [_decode(v) for v in values]
+            try:
+                decoded = [_decode(v) for v in values]
+            except InvalidInputError as exc:
+                raise InvalidInputError(f"export line {number}: {exc}") from None
             total += 1
             seen[name] += 1
             if name in held:
@@ -392,6 +420,7 @@ def _load(conn: sqlite3.Connection, version: int, tables: dict[str, dict[str, An
                 conn.executemany(inserts[name], held[name])
             except sqlite3.IntegrityError as exc:
                 raise InvalidInputError(f"the export's rows for {name} cannot be loaded: {exc}") from None
+        _check_counters(conn, version)
         for vt in _virtual_tables(conn):
             conn.execute(f'INSERT INTO "{vt}" ("{vt}") VALUES (\'rebuild\')')
         broken = conn.execute("PRAGMA foreign_key_check").fetchone()

@@ -108,6 +108,32 @@ def check_ownership(conn: sqlite3.Connection, path: str) -> int:
     return version
 
 
+def refuse_foreign_file(path: str, busy_timeout_ms: int = 10_000) -> None:
+    """Check an existing file's ownership on a read-only connection before any write-mode open.
+
+    Closing the last write-mode connection checkpoints a pending ``-wal`` into the file and deletes
+    the side files, so refusing a foreign or newer file only after a write-mode open changed the file
+    it promised not to touch. A read-only connection never checkpoints.
+    """
+    import os
+
+    from ..errors import StoreFaultError
+    from .connect import connect
+
+    if path == ":memory:" or path.startswith("file:") or not os.path.isfile(path) or os.path.getsize(path) == 0:
+        return
+    if not os.path.exists(path + "-wal"):
+        return  # nothing a close could fold into the file: the write-mode open checks ownership itself
+    try:
+        conn = connect(path, readonly=True, busy_timeout_ms=busy_timeout_ms)
+    except StoreFaultError:
+        return  # unreadable read-only (a hot journal, a locked file): the write-mode open reports it
+    try:
+        check_ownership(conn, path)
+    finally:
+        conn.close()
+
+
 def require_current(conn: sqlite3.Connection, path: str) -> None:
     """For read-only opens: the schema must already be current (reads never migrate), and a file of
     another application is named as such, not sent to `kaos db migrate` (which refuses it)."""
