@@ -232,7 +232,7 @@ def test_failure_lookup_names_preventing_skills_and_related_follows_edges(librar
         near = await call(s, "related", {"node": f"failure:{fp_id}"})
         assert near["neighbours"] == [
             {"node": "skill:2", "label": "retry-with-backoff", "relation": "prevented", "direction": "in",
-             "strength": pytest.approx(0.55), "provenance": "observed"}
+             "strength": pytest.approx(0.55), "provenance": "observed", "deprecated": False}
         ]
         out = await call(s, "related", {"node": "skill:retry-with-backoff", "direction": "out"})
         assert [n["node"] for n in out["neighbours"]] == [f"failure:{fp_id}"]
@@ -402,3 +402,22 @@ def test_a_bad_database_is_reported_before_serving(tmp_path: Path) -> None:
 def test_help_has_an_example(kaos) -> None:
     result = kaos("mcp", "serve", "--help")
     assert result.returncode == 0 and "Example: kaos mcp serve" in result.stdout
+
+
+def test_related_hides_deprecated_skills_unless_asked_and_marks_them(library_file: Path) -> None:
+    with Library(library_file, settings=Settings()) as lib:
+        from kaos_dream.graph.nodes import Node
+
+        memory = lib.memories.resolve_id("s3-throttle")
+        for name in ("csv-to-parquet", "retry-with-backoff"):
+            lib.graph.add_evidence(Node("memory", memory), "enabled", Node("skill", lib.skills.resolve_id(name)))
+        lib.skills.deprecate("retry-with-backoff", "superseded")
+
+    async def script(s: ClientSession) -> None:
+        hidden = await call(s, "related", {"node": "memory:s3-throttle"})
+        assert [(n["label"], n["deprecated"]) for n in hidden["neighbours"]] == [("csv-to-parquet", False)]
+        shown = await call(s, "related", {"node": "memory:s3-throttle", "include_deprecated": True})
+        assert [(n["label"], n["deprecated"]) for n in shown["neighbours"]] == [
+            ("csv-to-parquet", False), ("retry-with-backoff", True)]
+
+    drive(library_file, script)
