@@ -5,9 +5,9 @@ stored with it, so changing the rules makes new fingerprints instead of silently
 
 Rules (DESIGN.md §8): keep the first two non-empty lines, then replace, in this order, emails, URLs,
 hosts, IPs and ports, UUIDs/ULIDs, hashes/hex/opaque ids (and Kubernetes pod suffixes), dates and times,
-durations and sizes, file paths,
-numbers (also when glued to a unit: ``7kg``, ``1024px``, ``3rd``) and quoted values after ``=``. (Dates are matched just before hex runs, so a fractional
-second is never taken for a hash.) HTTP status codes, ``errno`` values and exit codes are kept:
+durations and sizes, file paths, numbers (also when glued to a unit, ``7kg`` and ``1024px``, and
+ordinals, ``3rd``) and quoted values after ``=``. (Dates are matched just before hex runs, so a
+fractional second is never taken for a hash.) HTTP status codes, ``errno`` values and exit codes are kept:
 they tell failures apart. A Python traceback is reduced to its exception line plus the function of
 its last frame (line numbers and file paths do not count).
 """
