@@ -205,3 +205,17 @@ def test_entry_point_group_is_loaded(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert result is not None and (result.diagnoser, result.category) == ("flux", "infra")
     assert "flux" in registry.names()
     sys.modules.pop("kaos_test_plugin", None)
+
+
+def test_nearest_labelled_takes_the_closest_example_ties_to_the_lowest_id() -> None:
+    from kaos_dream.failures.learned import SIMILARITY, jaccard, nearest_labelled, tokens
+
+    a = tokens("etl", "quota of the warehouse exceeded for tenant <n>")
+    b = tokens("etl", "quota of the warehouse exceeded for project <n>")
+    far = tokens("etl", "the ledger export stalled")
+    assert "tool:etl" in a and "<n>" not in a and tokens("etl", "x <n>") == tokens("etl", "x <path>")
+    assert jaccard(a, b) >= SIMILARITY > jaccard(a, far)
+    assert nearest_labelled(a, [(7, b), (3, b), (1, far)]) == (3, jaccard(a, b))
+    assert nearest_labelled(a, [(1, far)]) is None
+    assert nearest_labelled(a, [(2, a), (1, b)]) == (2, 1.0)
+    assert tokens("other", "quota of the warehouse exceeded for tenant <n>") != a  # the tool counts
