@@ -69,6 +69,16 @@ CASES = {
         "code",
     ),
     "code_exception": ("KeyError: 'tried_actions'", "MyKeyErrorHandler registered", "code"),
+    "datastore_capacity": (
+        "redis.exceptions.ResponseError: OOM command not allowed when used memory > 'maxmemory'.",
+        "the cache holds 2 GB of memory",
+        "infra",
+    ),
+    "port_in_use": (
+        "OSError: [Errno 98] Address already in use",
+        "the address is in use by the billing team",
+        "config",
+    ),
     "datastore_failover": (
         "kafka.errors.NotLeaderForPartitionError: [Error 6] NotLeaderForPartitionError",
         "the team leader approved the partition plan",
