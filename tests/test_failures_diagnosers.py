@@ -69,6 +69,11 @@ CASES = {
         "code",
     ),
     "code_exception": ("KeyError: 'tried_actions'", "MyKeyErrorHandler registered", "code"),
+    "llm_model": (
+        "openai.NotFoundError: Error code: 404 - {'error': {'code': 'model_not_found'}}",
+        "the model was found in the registry",
+        "config",
+    ),
     "datastore_capacity": (
         "redis.exceptions.ResponseError: OOM command not allowed when used memory > 'maxmemory'.",
         "the cache holds 2 GB of memory",
