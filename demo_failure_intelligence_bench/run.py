@@ -21,6 +21,7 @@ import argparse
 import hashlib
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -38,11 +39,26 @@ sys.path.insert(0, str(REPO))
 from kaos_dream import Library, ManualClock, Settings  # noqa: E402
 from kaos_dream.failures import Diagnosis, FailureInput, normalize, register_diagnoser, unregister_diagnoser  # noqa: E402
 from kaos_dream.failures.diagnosis import REGISTRY  # noqa: E402
+from kaos_dream.failures.fingerprint import fingerprint_hash  # noqa: E402
 
 DEFAULT_DATA = REPO.parent / "shared" / "bench-data"
 SCENARIO = Path("kaos") / "failure_intelligence_bench.json"
 T0 = 1_767_225_600.0
 TARGETS = {"accuracy": 0.90, "precision": 0.95, "recall": 0.90}
+# The sets written after the heuristics were frozen, oldest first. Each was blind when it was first
+# measured; once its misses were looked at to widen the rules, it is a tuning set (the commit that
+# widened the rules says what it measured before). The last one is the blind estimate; the goal
+# (issue 16) is >= 90 % on it with the LLM off.
+BLIND_SETS = (
+    ("corpus_blind.jsonl", "tuning", "82.1 % before issue 16's first widening"),
+    ("corpus_blind2.jsonl", "tuning", "78.1 % before the second widening (commit 6e46896)"),
+    ("corpus_blind3.jsonl", "tuning", "65.7 % before the third widening"),
+    ("corpus_blind4.jsonl", "tuning", "64.1 % before the fourth widening"),
+    ("corpus_blind5.jsonl", "blind", "written after the fourth widening; measured only"),
+)
+BLIND_GOAL = 0.90
+LABELLED_SHARE = 0.10
+LABEL_SEEDS = tuple(range(1, 11))
 
 
 class Checks:
@@ -351,9 +367,73 @@ def evaluate_corpus(rows: list[dict[str, Any]], workdir: Path, name: str) -> dic
             "fingerprints": len(set(fingerprints)),
         },
         "confusion": {f"{a}->{b}": n for (a, b), n in sorted(confusion.items())},
+        "unknown_share": round(sum(1 for p in predicted if p == "unknown") / len(rows), 4),
+        "wrong_category_share": round(sum(1 for r, p in zip(rows, predicted, strict=True)
+                                          if p not in ("unknown", r["category"])) / len(rows), 4),
         "misclassified": misses,
         "split_groups": split_pairs,
     }
+
+
+def fingerprint_of(row: dict[str, Any]) -> str:
+    return fingerprint_hash(row["tool"], normalize(row["message"]))
+
+
+def learned_effect(rows: list[dict[str, Any]], workdir: Path, name: str) -> dict[str, Any]:
+    """Category accuracy before and after a person labels a seeded 10 % of the fingerprints by hand.
+
+    Per seed: a fresh library; the first message of each chosen fingerprint is recorded and its
+    category set by hand (``lib.failures.diagnose``, the library call behind `kaos dream diagnose`);
+    then every other message is recorded in order, and the category the library gives it (heuristics,
+    then the nearest hand-labelled fingerprint, LLM off) is compared with the label. Accuracy is over
+    the messages of the fingerprints nobody labelled, beside the same messages with no labels at all."""
+    order: list[str] = []
+    for row in rows:
+        if (fp := fingerprint_of(row)) not in order:
+            order.append(fp)
+    baseline = _categories_after_labels(rows, set(), workdir / f"{name}-nolabels.db")
+    per_seed = []
+    for seed in LABEL_SEEDS:
+        chosen = set(random.Random(f"labels/{seed}").sample(order, max(1, round(len(order) * LABELLED_SHARE))))
+        got = _categories_after_labels(rows, chosen, workdir / f"{name}-labels-{seed}.db")
+        rest = [i for i, row in enumerate(rows) if fingerprint_of(row) not in chosen]
+        learned = [i for i in rest if got[i][1]]
+        per_seed.append({
+            "seed": seed, "labelled_fingerprints": len(chosen), "messages": len(rest),
+            "accuracy_before": sum(baseline[i][0] == rows[i]["category"] for i in rest) / len(rest),
+            "accuracy_after": sum(got[i][0] == rows[i]["category"] for i in rest) / len(rest),
+            "learned_labels": len(learned),
+            "learned_correct": sum(got[i][0] == rows[i]["category"] for i in learned),
+        })
+    return {
+        "labelled_share": LABELLED_SHARE, "seeds": list(LABEL_SEEDS), "fingerprints": len(order),
+        "accuracy_before_median": statistics.median(r["accuracy_before"] for r in per_seed),
+        "accuracy_after_median": statistics.median(r["accuracy_after"] for r in per_seed),
+        "accuracy_after_min": min(r["accuracy_after"] for r in per_seed),
+        "accuracy_after_max": max(r["accuracy_after"] for r in per_seed),
+        "learned_labels_total": sum(r["learned_labels"] for r in per_seed),
+        "learned_correct_total": sum(r["learned_correct"] for r in per_seed),
+        "per_seed": per_seed,
+    }
+
+
+def _categories_after_labels(rows: list[dict[str, Any]], chosen: set[str], db: Path) -> list[tuple[str, bool]]:
+    """(category, learned from a label?) the library gives each message after the ``chosen``
+    fingerprints were labelled by hand with their true category."""
+    clock = ManualClock(T0)
+    with Library(db, clock=clock, settings=Settings(llm=False)) as lib:
+        for fp in sorted(chosen, key=lambda f: next(i for i, r in enumerate(rows) if fingerprint_of(r) == f)):
+            row = next(r for r in rows if fingerprint_of(r) == fp)
+            clock.advance(1)
+            rec = lib.failures.record(row["tool"], row["message"])
+            lib.failures.diagnose(rec.fingerprint_id, category=row["category"], by="bench")
+        out = []
+        for row in rows:
+            clock.advance(1)
+            rec = lib.failures.record(row["tool"], row["message"])
+            fp = lib.failures.get(rec.fingerprint_id)
+            out.append((fp["category"], fp["learned_from"] is not None))
+    return out
 
 
 def latency(rows: list[dict[str, Any]], workdir: Path, repeats: int) -> dict[str, Any]:
@@ -388,7 +468,7 @@ def latency(rows: list[dict[str, Any]], workdir: Path, repeats: int) -> dict[str
 def write_markdown(path: Path, results: dict[str, Any]) -> None:
     s = results["scenario"]
     c = results["corpus"]
-    b = results.get("blind")
+    g = results["blind_goal"]
     lines = [
         "# Failure-intelligence benchmark",
         "",
@@ -400,19 +480,30 @@ def write_markdown(path: Path, results: dict[str, Any]) -> None:
         f"**{c['accuracy']['all']:.1%}** (dev {c['accuracy'].get('dev', 0):.1%}, holdout "
         f"{c['accuracy'].get('holdout', 0):.1%}); grouping precision **{c['grouping']['precision']:.3f}**, "
         f"recall **{c['grouping']['recall']:.3f}** (targets 90 % / 0.95 / 0.90)",
+        f"* Goal on the newest blind set (`{g['file']}`, LLM off): category accuracy **{g['accuracy']:.1%}** "
+        f"(goal {g['required']:.0%}: {'met' if g['met'] else 'MISSED'}), {g['unknown_share']:.1%} of its messages "
+        f"`unknown`; after a person labels 10 % of its fingerprints: {g['accuracy_after_labelling_10pct']:.1%} "
+        "(median over seeds, on the messages nobody labelled)",
+        "* Note: the dev/holdout split of `corpus.jsonl` is not blind — the heuristics were improved with every "
+        "corpus message in view. Each `corpus_blind*.jsonl` was written after the rules were frozen and measured "
+        "before anyone looked at its misses; a set whose misses were then used to widen the rules is marked "
+        "*tuning* below (its first-sight accuracy is in the note).",
+        "",
+        "## Sets written after the rules were frozen",
+        "",
+        "| set | status | messages | accuracy | unknown | wrong category | grouping precision / recall "
+        "| accuracy before → after labelling 10 % (median, min–max after) | learned labels right | note |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    lines.append(
-        "* Note: the dev/holdout split of `corpus.jsonl` is not blind — the corpus was written first, but the "
-        "heuristics were then improved with every corpus message in view. `corpus_blind.jsonl` was written after "
-        "the heuristics were committed and is only measured; its misses are all `unknown` (no wrong category)."
-        if b and all(m["got"] == "unknown" for m in b["misclassified"])
-        else "* Note: the dev/holdout split of `corpus.jsonl` is not blind; `corpus_blind.jsonl` is."
-    )
-    if b:
+    for b in results["blind_sets"]:
+        le = b["learned"]
         lines.append(
-            f"* Blind set (written after the heuristics were frozen, not gated): {b['messages']} messages, "
-            f"accuracy {b['accuracy']['all']:.1%}, precision {b['grouping']['precision']:.3f}, "
-            f"recall {b['grouping']['recall']:.3f}"
+            f"| `{b['file']}` | {b['status']} | {b['messages']} | {b['accuracy']['all']:.1%} "
+            f"| {b['unknown_share']:.1%} "
+            f"| {b['wrong_category_share']:.1%} | {b['grouping']['precision']:.3f} / {b['grouping']['recall']:.3f} "
+            f"| {le['accuracy_before_median']:.1%} → {le['accuracy_after_median']:.1%} "
+            f"({le['accuracy_after_min']:.1%}–{le['accuracy_after_max']:.1%}) "
+            f"| {le['learned_correct_total']} / {le['learned_labels_total']} | {b['note']} |"
         )
     lines += [
         "",
@@ -427,8 +518,8 @@ def write_markdown(path: Path, results: dict[str, Any]) -> None:
     lines += [f"* #{m['id']} {m['group']}: expected {m['expected']}, got {m['got']}" for m in c["misclassified"]] or [
         "none"
     ]
-    if b:
-        lines += ["", "## Blind-set misclassifications", ""]
+    for b in results["blind_sets"]:
+        lines += ["", f"## `{b['file']}` misclassifications", ""]
         lines += [
             f"* #{m['id']} {m['group']}: expected {m['expected']}, got {m['got']}" for m in b["misclassified"]
         ] or ["none"]
@@ -461,9 +552,12 @@ def main(argv: list[str] | None = None) -> int:
         extra_validations(work, extra_checks)
         corpus = load_corpus(HERE / "corpus.jsonl")
         results["corpus"] = evaluate_corpus(corpus, work, "corpus")
-        blind_path = HERE / "corpus_blind.jsonl"
-        if blind_path.exists():
-            results["blind"] = evaluate_corpus(load_corpus(blind_path), work, "blind")
+        results["blind_sets"] = []
+        for file, status, note in BLIND_SETS:
+            rows = load_corpus(HERE / file)
+            block = evaluate_corpus(rows, work, file.split(".")[0])
+            block.update(file=file, status=status, note=note, learned=learned_effect(rows, work, file.split(".")[0]))
+            results["blind_sets"].append(block)
         results["latency"] = latency(corpus, work, repeats)
     results["scenario"] = {
         "available": available,
@@ -473,6 +567,10 @@ def main(argv: list[str] | None = None) -> int:
     }
     results["extra"] = {"passed": extra_checks.passed, "total": len(extra_checks.items), "checks": extra_checks.items}
     c = results["corpus"]
+    newest = results["blind_sets"][-1]
+    results["blind_goal"] = {"file": newest["file"], "accuracy": newest["accuracy"]["all"], "required": BLIND_GOAL,
+                             "unknown_share": newest["unknown_share"], "met": newest["accuracy"]["all"] >= BLIND_GOAL,
+                             "accuracy_after_labelling_10pct": newest["learned"]["accuracy_after_median"]}
     problems = [f"validation failed: {i['phase']}: {i['check']}" for i in scenario_checks.failures()]
     problems += [f"validation failed: extra: {i['check']}" for i in extra_checks.failures()]
     if c["accuracy"]["all"] < TARGETS["accuracy"]:
@@ -481,6 +579,9 @@ def main(argv: list[str] | None = None) -> int:
         problems.append(f"grouping precision {c['grouping']['precision']:.3f} < 0.95")
     if c["grouping"]["recall"] < TARGETS["recall"]:
         problems.append(f"grouping recall {c['grouping']['recall']:.3f} < 0.90")
+    if not results["blind_goal"]["met"]:
+        problems.append(f"blind set {newest['file']}: category accuracy {newest['accuracy']['all']:.1%} < "
+                        f"{BLIND_GOAL:.0%} with the LLM off ({newest['unknown_share']:.1%} unknown)")
     results["targets"] = TARGETS
     results["problems"] = problems
     results["passed"] = not problems
@@ -492,11 +593,10 @@ def main(argv: list[str] | None = None) -> int:
         f"extra {extra_checks.passed}/{len(extra_checks.items)}"
     )
     print(f"corpus: accuracy {c['accuracy']} precision {c['grouping']['precision']} recall {c['grouping']['recall']}")
-    if "blind" in results:
-        b = results["blind"]
-        print(
-            f"blind:  accuracy {b['accuracy']} precision {b['grouping']['precision']} recall {b['grouping']['recall']}"
-        )
+    for b in results["blind_sets"]:
+        print(f"{b['file']} ({b['status']}): accuracy {b['accuracy']['all']} unknown {b['unknown_share']} precision "
+              f"{b['grouping']['precision']} recall {b['grouping']['recall']}; after labelling 10 %: "
+              f"{b['learned']['accuracy_before_median']:.3f} -> {b['learned']['accuracy_after_median']:.3f}")
     for key, v in results["latency"].items():
         print(f"{key}: median {v['median']} µs (min {v['min']}, max {v['max']}, {v['repeats']} repeats)")
     for problem in problems:

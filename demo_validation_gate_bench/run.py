@@ -8,8 +8,12 @@
    fake server, and the same plan with no API key (validators "off").
 
 Exit status 1 when a goal is missed: a mechanical error above 1e-9 or an edge formed at the wrong
-count, gate-on edge precision below gate-off + 0.3 at 30 % corruption (median over seeds), streams
-that differ between the gate-on and gate-off runs, or LLM validators not "off" without a key.
+count; at 30 % corruption, the LLM-off gate's share of a perfect detector's gain below 0.6
+(median gain on−off / median gain oracle−off over seeds) or more than 5 % of the honest episodes
+rejected; streams that differ between the gate-on and gate-off runs, or LLM validators not "off"
+without a key. The old +0.3 edge-precision goal is reported, not gated (a perfect detector gains
+less than that on this workload). The median share over ``sweep.py``'s workloads is read from
+``sweep.json`` when it exists and counts toward the budget too (``sweep.py`` computes it).
 
     python demo_validation_gate_bench/run.py [--quick]
 """
@@ -33,8 +37,10 @@ from llm_wiring import run_llm_wiring  # noqa: E402
 from mechanical import run_mechanical  # noqa: E402
 from utility import run_stream  # noqa: E402
 
-GOAL_MARGIN = 0.3
+GOAL_MARGIN = 0.3  # issue 6's goal, reported only
 GOAL_RATE = 0.3
+GOAL_SHARE = 0.6  # share of a perfect detector's gain the LLM-off gate must reach
+MAX_FALSE_POSITIVE = 0.05  # share of honest episodes the gate may reject
 METRICS = ("edge_precision", "related_p_at_3", "expand_precision", "edges")
 
 
@@ -49,6 +55,26 @@ def gain(a: dict[str, Any], b: dict[str, Any]) -> float | None:
     if a["edge_precision"] is None or b["edge_precision"] is None:
         return None
     return a["edge_precision"] - b["edge_precision"]
+
+
+def share_of_oracle(on_gain: float | None, oracle_gain: float | None) -> float | None:
+    """The budget's measure: how much of a perfect detector's gain (over gate off) the gate reaches."""
+    if on_gain is None or not oracle_gain:
+        return None
+    return on_gain / oracle_gain
+
+
+def honest_rejected(runs: list[dict[str, Any]], side: str = "on") -> float | None:
+    """Share of the honest episodes, pooled over seeds, that the gate rejected (its false positives)."""
+    total = sum(r[side]["episodes"]["honest"] for r in runs)
+    return sum(r[side]["rejected"]["honest"] for r in runs) / total if total else None
+
+
+def sweep_budget(path: Path) -> dict[str, Any] | None:
+    """The sweep's budget block (median share over its workloads), when sweep.py has been run."""
+    if not path.exists():
+        return None
+    return json.loads(path.read_text()).get("budget")
 
 
 def utility(seeds: list[int], rates: list[float], episodes: int, dream_every: int, offtopic: str,
@@ -78,6 +104,10 @@ def utility(seeds: list[int], rates: list[float], episodes: int, dream_every: in
             for k in kinds
         }
         summary["same_stream"] = all(r["same_stream"] for r in runs)
+        summary["honest_rejected_share"] = honest_rejected(runs)
+        if "oracle" in sides:
+            summary["share_of_oracle_gain"] = share_of_oracle(summary["edge_precision_gain"]["median"],
+                                                              summary["oracle_edge_precision_gain"]["median"])
         out[f"{rate:.2f}"] = {"summary": summary, "runs": runs}
     return out
 
@@ -99,6 +129,22 @@ def render(results: dict[str, Any]) -> str:
         f"({results['elapsed_s']:.1f} s). Goals: "
         f"{'all met' if not results['missed'] else 'MISSED: ' + '; '.join(results['missed'])}.",
         "",
+    ]
+    a = results["acceptance"]
+    lines += [
+        "## Budget (issue 16): share of a perfect detector's gain",
+        "",
+        f"At {GOAL_RATE:.0%} search-driven corruption the LLM-off gate (outcome, grounding, co-use) gains "
+        f"{fmt(a['gain_median'])} edge precision over gate off (median over seeds); a perfect detector of the "
+        f"corrupted episodes gains {fmt(a['oracle_gain_median'])}: **share {fmt(a['share_of_oracle_gain'])}** "
+        f"(budget >= {a['required_share']}), with **{fmt(a['honest_rejected_share'])}** of the honest episodes "
+        f"rejected (at most {a['max_honest_rejected_share']}). Median share over `sweep.py`'s workloads: "
+        f"{fmt(a['sweep_median_share'])}, largest honest-rejection share there "
+        f"{fmt(a['sweep_max_honest_rejected_share'])} (`sweep.md`; '-' = sweep not run). Issue 6's old goal, "
+        f"gain >= {a['old_goal_gain']}, is reported only: {'met' if a['old_goal_met'] else 'not met'}.",
+        "",
+    ]
+    lines += [
         "## 1. Mechanical (3 queries x 5 cycles, the seed's Table 1 setting)",
         "",
         f"{m['episodes']} episodes ({m['gate_decisions']['learned']} validated, {m['gate_decisions']['rejected']} "
@@ -139,7 +185,7 @@ def render(results: dict[str, Any]) -> str:
                   "median (min–max) over seeds; gate on = the real validation gate (LLM validators off), "
                   "gate off = an always-pass gate.", "",
                   "| corruption | edge precision on | off | gain | related P@3 on | off | expand precision on | off "
-                  "| edges on | off | rejected by gate (hallucinated / failed / silent) |",
+                  "| edges on | off | rejected by gate (honest / hallucinated / failed / silent) |",
                   "|---|---|---|---|---|---|---|---|---|---|---|"]
         for rate, block in results[key].items():
             s = block["summary"]
@@ -150,7 +196,8 @@ def render(results: dict[str, Any]) -> str:
                 f"{med(s['off']['related_p_at_3'])} | {med(s['on']['expand_precision'])} | "
                 f"{med(s['off']['expand_precision'])} | {fmt(s['on']['edges']['median'], 0)} | "
                 f"{fmt(s['off']['edges']['median'], 0)} | "
-                f"{fmt(rej['hallucinated'], 2)} / {fmt(rej['failed'], 2)} / {fmt(rej['silent'], 2)} |"
+                f"{fmt(rej['honest'], 3)} / {fmt(rej['hallucinated'], 2)} / {fmt(rej['failed'], 2)} / "
+                f"{fmt(rej['silent'], 2)} |"
             )
         lines.append("")
         for rate, block in results[key].items():
@@ -160,7 +207,8 @@ def render(results: dict[str, Any]) -> str:
                           f"episodes beside the gate (`oracle`, not a product feature): edge precision "
                           f"{med(s['oracle']['edge_precision'])}, gain over gate off "
                           f"{med(s['oracle_edge_precision_gain'])}; expand precision "
-                          f"{med(s['oracle']['expand_precision'])}.", ""]
+                          f"{med(s['oracle']['expand_precision'])}; the gate reaches "
+                          f"{fmt(s.get('share_of_oracle_gain'))} of the detector's gain.", ""]
     w = results["llm_wiring"]
     lines += [
         "## 3. LLM wiring (fake server; demonstrates wiring, not model quality)",
@@ -183,7 +231,7 @@ def render(results: dict[str, Any]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
-                        help="CI: 5 seeds, 160 episodes, 30 %% only, no oracle or sensitivity arm; same goals")
+                        help="CI: 5 seeds, 160 episodes, 30 %% only, no sensitivity arm; same goals")
     args = parser.parse_args()
     os.environ.pop("ANTHROPIC_API_KEY", None)  # the measured runs are the default, heuristic-only setting
     started = time.perf_counter()
@@ -194,12 +242,14 @@ def main() -> int:
     print("mechanical ...", flush=True)
     mech = run_mechanical()
     print("utility (search-driven corruption) ...", flush=True)
-    util = utility(seeds, rates, episodes, dream_every, "search", oracle_at=None if args.quick else GOAL_RATE)
+    util = utility(seeds, rates, episodes, dream_every, "search", oracle_at=GOAL_RATE)
     results: dict[str, Any] = {
         "quick": args.quick,
         "protocol": {"seeds": seeds, "rates": rates, "episodes": episodes, "dream_every": dream_every,
-                     "goal": f"gate-on edge precision >= gate-off + {GOAL_MARGIN} at {GOAL_RATE:.0%} corruption "
-                             "(median over seeds, search-driven corruption)"},
+                     "goal": f"at {GOAL_RATE:.0%} corruption (search-driven), the LLM-off gate reaches >= "
+                             f"{GOAL_SHARE} of a perfect detector's edge-precision gain over gate off (median gain "
+                             f"over seeds / median oracle gain) and rejects <= {MAX_FALSE_POSITIVE:.0%} of honest "
+                             "episodes; the same median share over sweep.py's workloads (sweep.json)"},
         "mechanical": mech,
         "utility": util,
     }
@@ -216,18 +266,33 @@ def main() -> int:
         missed.append("an emergent edge formed at a count other than 3")
     goal = util[f"{GOAL_RATE:.2f}"]["summary"]
     goal_gain = goal["edge_precision_gain"]["median"]
+    share = goal.get("share_of_oracle_gain")
+    false_positive = goal["honest_rejected_share"]
+    sweep = None if args.quick else sweep_budget(HERE / "sweep.json")
     results["acceptance"] = {
         "edge_precision_on_median": goal["on"]["edge_precision"]["median"],
         "edge_precision_off_median": goal["off"]["edge_precision"]["median"],
         "gain_median": goal_gain, "gain_min": goal["edge_precision_gain"]["min"],
-        "gain_max": goal["edge_precision_gain"]["max"], "required_gain": GOAL_MARGIN, "met": goal_gain is not None
-        and goal_gain >= GOAL_MARGIN,
-        "oracle_edge_precision_median": goal["oracle"]["edge_precision"]["median"] if "oracle" in goal else None,
-        "oracle_gain_median": goal["oracle_edge_precision_gain"]["median"] if "oracle" in goal else None,
+        "gain_max": goal["edge_precision_gain"]["max"],
+        "oracle_edge_precision_median": goal["oracle"]["edge_precision"]["median"],
+        "oracle_gain_median": goal["oracle_edge_precision_gain"]["median"],
+        "share_of_oracle_gain": share, "required_share": GOAL_SHARE,
+        "honest_rejected_share": false_positive, "max_honest_rejected_share": MAX_FALSE_POSITIVE,
+        "sweep_median_share": None if sweep is None else sweep["median_share"],
+        "sweep_max_honest_rejected_share": None if sweep is None else sweep["max_honest_rejected_share"],
+        "sweep_met": None if sweep is None else sweep["met"],
+        "met": share is not None and share >= GOAL_SHARE and false_positive is not None
+        and false_positive <= MAX_FALSE_POSITIVE and (sweep is None or bool(sweep["met"])),
+        "old_goal_gain": GOAL_MARGIN, "old_goal_met": goal_gain is not None and goal_gain >= GOAL_MARGIN,
     }
-    if not results["acceptance"]["met"]:
-        missed.append(f"edge precision gain at {GOAL_RATE:.0%} corruption is {fmt(goal_gain)} "
-                      f"(goal >= {GOAL_MARGIN})")
+    if share is None or share < GOAL_SHARE:
+        missed.append(f"share of the oracle's gain at {GOAL_RATE:.0%} corruption is {fmt(share)} "
+                      f"(goal >= {GOAL_SHARE})")
+    if false_positive is None or false_positive > MAX_FALSE_POSITIVE:
+        missed.append(f"the gate rejected {fmt(false_positive)} of honest episodes (at most {MAX_FALSE_POSITIVE})")
+    if sweep is not None and not sweep["met"]:
+        missed.append(f"sweep.json: median share {fmt(sweep['median_share'])} over its workloads or a false-positive "
+                      f"share {fmt(sweep['max_honest_rejected_share'])} misses the budget")
     if not all(b["summary"]["same_stream"] for b in util.values()):
         missed.append("gate-on and gate-off runs saw different episode streams")
     if not results["llm_wiring"]["off_without_key"]:

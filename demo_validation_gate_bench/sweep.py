@@ -1,6 +1,11 @@
-"""Sensitivity sweep (a measurement study, not a goal check): how the gate's edge-precision gain at 30 %
-corruption depends on how many unrelated skills a corrupted episode co-uses and on whether the
-undetectable ``silent`` kind is in the mix.
+"""Sensitivity sweep: how the gate's edge-precision gain at 30 % corruption depends on how many
+unrelated skills a corrupted episode co-uses and on whether the ``silent`` kind (invisible to outcome
+and grounding; the co-use validator is the LLM-free signal aimed at it) is in the mix.
+
+The budget (issue 16): in the median over these workloads, the LLM-off gate reaches >= 0.6 of a
+perfect detector's gain over gate off (per workload: median gain on−off / median gain oracle−off),
+and in every workload it rejects <= 5 % of the honest episodes. The sweep writes that check into
+``sweep.json`` (``budget``; run.py reads it) and exits 1 when it is missed.
 
 For ``unrelated`` in 1, 2, 3, mix (uniform 1-3 per corrupted episode) and kinds = all three or
 hallucinated + failed only, it runs gate on / off / oracle over run.py's full-mode seeds, episodes
@@ -31,7 +36,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from run import fmt, gain, spread  # noqa: E402
+from run import GOAL_SHARE, MAX_FALSE_POSITIVE, fmt, gain, honest_rejected, share_of_oracle, spread  # noqa: E402
 from utility import run_stream  # noqa: E402
 from workload import KINDS  # noqa: E402
 
@@ -62,6 +67,8 @@ def sweep_one(unrelated: int | str, kinds: tuple[str, ...], seeds: list[int]) ->
     summary["gain"] = spread([r["gain"] for r in runs])
     summary["oracle_gain"] = spread([r["oracle_gain"] for r in runs])
     summary["same_stream"] = all(r["same_stream"] for r in runs)
+    summary["share_of_oracle_gain"] = share_of_oracle(summary["gain"]["median"], summary["oracle_gain"]["median"])
+    summary["honest_rejected_share"] = honest_rejected(runs)
     totals = {k: sum(r["on"]["episodes"][k] for r in runs) for k in ("honest", *KINDS)}
     summary["episodes"] = totals
     summary["gate_rejected_share"] = {
@@ -98,6 +105,19 @@ def grounding_breakdown(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def budget(blocks: list[dict[str, Any]]) -> dict[str, Any]:
+    """Median share of the oracle's gain over the workloads, and the worst honest-rejection share."""
+    shares = [b["summary"]["share_of_oracle_gain"] for b in blocks]
+    fps = [b["summary"]["honest_rejected_share"] for b in blocks]
+    median_share = statistics.median([x for x in shares if x is not None]) if any(x is not None for x in shares) \
+        else None
+    worst = max((x for x in fps if x is not None), default=None)
+    return {"median_share": median_share, "shares": shares, "max_honest_rejected_share": worst,
+            "required_share": GOAL_SHARE, "max_allowed_honest_rejected_share": MAX_FALSE_POSITIVE,
+            "met": median_share is not None and median_share >= GOAL_SHARE and worst is not None
+            and worst <= MAX_FALSE_POSITIVE}
+
+
 def check_against_results(block: dict[str, Any]) -> bool | None:
     """The default setting must reproduce run.py's committed 30 % runs seed for seed."""
     path = HERE / "results.json"
@@ -116,9 +136,9 @@ def med(s: dict[str, Any]) -> str:
 
 
 def table(blocks: list[dict[str, Any]]) -> str:
-    lines = ["| kinds | unrelated | edge prec on | off | oracle | gain on−off | gain oracle−off | expand on | off "
-             "| oracle | rejected h / f / s | halluc. grounding < 0.7 |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| kinds | unrelated | edge prec on | off | oracle | gain on−off | gain oracle−off | share | expand on "
+             "| off | oracle | rejected honest / h / f / s | halluc. grounding < 0.7 |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for b in blocks:
         s = b["summary"]
         rej = s["gate_rejected_share"]
@@ -126,8 +146,9 @@ def table(blocks: list[dict[str, Any]]) -> str:
         lines.append(
             f"| {kinds} | {b['unrelated']} | {med(s['on']['edge_precision'])} | {med(s['off']['edge_precision'])} | "
             f"{med(s['oracle']['edge_precision'])} | {med(s['gain'])} | {med(s['oracle_gain'])} | "
+            f"{fmt(s['share_of_oracle_gain'], 2)} | "
             f"{fmt(s['on']['expand_precision']['median'])} | {fmt(s['off']['expand_precision']['median'])} | "
-            f"{fmt(s['oracle']['expand_precision']['median'])} | "
+            f"{fmt(s['oracle']['expand_precision']['median'])} | {fmt(rej['honest'], 3)} / "
             f"{fmt(rej['hallucinated'], 2)} / {fmt(rej['failed'], 2)} / {fmt(rej['silent'], 2)} | "
             f"{fmt(s['hallucinated_grounding']['below_threshold_share'], 2)} |")
     return "\n".join(lines)
@@ -170,8 +191,13 @@ def main() -> int:
             blocks.append(block)
     out = {"protocol": {"rate": RATE, "seeds": args.seeds, "episodes": EPISODES, "dream_every": DREAM_EVERY,
                         "sides": SIDES, "grounding_threshold": THRESHOLD},
-           "blocks": blocks, "elapsed_s": time.perf_counter() - started}
+           "blocks": blocks, "budget": budget(blocks), "elapsed_s": time.perf_counter() - started}
     write_study(out, args.out, markdown)
+    if not out["budget"]["met"]:
+        print(f"budget missed: median share {fmt(out['budget']['median_share'])} (>= {GOAL_SHARE}), largest "
+              f"honest-rejection share {fmt(out['budget']['max_honest_rejected_share'])} (<= {MAX_FALSE_POSITIVE})",
+              file=sys.stderr)
+        return 1
     return 0
 
 
@@ -179,7 +205,7 @@ def markdown(out: dict[str, Any]) -> str:
     blocks = out["blocks"]
     proto = out["protocol"]
     lines = [
-        "# Validation gate: sensitivity of the +0.3 goal to how corruption is modelled",
+        "# Validation gate: how the gain depends on how corruption is modelled",
         "",
         f"Written by `sweep.py` from measurement ({out['elapsed_s']:.0f} s). Corruption rate {proto['rate']:.0%}, "
         f"seeds {proto['seeds']}, {proto['episodes']} episodes, dream every {proto['dream_every']}; median "
@@ -188,6 +214,11 @@ def markdown(out: dict[str, Any]) -> str:
         "off; oracle = a perfect detector of corrupted episodes beside it (not a product feature).",
         "",
         table(blocks),
+        "",
+        f"Budget: median share of the oracle's gain over these {len(blocks)} workloads "
+        f"**{fmt(out['budget']['median_share'])}** (>= {out['budget']['required_share']}); largest share of honest "
+        f"episodes the gate rejected **{fmt(out['budget']['max_honest_rejected_share'])}** (<= "
+        f"{out['budget']['max_allowed_honest_rejected_share']}): {'met' if out['budget']['met'] else 'MISSED'}.",
         "",
         "Grounding scores of the hallucinated episodes (live citations / all citations; threshold "
         f"{proto['grounding_threshold']}):",

@@ -154,24 +154,27 @@ def alerts_check(lib: Library, *, include_acked: bool = True) -> dict[str, Any]:
 
 # -- graph ------------------------------------------------------------------------------------------
 def related(
-    lib: Library, node: str, *, relation: str | None = None, direction: str = "both", limit: int = 10
+    lib: Library, node: str, *, relation: str | None = None, direction: str = "both", limit: int = 10,
+    include_deprecated: bool = False,
 ) -> dict[str, Any]:
-    """Live typed edges touching ``node`` (``skill:NAME``, ``memory:KEY``, ``failure:ID``), strongest first."""
+    """Live typed edges touching ``node`` (``skill:NAME``, ``memory:KEY``, ``failure:ID``), strongest first.
+    Deprecated skills are left out, as search leaves them out, unless ``include_deprecated`` (then marked)."""
     if direction not in DIRECTIONS:
         raise InvalidInputError("direction must be out, in or both")
     _check_limit(limit)
     target = resolve_node(lib.conn, node)
-    edges = lib.graph.neighbours(target, relation=relation, direction=direction)[:limit]
+    edges = lib.graph.neighbours(target, relation=relation, direction=direction)
     others = [e.dst if e.src == target else e.src for e in edges]
     names = labels(lib.conn, set(others) | {target})
+    kept = [(e, o) for e, o in zip(edges, others, strict=True) if include_deprecated or not names[o].deprecated]
     return {
         "node": str(target),
         "label": names[target].label,
         "neighbours": [
             {"node": str(other), "label": names[other].label, "relation": e.relation,
              "direction": "both" if e.relation == "co_occurs_with" else ("out" if e.src == target else "in"),
-             "strength": e.strength, "provenance": e.provenance}
-            for e, other in zip(edges, others, strict=True)
+             "strength": e.strength, "provenance": e.provenance, "deprecated": names[other].deprecated}
+            for e, other in kept[:limit]
         ],
     }
 

@@ -240,9 +240,14 @@ def build_server(lib: Library) -> KaosMCPServer:
         ] = None,
         direction: Annotated[Literal["out", "in", "both"], Field(description="Edge direction from the node.")] = "both",
         limit: Limit = 10,
+        include_deprecated: Annotated[
+            bool, Field(description="Also list deprecated skills (each neighbour says deprecated true/false).")
+        ] = False,
     ) -> dict[str, Any]:
-        """Graph neighbours of a skill, memory or failure, strongest edge first. Read-only."""
-        return gate.call(tools.related, node, relation=relation, direction=direction, limit=limit)
+        """Graph neighbours of a skill, memory or failure, strongest edge first; deprecated skills only
+        when include_deprecated. Read-only."""
+        return gate.call(tools.related, node, relation=relation, direction=direction, limit=limit,
+                         include_deprecated=include_deprecated)
 
     def skill_get(skill: SkillRef) -> dict[str, Any]:
         """A skill's description, template and template parameters. Read-only."""

@@ -44,8 +44,9 @@ class Settings:
     policy_min_approval: float = 0.9
     policy_min_support: int = 3
     # Validation gate thresholds (Kairos appendix): KAOS_GROUNDING_THRESHOLD, KAOS_LOGICAL_THRESHOLD,
-    # KAOS_ALIGNMENT_THRESHOLD.
+    # KAOS_ALIGNMENT_THRESHOLD; KAOS_CO_USE_THRESHOLD for the co-use validator (validation/co_use.py).
     grounding_threshold: float = 0.7
+    co_use_threshold: float = 0.15
     logical_threshold: float = 0.7
     alignment_threshold: float = 0.5
     # Failure intelligence (DESIGN.md §8).
@@ -190,7 +191,8 @@ class Settings:
             raise InvalidInputError("KAOS_GRAPH_LEARNING_RATE must be in (0, 1]")
         if not 0.0 <= self.graph_neglect_rate < 1.0:
             raise InvalidInputError("KAOS_GRAPH_NEGLECT_RATE must be in [0, 1)")
-        for name in ("grounding_threshold", "logical_threshold", "alignment_threshold", "policy_min_approval",
+        for name in ("grounding_threshold", "co_use_threshold", "logical_threshold", "alignment_threshold",
+                     "policy_min_approval",
                      "graph_evidence_initial", "graph_prune_epsilon", "graph_prune_weak"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise InvalidInputError(f"KAOS_{name.upper()} must be between 0 and 1")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from .dream.state import completed_since_marker, current_cycle, lease_holder
+from .dream.state import ANY_PASS, APPLIED_PASS, completed_since_marker, current_cycle, lease_holder
 
 
 def library_status(conn: sqlite3.Connection, dream_threshold: int | None = None) -> dict[str, Any]:
@@ -20,7 +20,8 @@ def library_status(conn: sqlite3.Connection, dream_threshold: int | None = None)
         table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
         for table in ("skill_uses", "skill_hits", "memory_hits", "coactivations")
     }
-    since, _marker = completed_since_marker(conn)
+    since, _marker = completed_since_marker(conn, ANY_PASS)
+    since_apply, _applied = completed_since_marker(conn, APPLIED_PASS)
     lease = lease_holder(conn)
     last = conn.execute(
         "SELECT id, mode, status, finished_at FROM dream_runs ORDER BY id DESC LIMIT 1"
@@ -28,6 +29,7 @@ def library_status(conn: sqlite3.Connection, dream_threshold: int | None = None)
     dream = {
         "cycle": current_cycle(conn),
         "completed_since_last_dream": since,
+        "completed_since_last_apply": since_apply,
         "threshold": dream_threshold,
         "due": None if dream_threshold is None else since >= dream_threshold,
         "running": None if lease is None else lease.__dict__.copy(),

@@ -53,6 +53,22 @@ def test_episode_flow_and_learning_through_the_cli(db: Path) -> None:
     assert file_digest(db) == before  # search, show, list and related never write
 
 
+def test_related_hides_deprecated_skills_unless_asked_and_marks_them(db: Path) -> None:
+    run_kaos("agent", "start", "--id", "run-1", db=db)
+    run_kaos("search", "classify text topic", "--agent", "run-1", "--record-hits", "--json", db=db)
+    run_kaos("record-outcome", "twin-a", "--success", "--agent", "run-1", db=db)
+    run_kaos("record-outcome", "twin-b", "--success", "--agent", "run-1", db=db)
+    assert run_kaos("agent", "complete", "run-1", db=db).returncode == 0
+    assert run_kaos("skill", "deprecate", "twin-b", db=db).returncode == 0
+    hidden = json.loads(run_kaos("dream", "related", "skill", "twin-a", "--json", db=db).stdout)
+    assert [n["name"] for n in hidden["neighbours"]] == ["note"]
+    shown = json.loads(run_kaos("dream", "related", "skill", "twin-a", "--include-deprecated", "--json",
+                                db=db).stdout)
+    assert [(n["name"], n["deprecated"]) for n in shown["neighbours"]] == [("twin-b", True), ("note", False)]
+    table = run_kaos("dream", "related", "skill", "twin-a", "--include-deprecated", db=db, env={"COLUMNS": "200"})
+    assert "twin-b (deprecated)" in table.stdout
+
+
 def test_plasticity_off_in_any_case_means_bm25(db: Path) -> None:
     for _ in range(3):
         run_kaos("record-outcome", "twin-a", "--failure", "--task", "classify text topic", db=db)

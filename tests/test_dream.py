@@ -319,3 +319,68 @@ def test_run_and_consolidate_reject_a_bad_wait(lib: Library, wait: float) -> Non
     with pytest.raises(InvalidInputError, match="wait"):
         lib.dream.consolidate(wait=wait)
     assert lib.dream.runs() == []
+
+
+def test_apply_if_due_fires_while_automatic_dry_runs_run_and_its_window_covers_them(
+        db_path: Path, clock: ManualClock) -> None:
+    """Automatic dry runs move only the "any pass" mark: a cron `--apply --if-due` still fires every
+    threshold episodes, and its digest's window starts at the last *applied* pass."""
+    lib = Library(db_path, clock=clock, settings=Settings(dream_threshold=3, dream_auto_budget_ms=1e9))
+    try:
+        for batch in range(2):
+            complete_agents(lib, 3, start=3 * batch)
+            clock.advance(10)
+            hooks.run_after_episode(lib, episode(f"a{3 * batch + 2}"))
+        assert [r["mode"] for r in lib.dream.runs()] == ["dry-run", "dry-run"]
+        assert lib.dream.run(if_due=True).status == "not-due"  # a dry run counts from the last pass of any kind
+        clock.advance(10)
+        applied = lib.dream.run(apply=True, if_due=True)
+        assert applied.status == "completed" and applied.mode == "apply"
+        assert lib.dream.due()["completed_since_last_apply"] == 0
+        assert applied.summary["phases"]["replay"]["episodes"] == {"completed": 6}
+        assert "episodes ended in the window: 6 completed" in (applied.digest or "")
+        assert lib.dream.run(apply=True, if_due=True).status == "not-due"
+        complete_agents(lib, 3, start=6)
+        clock.advance(10)
+        hooks.run_after_episode(lib, episode("a8"))
+        assert lib.dream.runs()[0]["mode"] == "dry-run"
+        again = lib.dream.run(apply=True, if_due=True)
+        assert again.status == "completed"
+        assert again.summary["phases"]["replay"]["episodes"] == {"completed": 3}
+    finally:
+        lib.close()
+
+
+def test_a_file_without_the_applied_mark_counts_from_its_last_applied_pass(
+        db_path: Path, clock: ManualClock) -> None:
+    """Files written before the applied mark existed: `--apply --if-due` counts from the last applied
+    pass found in the run history, not from the beginning."""
+    lib = Library(db_path, clock=clock, settings=Settings(dream_threshold=3, dream_auto=False))
+    try:
+        complete_agents(lib, 3)
+        clock.advance(10)
+        assert lib.dream.run(apply=True).status == "completed"
+        with transaction(lib.conn):
+            lib.conn.execute("DELETE FROM dream_state WHERE key = 'applied_marker'")
+        assert lib.dream.due()["completed_since_last_apply"] == 0
+        complete_agents(lib, 2, start=3)
+        assert lib.dream.due()["completed_since_last_apply"] == 2
+        assert lib.dream.run(apply=True, if_due=True).status == "not-due"
+    finally:
+        lib.close()
+
+
+def test_a_pass_never_proposes_both_merging_and_pruning_one_skill(lib: Library) -> None:
+    """A failing near-duplicate qualifies for both; the pass proposes the prune only, and a merge left
+    pending by an earlier pass is superseded once its skill qualifies for pruning."""
+    lib.skills.add("sync-postgres-nightly", "sync the postgres tables every night")
+    lib.skills.add("sync-postgres-nightly-copy", "sync the postgres tables every night")
+    lib.dream.run()
+    assert [(p["kind"], p["targets"]) for p in lib.dream.proposals()] == [("merge", "skill:1,skill:2")]
+    add_uses(lib, 2, [0, 0, 0, 0, 1, 0])  # 1/6: the copy qualifies for pruning now
+    out = lib.dream.run()
+    pro = out.summary["phases"]["proposals"]
+    assert pro["prune"]["qualifying"] == 1 and pro["merge"]["qualifying"] == 0
+    assert lib.dream.merges() == []
+    pending = [(p["kind"], p["targets"]) for p in lib.dream.proposals()]
+    assert pending == [("prune", "skill:2")]

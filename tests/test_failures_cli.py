@@ -164,3 +164,38 @@ def test_user_text_is_rendered_literally(kaos, db_path: Path) -> None:
     kaos("failure", "record", "--tool", "[bold]t[/bold]", "[red]boom[/red] zz", db=db_path)
     out = kaos("dream", "failures", db=db_path).stdout
     assert "[bold]t[/bold]" in out.replace("\n", "").replace("│", "").replace(" ", "") or "[bold]" in out
+
+
+SUSPENDED = "merchant account ACME-1 suspended by the risk review team for store 7781"
+
+
+def test_a_category_set_by_hand_is_learned_by_a_close_new_fingerprint(kaos, db_path: Path) -> None:
+    first = json.loads(kaos("--json", "failure", "record", "--tool", "payments", SUSPENDED, db=db_path).stdout)
+    assert first["category"] == "unknown" and first["learned_from"] is None
+    r = kaos("dream", "diagnose", str(first["fingerprint_id"]), "--category", "config", "--root-cause",
+             "the merchant account is suspended", "--action", "ask the risk team to lift it", "--by", "ana", db=db_path)
+    assert r.returncode == 0, r.stderr
+    near = "merchant account ACME-2 suspended by the risk review team for store 9902 (region eu)"
+    second = json.loads(kaos("--json", "failure", "record", "--tool", "payments", near, db=db_path).stdout)
+    assert second["new"] and second["fingerprint_id"] != first["fingerprint_id"]
+    assert (second["category"], second["learned_from"]) == ("config", first["fingerprint_id"])
+    assert second["root_cause"] == "the merchant account is suspended"
+    assert second["diagnoser"] == f"learned-from:#{first['fingerprint_id']}"
+    before = file_digest(db_path)
+    looked = json.loads(kaos("--json", "failure", "lookup", "--tool", "payments", near, db=db_path).stdout)
+    assert looked["learned_from"] == first["fingerprint_id"] and looked["category"] == "config"
+    shown = json.loads(kaos("--json", "dream", "diagnose", str(second["fingerprint_id"]), db=db_path).stdout)
+    assert shown["learned_from"] == first["fingerprint_id"]
+    table = kaos("dream", "diagnose", str(second["fingerprint_id"]), db=db_path, env={"COLUMNS": "200"})
+    assert "learned from" in table.stdout and f"#{first['fingerprint_id']} (labelled by a person)" in table.stdout
+    assert f"#{first['fingerprint_id']} (labelled by a person)" in kaos(
+        "failure", "lookup", "--tool", "payments", near, db=db_path, env={"COLUMNS": "200"}).stdout
+    assert file_digest(db_path) == before  # showing the learned label reads only
+    # A distant message stays unknown, and a learned label never teaches another one.
+    far = json.loads(kaos("--json", "failure", "record", "--tool", "payments", "ledger export stalled",
+                          db=db_path).stdout)
+    assert far["category"] == "unknown" and far["learned_from"] is None
+    with Library(db_path, settings=Settings()) as lib:
+        examples = lib.conn.execute(
+            "SELECT count(*) FROM failure_fingerprints WHERE diagnostic_method = 'manual'").fetchone()[0]
+    assert examples == 1

@@ -69,7 +69,92 @@ CASES = {
         "code",
     ),
     "code_exception": ("KeyError: 'tried_actions'", "MyKeyErrorHandler registered", "code"),
+    "llm_model": (
+        "openai.NotFoundError: Error code: 404 - {'error': {'code': 'model_not_found'}}",
+        "the model was found in the registry",
+        "config",
+    ),
+    "datastore_capacity": (
+        "redis.exceptions.ResponseError: OOM command not allowed when used memory > 'maxmemory'.",
+        "the cache holds 2 GB of memory",
+        "infra",
+    ),
+    "port_in_use": (
+        "OSError: [Errno 98] Address already in use",
+        "the address is in use by the billing team",
+        "config",
+    ),
+    "datastore_failover": (
+        "kafka.errors.NotLeaderForPartitionError: [Error 6] NotLeaderForPartitionError",
+        "the team leader approved the partition plan",
+        "transient",
+    ),
+    "container_config": (
+        'Failed to pull image "registry.acme.io/api:v9": ErrImagePull',
+        "pulled the image in 3 s",
+        "config",
+    ),
+    "build_error": (
+        "src/app.ts(12,5): error TS2322: Type 'string' is not assignable to type 'number'.",
+        "the build was compiled into a report",
+        "code",
+    ),
+    "http_client_error": (
+        "HTTP 422 Unprocessable Entity: field 'email' is invalid",
+        "processed 422 rows",
+        "code",
+    ),
 }
+
+# The families widened for issue 16: one message each, with the category a person would give it.
+WIDENED = [
+    ("OOM command not allowed when used memory > 'maxmemory'.", "infra"),
+    ("LOADING Redis is loading the dataset in memory", "transient"),
+    ("FATAL:  the database system is starting up", "transient"),
+    ("pymongo.errors.NotPrimaryError: not master and secondaryOk=false", "transient"),
+    ("etcdserver: leader changed", "transient"),
+    ("grpc._channel._InactiveRpcError: status = StatusCode.UNAVAILABLE details = \"Socket closed\"", "transient"),
+    ("rpc error: code = InvalidArgument desc = page_size must be positive", "code"),
+    ("rpc error: code = PermissionDenied desc = caller lacks iam.serviceAccounts.actAs", "config"),
+    ("botocore.exceptions.NoCredentialsError: Unable to locate credentials", "config"),
+    ("An error occurred (ExpiredTokenException) when calling the AssumeRole operation", "config"),
+    ("google.auth.exceptions.DefaultCredentialsError: Could not automatically determine credentials.", "config"),
+    ("An error occurred (ResourceNotFoundException) when calling the GetItem operation: Requested resource not found",
+     "code"),
+    ("The node was low on resource: memory. Container api was using 1933Mi, which exceeds its request of 512Mi.",
+     "infra"),
+    ("0/6 nodes are available: 6 Insufficient cpu.", "infra"),
+    ('Error: secret "db-credentials" not found', "config"),
+    ("javax.net.ssl.SSLHandshakeException: PKIX path building failed", "config"),
+    ("Error: unable to verify the first certificate", "config"),
+    ("smtplib.SMTPAuthenticationError: (535, b'5.7.8 Username and Password not accepted')", "config"),
+    ("slack_sdk.errors.SlackApiError: The request to the Slack API failed. The server responded with: "
+     "{'ok': False, 'error': 'invalid_auth'}", "config"),
+    ("HTTP 400 Bad Request: missing required field 'name'", "code"),
+    ("415 Unsupported Media Type", "code"),
+    ("error[E0382]: borrow of moved value: `cfg`", "code"),
+    ("jinja2.exceptions.UndefinedError: 'user' is undefined", "code"),
+    ("bash: AWS_REGION: unbound variable", "config"),
+]
+
+
+@pytest.mark.parametrize(("message", "category"), WIDENED)
+def test_widened_families_get_the_category_a_person_would_give(message: str, category: str) -> None:
+    from kaos_dream.failures.diagnosis import REGISTRY
+
+    found = REGISTRY.diagnose(inp(message))
+    assert found is not None and found.category == category, (message, found)
+
+
+@pytest.mark.parametrize("message", [
+    "pod/worker-7d9f8b6c5-x2k4p: back-off 5m0s restarting failed container=worker (CrashLoopBackOff)",
+    "Job has reached the specified backoff limit",
+    "job 4812 cancelled by user",
+])
+def test_ambiguous_orchestrator_states_stay_unknown(message: str) -> None:
+    from kaos_dream.failures.diagnosis import REGISTRY
+
+    assert REGISTRY.diagnose(inp(message)) is None
 
 
 def inp(message: str, tool: str = "tool") -> FailureInput:
@@ -205,3 +290,17 @@ def test_entry_point_group_is_loaded(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert result is not None and (result.diagnoser, result.category) == ("flux", "infra")
     assert "flux" in registry.names()
     sys.modules.pop("kaos_test_plugin", None)
+
+
+def test_nearest_labelled_takes_the_closest_example_ties_to_the_lowest_id() -> None:
+    from kaos_dream.failures.learned import SIMILARITY, jaccard, nearest_labelled, tokens
+
+    a = tokens("etl", "quota of the warehouse exceeded for tenant <n>")
+    b = tokens("etl", "quota of the warehouse exceeded for project <n>")
+    far = tokens("etl", "the ledger export stalled")
+    assert "tool:etl" in a and "<n>" not in a and tokens("etl", "x <n>") == tokens("etl", "x <path>")
+    assert jaccard(a, b) >= SIMILARITY > jaccard(a, far)
+    assert nearest_labelled(a, [(7, b), (3, b), (1, far)]) == (3, jaccard(a, b))
+    assert nearest_labelled(a, [(1, far)]) is None
+    assert nearest_labelled(a, [(2, a), (1, b)]) == (2, 1.0)
+    assert tokens("other", "quota of the warehouse exceeded for tenant <n>") != a  # the tool counts

@@ -125,3 +125,18 @@ def test_any_text_normalises_deterministically(message: str, tool: str) -> None:
     assert normalize(message) == first
     assert fingerprint_hash(tool, first) == fingerprint_hash(tool, normalize(message))
     assert "\ue000" not in first.text  # protected tokens are always restored
+
+
+def test_numbers_glued_to_units_normalise_and_the_unit_still_counts() -> None:
+    """'7kg' and '9kg' are one failure (a value), but a different unit is a different message."""
+    kg7 = normalize("ValueError: could not convert '7kg' to float")
+    kg9 = normalize("ValueError: could not convert '9kg' to float")
+    assert kg7.text == kg9.text == "valueerror: could not convert '<n>kg' to float"
+    assert fingerprint_hash("parse", kg7) == fingerprint_hash("parse", kg9)
+    px = normalize("ValueError: could not convert '7px' to float")
+    assert fingerprint_hash("parse", px) != fingerprint_hash("parse", kg7)
+    assert normalize("weight 12.5kg exceeds 10kg limit").text == "weight <n>kg exceeds <n>kg limit"
+    assert normalize("retry 3rd attempt failed").text == normalize("retry 4th attempt failed").text
+    # Codes that are not values keep their digits.
+    assert normalize("HTTP 5xx from upstream").text == "http 5xx from upstream"
+    assert normalize("x86_64 wheel missing").text == "x86_64 wheel missing"

@@ -10,7 +10,7 @@ import pytest
 
 from kaos_dream import Library, ManualClock, Settings
 from kaos_dream.errors import ConflictError, InvalidInputError, NotFoundError
-from kaos_dream.failures import Diagnosis, FailureInput, register_diagnoser, unregister_diagnoser
+from kaos_dream.failures import ALGORITHM, Diagnosis, FailureInput, register_diagnoser, unregister_diagnoser
 
 from .conftest import T0
 
@@ -23,7 +23,7 @@ def test_record_creates_fingerprint_occurrence_and_diagnosis(lib: Library) -> No
     again = lib.failures.record("http_post", "HTTP 429 Too Many Requests: retry after 3s", agent="a2")
     assert not again.new and again.fingerprint_id == rec.fingerprint_id
     fp = lib.failures.get(rec.fingerprint_id)
-    assert fp["occurrences"] == 2 and fp["agents"] == 2 and fp["algorithm"] == 1
+    assert fp["occurrences"] == 2 and fp["agents"] == 2 and fp["algorithm"] == ALGORITHM
     assert lib.failures.get(rec.hash[:10])["id"] == rec.fingerprint_id
     assert lib.failures.ids_for_agent("a1") == (rec.fingerprint_id,)
     assert len(lib.failures.history(rec.fingerprint_id)) == 1

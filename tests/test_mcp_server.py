@@ -232,7 +232,7 @@ def test_failure_lookup_names_preventing_skills_and_related_follows_edges(librar
         near = await call(s, "related", {"node": f"failure:{fp_id}"})
         assert near["neighbours"] == [
             {"node": "skill:2", "label": "retry-with-backoff", "relation": "prevented", "direction": "in",
-             "strength": pytest.approx(0.55), "provenance": "observed"}
+             "strength": pytest.approx(0.55), "provenance": "observed", "deprecated": False}
         ]
         out = await call(s, "related", {"node": "skill:retry-with-backoff", "direction": "out"})
         assert [n["node"] for n in out["neighbours"]] == [f"failure:{fp_id}"]
@@ -412,5 +412,24 @@ def test_search_explores_with_a_seed(library_file: Path) -> None:
         first = await call(s, "search", args)
         assert first == await call(s, "search", args) and first["results"]
         assert "explore" in await call_error(s, "search", {"query": "csv", "seed": 5})
+
+    drive(library_file, script)
+
+
+def test_related_hides_deprecated_skills_unless_asked_and_marks_them(library_file: Path) -> None:
+    with Library(library_file, settings=Settings()) as lib:
+        from kaos_dream.graph.nodes import Node
+
+        memory = lib.memories.resolve_id("s3-throttle")
+        for name in ("csv-to-parquet", "retry-with-backoff"):
+            lib.graph.add_evidence(Node("memory", memory), "enabled", Node("skill", lib.skills.resolve_id(name)))
+        lib.skills.deprecate("retry-with-backoff", "superseded")
+
+    async def script(s: ClientSession) -> None:
+        hidden = await call(s, "related", {"node": "memory:s3-throttle"})
+        assert [(n["label"], n["deprecated"]) for n in hidden["neighbours"]] == [("csv-to-parquet", False)]
+        shown = await call(s, "related", {"node": "memory:s3-throttle", "include_deprecated": True})
+        assert [(n["label"], n["deprecated"]) for n in shown["neighbours"]] == [
+            ("csv-to-parquet", False), ("retry-with-backoff", True)]
 
     drive(library_file, script)

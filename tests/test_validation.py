@@ -229,3 +229,38 @@ def test_storing_a_report_again_replaces_the_old_one(world: Library) -> None:
     assert [r[0] for r in rows] == [0]
     report = stored_report(world.conn, ep.agent_id)
     assert report is not None and report["passed"] is False and "outcome" in report["reason"]
+
+
+def play_episode(lib: Library, agent: str, skills: tuple[str, ...]):
+    lib.episodes.start(agent)
+    for name in skills:
+        lib.record_outcome(name, True, agent=agent)
+    return lib.episodes.complete(agent, "done", [("skill", s) for s in skills])
+
+
+def test_co_use_rejects_a_skill_never_used_with_the_others_and_needs_history(mem_lib: Library) -> None:
+    for name in ("extract", "transform", "load", "send-newsletter"):
+        mem_lib.skills.add(name, f"{name} step")
+    trio = ("extract", "load", "transform")
+    for i in range(5):
+        assert play_episode(mem_lib, f"warm-{i}", trio).learned
+    v = next(x for x in stored_report(mem_lib.conn, "warm-0")["validators"] if x["validator"] == "co_use")
+    assert v["enabled"] is False and "fewer than 5 co-uses" in v["reason"]  # no history: off, not a rejection
+    odd = play_episode(mem_lib, "odd", ("extract", "send-newsletter", "transform"))
+    assert not odd.learned
+    v = next(x for x in stored_report(mem_lib.conn, "odd")["validators"] if x["validator"] == "co_use")
+    assert v["passed"] is False and v["score"] == 0.0 and "skill send-newsletter is rarely co-used" in v["reason"]
+    assert play_episode(mem_lib, "honest", trio).learned
+    two = play_episode(mem_lib, "two", ("extract", "send-newsletter"))
+    v = next(x for x in stored_report(mem_lib.conn, "two")["validators"] if x["validator"] == "co_use")
+    assert two.learned and v["enabled"] is False and v["reason"] == "fewer than three skills used"
+
+
+def test_co_use_threshold_is_a_setting(clock: ManualClock) -> None:
+    assert Settings.from_env({"KAOS_CO_USE_THRESHOLD": "0"}).co_use_threshold == 0.0
+    with Library(":memory:", clock=clock, settings=Settings(co_use_threshold=0.0)) as lib:
+        for name in ("a", "b", "c", "d"):
+            lib.skills.add(name, f"{name} step")
+        for i in range(5):
+            play_episode(lib, f"w{i}", ("a", "b", "c"))
+        assert play_episode(lib, "odd", ("a", "b", "d")).learned  # threshold 0: never rejects

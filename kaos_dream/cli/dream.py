@@ -33,6 +33,8 @@ def status(ctx: typer.Context, db: DbOption = None, json_out: JsonOption = False
     output.fields("dream", [
         ("cycle", d["cycle"]),
         ("completed since last dream", f"{d['completed_since_last_dream']} (automatic pass every {d['threshold']})"),
+        ("completed since last applied dream", f"{d['completed_since_last_apply']} (`dream run --apply --if-due` "
+                                               f"fires at {d['threshold']})"),
         ("running now", None if d["running"] is None else d["running"].get("holder")),
         ("last run", None if d["last_run"] is None else f"#{d['last_run']['id']} {d['last_run']['mode']} "
                                                           f"{d['last_run']['status']}"),

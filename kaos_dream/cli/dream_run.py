@@ -103,7 +103,8 @@ def run(
     quiet: QuietOption = False,
     wait: WaitOption = 0.0,
     if_due: Annotated[bool, typer.Option("--if-due", help="Run only if KAOS_DREAM_THRESHOLD episodes completed "
-                                         "since the last pass (for cron).")] = False,
+                                         "since the last pass (with --apply: since the last applied pass; "
+                                         "for cron).")] = False,
     trigger: Annotated[str, typer.Option("--trigger", hidden=True)] = "manual",
     db: DbOption = None,
     json_out: JsonOption = False,

@@ -46,6 +46,7 @@ def diagnosis_pairs(data: dict[str, Any]) -> list[tuple[str, Any]]:
         ("suggested action", data["suggested_action"]),
         ("confidence", data["confidence"]),
         ("method", data["diagnostic_method"]),
+        *([("learned from", f"#{data['learned_from']} (labelled by a person)")] if data.get("learned_from") else []),
     ]
 
 

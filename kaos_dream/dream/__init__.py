@@ -32,7 +32,7 @@ from .phases import (
     unregister_phase,
 )
 from .runner import Progress, RunOutcome, run_dream
-from .state import completed_since_marker, current_cycle, lease_holder
+from .state import ANY_PASS, APPLIED_PASS, completed_since_marker, current_cycle, lease_holder
 
 if TYPE_CHECKING:
     from ..library import Library
@@ -66,9 +66,14 @@ class Dream:
         return current_cycle(self._lib.conn)
 
     def due(self) -> dict[str, Any]:
-        n, marker = completed_since_marker(self._lib.conn)
-        return {"completed_since_last": n, "threshold": self._lib.settings.dream_threshold,
-                "due": n >= self._lib.settings.dream_threshold, "marker": marker}
+        """Both marks: the automatic dry run counts from the last pass of any kind, ``--apply --if-due``
+        from the last applied pass."""
+        threshold = self._lib.settings.dream_threshold
+        n, marker = completed_since_marker(self._lib.conn, ANY_PASS)
+        n_applied, applied_marker = completed_since_marker(self._lib.conn, APPLIED_PASS)
+        return {"completed_since_last": n, "threshold": threshold, "due": n >= threshold, "marker": marker,
+                "completed_since_last_apply": n_applied, "apply_due": n_applied >= threshold,
+                "applied_marker": applied_marker}
 
     def lease(self) -> dict[str, Any] | None:
         held = lease_holder(self._lib.conn)

@@ -91,13 +91,22 @@ def merge_candidates(conn: sqlite3.Connection, threshold: float) -> list[Candida
     return out
 
 
+def without_pruned(merges: list[Candidate], prunes: list[Candidate]) -> list[Candidate]:
+    """The merges that touch no skill proposed for pruning: one pass never proposes both for a skill
+    (accepting the merge after the prune was applied would fail). The prune wins: it rests on the
+    skill's own outcomes, the merge only on its wording."""
+    pruned = {c.targets for c in prunes}
+    return [m for m in merges if not pruned.intersection(m.targets.split(","))]
+
+
 def find_candidates(ctx: DreamContext) -> dict[str, list[Candidate]]:
     """Read-only (runs outside the write transaction)."""
     s = ctx.lib.settings
+    prune = prune_candidates(ctx.conn, s.dream_prune_min_uses, s.dream_prune_max_success)
     return {
         "promote": promote_candidates(ctx.conn, s.dream_promote_hits),
-        "prune": prune_candidates(ctx.conn, s.dream_prune_min_uses, s.dream_prune_max_success),
-        "merge": merge_candidates(ctx.conn, s.dream_merge_jaccard),
+        "prune": prune,
+        "merge": without_pruned(merge_candidates(ctx.conn, s.dream_merge_jaccard), prune),
     }
 
 

@@ -70,12 +70,26 @@ def _acquire(lib: Library, holder: str, wait: float) -> state.LeaseInfo | None:
         time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
 
 
-def _not_due(lib: Library) -> RunOutcome | None:
-    due, _ = state.completed_since_marker(lib.conn)
+def _not_due(lib: Library, mode: str) -> RunOutcome | None:
+    """An applying pass is due after N episodes since the last *applied* pass (the automatic dry runs
+    in between do not count); a dry run after N since the last pass of any kind."""
+    due, _ = state.completed_since_marker(lib.conn, state.mark_for(mode))
     if due >= lib.settings.dream_threshold:
         return None
-    return RunOutcome("not-due", message=f"{due} completed episodes since the last dream; "
+    last = "applied dream" if mode == "apply" else "dream"
+    return RunOutcome("not-due", message=f"{due} completed episodes since the last {last}; "
                       f"a pass is due at {lib.settings.dream_threshold} (KAOS_DREAM_THRESHOLD)")
+
+
+def default_since(conn: sqlite3.Connection, mode: str) -> float:
+    """Where a pass's window starts: an applying pass acts on everything since the last *applied*
+    pass (the dry runs in between changed nothing), so its window — and its digest — starts there;
+    a dry run reports what happened since the last pass of any kind."""
+    only_applied = " AND mode = 'apply'" if mode == "apply" else ""
+    last = conn.execute(
+        "SELECT max(started_at) FROM dream_runs WHERE status = 'completed' AND kind = 'run'" + only_applied
+    ).fetchone()[0]
+    return float(last) if last is not None else 0.0
 
 
 def _start_or_resume(lib: Library, holder: str, kind: str, mode: str, trigger: str,
@@ -94,11 +108,8 @@ def _start_or_resume(lib: Library, holder: str, kind: str, mode: str, trigger: s
                 (now, row["id"]),
             )
         if since is None:
-            last = conn.execute(
-                "SELECT max(started_at) FROM dream_runs WHERE status = 'completed' AND kind = 'run'"
-            ).fetchone()[0]
-            since = float(last) if last is not None else 0.0
-        state.advance_marker(conn)
+            since = default_since(conn, mode)
+        state.advance_marker(conn, state.MARKS if mode == "apply" else (state.ANY_PASS,))
         cur = conn.execute(
             "INSERT INTO dream_runs (kind, mode, trigger, status, holder, since, cycle, started_at) "
             "VALUES (?, ?, ?, 'running', ?, ?, ?, ?)",
@@ -127,7 +138,7 @@ def run_dream(
         raise InvalidInputError(f"unknown trigger {trigger!r}")
     check_since(since)
     check_wait(wait)
-    if if_due and (not_due := _not_due(lib)) is not None:
+    if if_due and (not_due := _not_due(lib, mode)) is not None:
         return not_due
     holder = state.new_holder()
     blocker = _acquire(lib, holder, wait)
@@ -136,7 +147,7 @@ def run_dream(
                           run_id=blocker.run_id,
                           message=f"another dream run holds the lease: {blocker.holder}"
                                   + (f" (run {blocker.run_id})" if blocker.run_id else ""))
-    if if_due and (not_due := _not_due(lib)) is not None:  # re-check under the lease: a pass may just have run
+    if if_due and (not_due := _not_due(lib, mode)) is not None:  # re-check under the lease: a pass may just have run
         with transaction(lib.conn):
             state.release(lib.conn, holder)
         return not_due

@@ -2,8 +2,11 @@
 
 * ``cycle`` — dream cycles applied so far. LTD measures dormancy in cycles: episode-end code stamps an
   edge it activates with ``last_activated_cycle = current_cycle(conn)``.
-* ``episodes_marker`` — end time of the last completed episode a dream pass accounted for; the
-  automatic trigger and ``--if-due`` count completed episodes after it (not ``count % N``).
+* two episode marks, each the end time of the last completed episode a pass accounted for:
+  ``episodes_marker`` after a pass of any kind (the automatic dry-run trigger and a dry ``--if-due``
+  count from it) and ``applied_marker`` after an applied pass (``--apply --if-due`` counts from it).
+  One mark would let the automatic dry runs reset the count a cron ``--apply --if-due`` reads, so it
+  would never fire. Both count completed episodes after the mark, not ``count % N``.
 * the lease — one row (holder, run, expiry). A run renews it at every phase; a crashed holder's lease
   expires, and on the same host a holder whose process is gone is taken over at once.
 """
@@ -43,22 +46,47 @@ def current_cycle(conn: sqlite3.Connection) -> int:
     return int(get_state(conn, "cycle"))
 
 
-def completed_since_marker(conn: sqlite3.Connection) -> tuple[int, float]:
-    """(completed episodes that ended after the marker, the marker). Indexed: agents (state, ended_at).
+ANY_PASS = "episodes_marker"
+APPLIED_PASS = "applied_marker"
+MARKS = (ANY_PASS, APPLIED_PASS)
+
+
+# A file written before the applied mark existed: the last completed episode that ended before the
+# last applied pass started (what that pass accounted for), so an upgrade neither loses nor invents work.
+_APPLIED_BEFORE_MARK = (
+    "(SELECT max(a.ended_at) FROM agents a WHERE a.state = 'completed' AND a.ended_at <= "
+    "(SELECT max(r.started_at) FROM dream_runs r WHERE r.status = 'completed' AND r.kind = 'run' "
+    "AND r.mode = 'apply'))"
+)
+
+
+def mark_for(mode: str) -> str:
+    """The mark a pass of ``mode`` counts due episodes from: an applied pass from the last applied one."""
+    return APPLIED_PASS if mode == "apply" else ANY_PASS
+
+
+def completed_since_marker(conn: sqlite3.Connection, mark: str = ANY_PASS) -> tuple[int, float]:
+    """(completed episodes that ended after ``mark``, the mark). Indexed: agents (state, ended_at).
     One statement: every completing agent asks (the automatic trigger)."""
+    if mark not in MARKS:
+        raise ValueError(f"unknown dream mark {mark!r}")
     n, marker = conn.execute(
-        "WITH m (v) AS (SELECT coalesce((SELECT value FROM dream_state WHERE key = 'episodes_marker'), 0.0)) "
-        "SELECT (SELECT count(*) FROM agents WHERE state = 'completed' AND ended_at > m.v), m.v FROM m"
+        "WITH m (v) AS (SELECT coalesce((SELECT value FROM dream_state WHERE key = ?), "
+        + (_APPLIED_BEFORE_MARK if mark == APPLIED_PASS else "NULL") + ", 0.0)) "
+        "SELECT (SELECT count(*) FROM agents WHERE state = 'completed' AND ended_at > m.v), m.v FROM m",
+        (mark,),
     ).fetchone()
     return int(n), float(marker)
 
 
-def advance_marker(conn: sqlite3.Connection) -> float:
-    """Move the marker to the latest completed episode's end (inside the caller's transaction)."""
-    latest = conn.execute("SELECT max(ended_at) FROM agents WHERE state = 'completed'").fetchone()[0]
-    marker = max(get_state(conn, "episodes_marker"), float(latest or 0.0))
-    set_state(conn, "episodes_marker", marker)
-    return marker
+def advance_marker(conn: sqlite3.Connection, marks: tuple[str, ...] = (ANY_PASS,)) -> float:
+    """Move ``marks`` to the latest completed episode's end (inside the caller's transaction)."""
+    latest = float(conn.execute("SELECT max(ended_at) FROM agents WHERE state = 'completed'").fetchone()[0] or 0.0)
+    for mark in marks:
+        if mark not in MARKS:
+            raise ValueError(f"unknown dream mark {mark!r}")
+        set_state(conn, mark, max(get_state(conn, mark), latest))
+    return latest
 
 
 def holder_alive(holder: str) -> bool:

@@ -5,9 +5,9 @@ stored with it, so changing the rules makes new fingerprints instead of silently
 
 Rules (DESIGN.md §8): keep the first two non-empty lines, then replace, in this order, emails, URLs,
 hosts, IPs and ports, UUIDs/ULIDs, hashes/hex/opaque ids (and Kubernetes pod suffixes), dates and times,
-durations and sizes, file paths,
-numbers and quoted values after ``=``. (Dates are matched just before hex runs, so a fractional
-second is never taken for a hash.) HTTP status codes, ``errno`` values and exit codes are kept:
+durations and sizes, file paths, numbers (also when glued to a unit, ``7kg`` and ``1024px``, and
+ordinals, ``3rd``) and quoted values after ``=``. (Dates are matched just before hex runs, so a
+fractional second is never taken for a hash.) HTTP status codes, ``errno`` values and exit codes are kept:
 they tell failures apart. A Python traceback is reduced to its exception line plus the function of
 its last frame (line numbers and file paths do not count).
 """
@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-ALGORITHM = 1
+ALGORITHM = 2  # 2: numbers glued to a unit ("7kg", "1024px") or ordinals ("3rd") normalise like other numbers
 
 _TRACEBACK = re.compile(r"^\s*Traceback \(most recent call last\):\s*$", re.MULTILINE)
 _FRAME = re.compile(r'^\s*File "[^"]*", line \d+, in (?P<func>[^\s]+)', re.MULTILINE)
@@ -86,6 +86,14 @@ _KEEP = re.compile(
     r"|Temporary|Permanent|Proxy|Unsupported|Misdirected|Locked|Upgrade)\b)",
     re.IGNORECASE,
 )
+# A number glued to a unit or ordinal suffix is a value like any other ('7kg' and '9kg' are one failure);
+# the unit stays, so "7kg" and "7px" still differ. Sizes and durations were replaced before this.
+_UNIT_NUMBER = re.compile(
+    r"(?<![\w.<])[-+]?\d+(?:[.,]\d+)*(?=(?:kg|mg|g|lbs?|oz|km|cm|mm|mi|ft|px|pt|em|rem|vh|vw|dpi|k|x|hz|khz|mhz"
+    r"|ghz|rpm|pcs|items?|rows?|cols?|chars?|tokens?|req|rps|qps|cpus?|cores?)\b)",
+    re.IGNORECASE,
+)
+_ORDINAL = re.compile(r"(?<![\w.<])\d+(?:st|nd|rd|th)\b", re.IGNORECASE)
 _NUMBER = re.compile(r"(?<![\w<])[-+]?\d+(?:[.,]\d+)*(?![\w>])")
 _ASSIGNED = re.compile(r"""=\s*(?:'[^']*'|"[^"]*")""")
 _SPACES = re.compile(r"\s+")
@@ -160,6 +168,8 @@ def scrub(text: str) -> str:
     text = _WIN_PATH.sub("<path>", text)
     text = _POSIX_PATH.sub("<path>", text)
     text = _REL_PATH.sub("<path>", text)
+    text = _UNIT_NUMBER.sub("<n>", text)
+    text = _ORDINAL.sub("<nth>", text)
     text = _NUMBER.sub("<n>", text)
     text = _ASSIGNED.sub("=<v>", text)
     text = re.sub("\ue000(.)\ue000", lambda m: kept[ord(m.group(1)) - 0xE100], text)

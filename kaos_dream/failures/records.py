@@ -20,6 +20,7 @@ from . import alerts, fixes
 from . import heuristics as _heuristics  # noqa: F401  (registers the built-in diagnosers)
 from .diagnosis import CATEGORIES, REGISTRY, Diagnosis, FailureInput
 from .fingerprint import bounded_sample, fingerprint_hash, message_hash
+from .learned import learned_diagnosis, learned_from
 from .llm_diagnoser import llm_diagnose
 from .normalize import ALGORITHM, normalize
 
@@ -69,6 +70,7 @@ class Recorded:
             "new": self.new,
             "occurrence_id": self.occurrence_id,
             **self.diagnosis.to_dict(),
+            "learned_from": learned_from(self.diagnosis.diagnoser),
             "alert_id": self.alert_id,
             "llm_note": self.llm_note,
         }
@@ -92,6 +94,7 @@ def clean_message(message: str) -> str:
 def fingerprint_dict(row: sqlite3.Row) -> dict[str, Any]:
     data = dict(row)
     data["short_hash"] = row["hash"][:12]
+    data["learned_from"] = learned_from(row["diagnoser"])
     return data
 
 
@@ -132,7 +135,11 @@ class Failures:
             row = conn.execute("SELECT id FROM failure_fingerprints WHERE hash = ?", (digest,)).fetchone()
             new = row is None
             if new:
-                diagnosis = REGISTRY.diagnose(FailureInput(tool, key_text, sample, norm.exception_type)) or FALLBACK
+                diagnosis = (
+                    REGISTRY.diagnose(FailureInput(tool, key_text, sample, norm.exception_type))
+                    or learned_diagnosis(conn, tool, normalized)
+                    or FALLBACK
+                )
                 fp_id = int(
                     conn.execute(
                         "INSERT INTO failure_fingerprints (hash, algorithm, tool, exception_type, normalized, key_text,"
@@ -232,14 +239,17 @@ class Failures:
 
     def recategorize(self, *, use_llm: bool = True) -> int:
         """Re-diagnose every ``unknown`` fingerprint that was not set by hand (after a new diagnoser
-        was registered, or a key configured). Returns how many now have a known category."""
+        was registered, a fingerprint labelled by hand, or a key configured): heuristics, then the
+        nearest labelled example, then the LLM. Returns how many now have a known category."""
         rows = self.conn.execute(
-            "SELECT id, hash, tool, exception_type, key_text, example FROM failure_fingerprints"
+            "SELECT id, hash, tool, exception_type, normalized, key_text, example FROM failure_fingerprints"
             " WHERE category = 'unknown' AND diagnostic_method <> 'manual' ORDER BY id"
         ).fetchall()
         changed = 0
         for row in rows:
             found = REGISTRY.diagnose(FailureInput(row["tool"], row["key_text"], row["example"], row["exception_type"]))
+            if found is None:
+                found = learned_diagnosis(self.conn, row["tool"], row["normalized"])
             if found is None and use_llm and self.llm.enabled:
                 found, _ = llm_diagnose(self.llm, self.conn, row["hash"], row["tool"], row["key_text"], self.lib.now())
             if found is None or found.category == "unknown":
@@ -338,6 +348,8 @@ class Failures:
             "suggested_action": fp["suggested_action"],
             "confidence": fp["confidence"],
             "diagnostic_method": fp["diagnostic_method"],
+            "diagnoser": fp["diagnoser"],
+            "learned_from": fp["learned_from"],
             "fix": fp["fix"],
             "preventing_skills": self.preventing_skills(fp["id"]),
         }

@@ -1,7 +1,8 @@
 """Neighbours of a skill or memory in the association graph (``kaos dream related``). Read-only.
 
 A neighbour is anything joined to the node by a live edge (any relation, either direction) or by a
-co-activation count. Strongest edge first, then most co-activations, then (kind, id).
+co-activation count. Strongest edge first, then most co-activations, then (kind, id). Deprecated
+skills are left out, as search leaves them out; ``include_deprecated`` brings them back, marked.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ class Neighbour:
     direction: str | None  # "out" (node -> neighbour), "in", or "both" for co_occurs_with
     strength: float | None
     coactivations: float
+    deprecated: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -36,11 +38,14 @@ class Neighbour:
             "direction": self.direction,
             "strength": self.strength,
             "coactivations": self.coactivations,
+            "deprecated": self.deprecated,
         }
 
 
-def related(lib: Library, kind: str, ref: int | str, limit: int = 10) -> tuple[int, list[Neighbour]]:
-    """The node's id and its neighbours, strongest first."""
+def related(
+    lib: Library, kind: str, ref: int | str, limit: int = 10, *, include_deprecated: bool = False
+) -> tuple[int, list[Neighbour]]:
+    """The node's id and its neighbours, strongest first (deprecated skills only when asked)."""
     if kind not in NODE_KINDS:
         raise InvalidInputError(f"unknown kind {kind!r}: use skill or memory")
     if limit < 0:
@@ -70,20 +75,27 @@ def related(lib: Library, kind: str, ref: int | str, limit: int = 10) -> tuple[i
         entry["count"] += float(row[2])
     ordered = sorted(
         found.items(), key=lambda kv: (-(kv[1]["strength"] or 0.0), -kv[1]["count"], kv[0][0], kv[0][1])
-    )[:limit]
+    )
     names = _names(lib, [k for k, _ in ordered])
-    return node_id, [
-        Neighbour(k[0], k[1], names.get(k), v["relation"], v["direction"], v["strength"], v["count"])
-        for k, v in ordered
-    ]
+    out = []
+    for k, v in ordered:
+        name, deprecated = names.get(k, (None, False))
+        if deprecated and not include_deprecated:
+            continue
+        if len(out) == limit:
+            break
+        out.append(Neighbour(k[0], k[1], name, v["relation"], v["direction"], v["strength"], v["count"], deprecated))
+    return node_id, out
 
 
-def _names(lib: Library, nodes: list[tuple[str, int]]) -> dict[tuple[str, int], str]:
-    out: dict[tuple[str, int], str] = {}
-    for kind, table, column in (("skill", "skills", "name"), ("memory", "memories", "key")):
+def _names(lib: Library, nodes: list[tuple[str, int]]) -> dict[tuple[str, int], tuple[str, bool]]:
+    """(name, deprecated) of each skill and memory among ``nodes`` (failures have no name)."""
+    out: dict[tuple[str, int], tuple[str, bool]] = {}
+    queries = (("skill", "SELECT id, name, deprecated FROM skills"), ("memory", "SELECT id, key, 0 FROM memories"))
+    for kind, sql in queries:
         ids = [i for k, i in nodes if k == kind]
-        if ids:
-            marks = ",".join("?" * len(ids))
-            for row in lib.conn.execute(f"SELECT id, {column} FROM {table} WHERE id IN ({marks})", ids):
-                out[(kind, row[0])] = row[1]
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            for row in lib.conn.execute(f"{sql} WHERE id IN ({','.join('?' * len(chunk))})", chunk):
+                out[(kind, row[0])] = (row[1], bool(row[2]))
     return out

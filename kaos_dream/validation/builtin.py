@@ -1,9 +1,11 @@
-"""The validators that need no LLM: outcome, grounding, and the heuristic novelty report."""
+"""The validators that need no LLM: outcome, grounding, co-use, and the heuristic novelty report."""
 
 from __future__ import annotations
 
 from ..search.query import content_tokens
 from .base import QUALITY, REPORT, ValidationContext, Verdict, register_validator
+from .co_use import DEFAULT_THRESHOLD as CO_USE_THRESHOLD
+from .co_use import co_use
 
 
 def outcome(ctx: ValidationContext, threshold: float | None) -> Verdict:
@@ -73,4 +75,6 @@ def register_builtin() -> None:
     register_validator("outcome", outcome, kind=QUALITY, threshold=None, order=0)
     register_validator("grounding", grounding, kind=QUALITY, threshold=0.7,
                        threshold_setting="grounding_threshold", order=10)
+    register_validator("co_use", co_use, kind=QUALITY, threshold=CO_USE_THRESHOLD,
+                       threshold_setting="co_use_threshold", order=15)
     register_validator("novelty", novelty, kind=REPORT, threshold=None, order=90)
