@@ -71,8 +71,7 @@ def progress_bar(enabled: bool) -> Iterator[Progress | None]:
 
 def print_markdown(text: str) -> None:
     """The digest as it is stored: plain markdown, never re-wrapped or styled (it is meant to be pasted)."""
-    sys.stdout.write("\n" + text)
-    sys.stdout.flush()
+    output.plain("\n" + text)
 
 
 def render_outcome(outcome: RunOutcome, as_json: bool, quiet: bool) -> None:

@@ -86,9 +86,7 @@ def record(
     if result.llm_note and result.diagnosis.category == "unknown":
         output.message(f"LLM diagnosis not used: {result.llm_note}", "dim")
     if result.alert_id is not None:
-        output.err_console.print(
-            output.cell(f"systemic alert {result.alert_id} raised for this failure"), style="bold red"
-        )
+        output.warn(f"systemic alert {result.alert_id} raised for this failure", "bold red")
 
 
 @app.command("lookup")
@@ -142,10 +140,10 @@ def check(
     if wants_json(ctx, json_out):
         output.emit_json({"clear": not open_alerts, "alerts": open_alerts})
     for alert in open_alerts:
-        sys.stderr.write(
+        output.warn(
             f"kaos: systemic alert {alert['id']} ({alert['status']}): {alert['agent_count']} agents hit "
             f"{alert['tool']} failure {alert['fingerprint_id']} [{alert['category']}] — "
-            f"{output.shorten(alert['root_cause'] or '', 100)}\n"
+            f"{output.shorten(alert['root_cause'] or '', 100)}"
         )
     if open_alerts:
         raise typer.Exit(3)
