@@ -58,7 +58,8 @@ class Settings:
     llm_timeout_s: float = 10.0
     llm_base_url: str = ""  # empty: the SDK's default endpoint
     llm_max_tokens: int = 400
-    llm_max_retries: int = 1
+    llm_max_retries: int = 1  # retries within the KAOS_LLM_TIMEOUT_S deadline (never past it)
+    llm_max_reply_bytes: int = 65_536  # a larger response body is dropped unread (400 tokens are ~2 kB)
     anthropic_api_key: str = field(default="", repr=False)
     # Graph (DESIGN §6): gate strength β₀ for gated/adaptive activation (10: the smallest β of the
     # sweep at which both modes silence every blocked hub of demo_causal_bench's stress set and rank
@@ -154,6 +155,8 @@ class Settings:
             raise InvalidInputError("KAOS_FAILURE_SAMPLE_CHARS must be at least 200")
         if self.llm_timeout_s <= 0 or self.llm_max_tokens < 16 or self.llm_max_retries < 0:
             raise InvalidInputError("KAOS_LLM_TIMEOUT_S must be positive, KAOS_LLM_MAX_TOKENS >= 16, retries >= 0")
+        if self.llm_max_reply_bytes < 1024:
+            raise InvalidInputError("KAOS_LLM_MAX_REPLY_BYTES must be at least 1024")
         if self.max_page_count < 0:
             raise InvalidInputError("KAOS_MAX_PAGE_COUNT must not be negative (0 means no limit)")
         if self.rank not in {"weighted", "wilson", "bm25"}:
