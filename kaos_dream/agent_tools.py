@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .episodes import END_STATES, clean_agent_id
 from .errors import InvalidInputError
+from .failures.diagnosis import for_agents
 from .graph.nodes import labels, resolve_node
 from .skills import template_parameters
 from .status import library_status
@@ -125,7 +126,7 @@ def agent_end(
 def failure_record(lib: Library, tool: str, message: str, agent: str | None = None) -> dict[str, Any]:
     """Record one failure; return its fingerprint, diagnosis, current fix and preventing skills."""
     recorded = lib.failures.record(tool, message, agent)
-    out = recorded.to_dict()
+    out = for_agents(recorded.to_dict(), recorded.fingerprint_id)
     out["fix"] = lib.failures.get(recorded.fingerprint_id)["fix"]
     out["preventing_skills"] = lib.failures.preventing_skills(recorded.fingerprint_id)
     return out
@@ -136,7 +137,7 @@ def failure_lookup(lib: Library, tool: str, message: str) -> dict[str, Any]:
     found = lib.failures.lookup(tool, message)
     if found is None:
         return {"known": False}
-    return {"known": True, **found}
+    return {"known": True, **for_agents(found, found["fingerprint_id"])}
 
 
 def alerts_check(lib: Library, *, include_acked: bool = True) -> dict[str, Any]:
@@ -145,8 +146,9 @@ def alerts_check(lib: Library, *, include_acked: bool = True) -> dict[str, Any]:
     if not include_acked:
         alerts = [a for a in alerts if a["status"] == "active"]
     keep = ("id", "status", "fingerprint_id", "short_hash", "tool", "category", "root_cause", "suggested_action",
-            "agent_count", "threshold", "window_s", "raised_at", "last_seen_at")
-    return {"clear": not alerts, "alerts": [{k: a.get(k) for k in keep} for a in alerts]}
+            "agent_count", "threshold", "window_s", "raised_at", "last_seen_at", "source", "withheld")
+    shown = [for_agents(a, a["fingerprint_id"]) for a in alerts]
+    return {"clear": not alerts, "alerts": [{k: a.get(k) for k in keep if k in a} for a in shown]}
 
 
 # -- graph ------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import InvalidInputError
-from ..failures.diagnosis import CATEGORIES
+from ..failures.diagnosis import CATEGORIES, UNREVIEWED, diagnosis_source
 from . import output
 from .common import DbOption, JsonOption, one_of, open_for_read, open_for_write, wants_json
 from .dream import app as dream_app
@@ -46,6 +46,7 @@ def diagnosis_pairs(data: dict[str, Any]) -> list[tuple[str, Any]]:
         ("suggested action", data["suggested_action"]),
         ("confidence", data["confidence"]),
         ("method", data["diagnostic_method"]),
+        ("source", diagnosis_source(data["diagnostic_method"])),
     ]
 
 
@@ -180,7 +181,7 @@ def failures(
                 r["id"],
                 r["short_hash"],
                 r["tool"],
-                r["category"],
+                r["category"] if r["source"] != UNREVIEWED else f"{r['category']} ({UNREVIEWED})",
                 r["occurrences"],
                 r["agents"],
                 output.when(r["last_seen"]),
@@ -201,16 +202,26 @@ def diagnose(
     category: Annotated[str | None, typer.Option("--category", help=f"Override: {', '.join(CATEGORIES)}.")] = None,
     root_cause: Annotated[str | None, typer.Option("--root-cause", help="Override the root cause.")] = None,
     action: Annotated[str | None, typer.Option("--action", help="Override the suggested action.")] = None,
+    confirm: Annotated[bool, typer.Option("--confirm", help="Vouch for the model's (unreviewed) diagnosis as it "
+                                          "stands, so agents are given it.")] = False,
     by: ByOption = None,
     db: DbOption = None,
     json_out: JsonOption = False,
 ) -> None:
-    """Show a fingerprint's diagnosis (read-only), or override it by hand with --category/--root-cause/--action.
+    """Show a fingerprint's diagnosis (read-only), override it by hand with --category/--root-cause/--action,
+    or --confirm a model's diagnosis (agents are not given a model's text until a person confirms it).
 
     Example: kaos dream diagnose 12 --category config --root-cause "staging key rotated" --by ana
     """
     overriding = category is not None or root_cause is not None or action is not None
-    if overriding:
+    if confirm and overriding:
+        raise typer.BadParameter("--confirm keeps the diagnosis as it is; it excludes --category/--root-cause/"
+                                 "--action", param_hint="--confirm")
+    if confirm:
+        with open_for_write(ctx, db) as lib:
+            data = lib.failures.confirm(fingerprint, by=by)
+            history = lib.failures.history(data["id"])
+    elif overriding:
         with open_for_write(ctx, db) as lib:
             current = lib.failures.get(fingerprint)
             data = lib.failures.diagnose(

@@ -19,7 +19,8 @@ from ..errors import ConflictError, NotFoundError
 from ..settings import Settings
 
 _SELECT = (
-    "SELECT a.*, f.hash, f.tool, f.category, f.root_cause, f.suggested_action FROM systemic_alerts a"
+    "SELECT a.*, f.hash, f.tool, f.category, f.root_cause, f.suggested_action, f.diagnostic_method"
+    " FROM systemic_alerts a"
     " JOIN failure_fingerprints f ON f.id = a.fingerprint_id"
 )
 

@@ -18,7 +18,7 @@ from ..llm import LLMClient
 from ..store import transaction
 from . import alerts, fixes
 from . import heuristics as _heuristics  # noqa: F401  (registers the built-in diagnosers)
-from .diagnosis import CATEGORIES, REGISTRY, Diagnosis, FailureInput
+from .diagnosis import CATEGORIES, LLM_METHODS, REGISTRY, Diagnosis, FailureInput, diagnosis_source
 from .fingerprint import bounded_sample, fingerprint_hash, message_hash
 from .llm_diagnoser import llm_diagnose
 from .normalize import ALGORITHM, normalize
@@ -92,6 +92,7 @@ def clean_message(message: str) -> str:
 def fingerprint_dict(row: sqlite3.Row) -> dict[str, Any]:
     data = dict(row)
     data["short_hash"] = row["hash"][:12]
+    data["source"] = diagnosis_source(row["diagnostic_method"])
     return data
 
 
@@ -230,6 +231,18 @@ class Failures:
             self._set_diagnosis(fp["id"], diagnosis, self.lib.now(), decided_by=by or "manual")
         return self.get(fp["id"])
 
+    def confirm(self, ref: int | str, by: str | None = None) -> dict[str, Any]:
+        """A person vouches for the current (model-written) diagnosis: it becomes ``manual`` (source
+        ``person``), so agents are given it from now on. Confirming a diagnosis that is already not a
+        model's is refused, so nobody mistakes a heuristic's answer for a reviewed one."""
+        with transaction(self.conn):
+            fp = self.get(ref)
+            if fp["diagnostic_method"] not in LLM_METHODS:
+                raise InvalidInputError(
+                    f"failure {fp['id']}'s diagnosis is not a model's (source: {fp['source']}); nothing to confirm")
+        return self.diagnose(fp["id"], category=fp["category"], root_cause=fp["root_cause"],
+                             suggested_action=fp["suggested_action"], by=by or "confirmed")
+
     def recategorize(self, *, use_llm: bool = True) -> int:
         """Re-diagnose every ``unknown`` fingerprint that was not set by hand (after a new diagnoser
         was registered, or a key configured). Returns how many now have a known category."""
@@ -338,6 +351,7 @@ class Failures:
             "suggested_action": fp["suggested_action"],
             "confidence": fp["confidence"],
             "diagnostic_method": fp["diagnostic_method"],
+            "source": fp["source"],
             "fix": fp["fix"],
             "preventing_skills": self.preventing_skills(fp["id"]),
         }
