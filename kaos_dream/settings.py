@@ -81,6 +81,11 @@ class Settings:
     dream_promote_hits: int = 5  # memory retrieved this often -> promote proposal
     dream_prune_min_uses: int = 6  # prune needs at least this many outcomes ...
     dream_prune_max_success: float = 0.4  # ... and a success rate at or below this
+    # ... failing by their own outcomes for at least this many distinct agents (episodes): one agent alone
+    # never deprecates a skill others rely on (KAOS_DREAM_PRUNE_MIN_AGENTS).
+    dream_prune_min_agents: int = 3
+    dream_promote_min_agents: int = 3  # a promotion needs hits from this many distinct agents
+    dream_auto_promote: bool = False  # off: promotions wait for `kaos dream promotions --accept`, like merges
     dream_merge_jaccard: float = 0.65  # token Jaccard between two live skills -> merge proposal
     dream_emergent_min: float = 3.0  # co-activations before an emergent co_occurs_with edge
     dream_emergent_step: float = 0.1  # emergent strength = min(cap, step x count)
@@ -190,5 +195,7 @@ class Settings:
             raise InvalidInputError("KAOS_DREAM_PRUNE_MAX_SUCCESS must be in [0, 1]")
         if self.dream_lease_s <= 0 or self.dream_ltd_tau <= 0:
             raise InvalidInputError("KAOS_DREAM_LEASE_S and KAOS_DREAM_LTD_TAU must be positive")
+        if self.dream_prune_min_agents < 1 or self.dream_promote_min_agents < 1:
+            raise InvalidInputError("KAOS_DREAM_PRUNE_MIN_AGENTS and KAOS_DREAM_PROMOTE_MIN_AGENTS must be at least 1")
         if self.dream_promote_hits < 1 or self.dream_prune_min_uses < 1 or self.dream_emergent_min <= 0:
             raise InvalidInputError("dream thresholds (promote hits, prune uses, emergent minimum) must be positive")
