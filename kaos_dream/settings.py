@@ -104,6 +104,12 @@ class Settings:
     rank_pool: int = 50  # weighted ranking re-scores at most this many lexical candidates per kind
     rank_pool_min: int = 20  # coordination levels are relaxed until at least this many candidates match
     ltp_eta: float = 0.1  # Hebbian strengthening rate at episode end (half for skill x memory pairs)
+    # MCP server (kaos mcp serve): the episodes a server may act on besides those it started
+    # (comma-separated ids, KAOS_MCP_AGENTS), and the longest text skill_apply returns (KAOS_MCP_MAX_RENDER_CHARS;
+    # the default lets a template at the 1M-character limit render, and keeps a 100 MB render from
+    # blocking the server).
+    mcp_agents: str = ""
+    mcp_max_render_chars: int = 1_000_000
     extra: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -160,6 +166,8 @@ class Settings:
             raise InvalidInputError("KAOS_FAILURE_SAMPLE_CHARS must be at least 200")
         if self.llm_timeout_s <= 0 or self.llm_max_tokens < 16 or self.llm_max_retries < 0:
             raise InvalidInputError("KAOS_LLM_TIMEOUT_S must be positive, KAOS_LLM_MAX_TOKENS >= 16, retries >= 0")
+        if self.mcp_max_render_chars < 1:
+            raise InvalidInputError("KAOS_MCP_MAX_RENDER_CHARS must be at least 1")
         if self.llm_max_reply_bytes < 1024:
             raise InvalidInputError("KAOS_LLM_MAX_REPLY_BYTES must be at least 1024")
         if self.max_page_count < 0:
