@@ -15,9 +15,11 @@ instructions other agents execute.
 No agent rewrites the library alone (DESIGN §13): a prune needs at least ``KAOS_DREAM_PRUNE_MIN_AGENTS``
 distinct agents (episodes) whose *own* outcomes fail it by the prune rule — one hostile agent's
 failures, however many, are one vote, and honest agents that succeed with the skill do not vote for
-it — and a promotion needs hits from ``KAOS_DREAM_PROMOTE_MIN_AGENTS`` distinct agents. Outcomes and
-hits recorded without an agent count towards the totals but vote for nobody. Each proposal's
-evidence names the agents.
+it — and (when more than one agent is required) the rule must still hold with the outcomes of the
+agent that reported the most failures left out, so one agent cannot tip the rate for others'
+occasional failures either; a promotion needs hits from ``KAOS_DREAM_PROMOTE_MIN_AGENTS`` distinct
+agents. Outcomes and hits recorded without an agent count towards the totals but vote for nobody.
+Each proposal's evidence names the agents.
 """
 
 from __future__ import annotations
@@ -80,6 +82,15 @@ def promote_candidates(conn: sqlite3.Connection, min_hits: int, min_agents: int 
     return out
 
 
+def _holds_without_loudest(conn: sqlite3.Connection, skill_id: int, uses: int, wins: int, max_success: float) -> bool:
+    """The prune rule on the outcomes of everyone but the agent with the most failures (ties: lowest id)."""
+    per = conn.execute(
+        "SELECT agent_id, count(*), sum(success) FROM skill_uses WHERE skill_id = ? AND agent_id IS NOT NULL "
+        "GROUP BY agent_id ORDER BY count(*) - sum(success) DESC, agent_id LIMIT 1", (skill_id,)).fetchone()
+    rest_n, rest_w = (uses - per[1], wins - per[2]) if per is not None else (uses, wins)
+    return rest_n > 0 and rest_w <= max_success * rest_n + _EPS
+
+
 def prune_candidates(
     conn: sqlite3.Connection, min_uses: int, max_success: float, min_agents: int = 1
 ) -> list[Candidate]:
@@ -95,6 +106,8 @@ def prune_candidates(
         "AND per.w <= ? * per.n + ?) >= ? ORDER BY s.id",
         (max_success, _EPS, min_uses, max_success, _EPS, max_success, _EPS, min_agents),
     ):
+        if min_agents > 1 and not _holds_without_loudest(conn, sid, uses, wins, max_success):
+            continue
         agents = [r[0] for r in conn.execute(
             "SELECT agent_id FROM skill_uses WHERE skill_id = ? AND agent_id IS NOT NULL GROUP BY agent_id "
             "HAVING sum(success) <= ? * count(*) + ? ORDER BY agent_id", (sid, max_success, _EPS))]
