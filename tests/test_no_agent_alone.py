@@ -127,3 +127,17 @@ def test_auto_promote_setting_applies_on_apply(tmp_path: Path) -> None:
     plant(db, ["a1", "a2", "a3"], 2)
     kaos_ok(db, "dream", "run", "--apply", env={"KAOS_DREAM_AUTO_PROMOTE": "1"})
     assert "promoted-deploy-tip" in skill_names(db)
+
+
+def test_one_agent_cannot_tip_the_rate_for_honest_noise(tmp_path: Path) -> None:
+    """A flood from one agent plus three honest agents' occasional failures: still no prune."""
+    from kaos_dream import Library, Settings
+
+    db = library(tmp_path)
+    with Library(db, settings=Settings()) as lib:
+        for _ in range(30):
+            lib.record_outcome("deploy-safely", False, agent="hostile")
+        for i in range(10):  # seven honest successes, three honest failures (three voters)
+            lib.record_outcome("deploy-safely", i >= 3, agent=f"honest-{i}")
+    kaos_ok(db, "dream", "run", "--apply")
+    assert not deprecated(db) and proposals(db, "prune") == []
