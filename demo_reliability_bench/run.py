@@ -5,7 +5,8 @@ record-outcome, failure reports, coordination-log appends, then complete (or fai
 `kaos dream run --apply` runs again and again as a real subprocess. Every worker counts exactly what
 it wrote (only calls that returned count; a call that raised counts as an error surfaced). Afterwards
 the file is checked against those counts: no lost and no doubled rows, counters equal to a recount,
-no duplicated proposal, no run left half-done, integrity checks clean.
+no duplicated proposal, no run left half-done, integrity checks clean. Then the poisoning scenario
+(poisoning.py) runs: one hostile agent among honest ones must not deprecate or create a skill alone.
 
 Writes results.json and results.md (quick mode: results.quick.*), prints ops/s and p50/p99 latency per
 operation, and exits 1 on any loss, duplicate, error surfaced or integrity problem.
@@ -37,6 +38,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
+import poisoning  # noqa: E402
 import workload  # noqa: E402
 
 from kaos_dream import Library  # noqa: E402
@@ -265,6 +267,8 @@ def write_results(result: dict[str, Any], quick: bool) -> None:
     lines += ["", "| table | workers wrote | file has |", "|---|---:|---:|"]
     for name, value in result["verification"]["actual"].items():
         lines.append(f"| {name} | {result['verification']['expected'].get(name, 0)} | {value} |")
+    if "poisoning" in result:
+        lines += poisoning.markdown(result["poisoning"])
     if result["problems"]:
         lines += ["", "## Problems", "", *[f"* {p}" for p in result["problems"]]]
     (HERE / f"{stem}.md").write_text("\n".join(lines) + "\n")
@@ -309,6 +313,8 @@ def main() -> int:
     if crashed:
         problems.append(f"worker processes exited with {crashed}")
     lost = sum(1 for p in problems if ":" in p and "workers wrote" in p)
+    poisoned = poisoning.run_scenario(args.seed, folder)  # one hostile agent among honest ones
+    problems += poisoned["problems"]
     fig = figures(reports, seconds)
     result = {
         "ok": not problems,
@@ -323,6 +329,7 @@ def main() -> int:
         "dream": {"invocations": dream["invocations"], "completed": dream["completed"],
                   "median_s": round(statistics.median(dream["seconds"]), 3) if dream["seconds"] else None},
         "verification": verification,
+        "poisoning": poisoned,
         "problems": problems,
     }
     write_results(result, args.quick)

@@ -57,9 +57,10 @@ INSTRUCTIONS = (
     "kaos-dream: a skill and memory library that learns from use. Typical episode: agent_start, search "
     "(record_hits=true, agent=…), skill_get/skill_apply, record_outcome for each skill you applied, "
     "failure_lookup / failure_record when a tool fails, then agent_end. Check alerts_check before spawning "
-    "more agents. Reviewing merges, applying dream proposals and acknowledging or resolving alerts are "
-    "human-only: they are CLI commands (kaos dream merges, kaos dream run --apply, kaos dream systemic), "
-    "not tools."
+    "more agents. This server acts only on the episodes it started (or that its configuration names). "
+    "Reviewing merges and promotions, confirming model-written diagnoses, applying dream proposals and "
+    "acknowledging or resolving alerts are human-only: they are CLI commands (kaos dream merges, kaos dream "
+    "promotions, kaos dream diagnose --confirm, kaos dream run --apply, kaos dream systemic), not tools."
 )
 
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
