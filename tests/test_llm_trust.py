@@ -78,3 +78,14 @@ def test_a_person_confirms_and_then_agents_get_it(db_path: Path, fake: FakeAnthr
     assert looked["suggested_action"] == OBEYED["suggested_action"]  # the person vouched for it
     again = run_kaos("dream", "diagnose", "1", "--confirm", db=db_path)
     assert again.returncode == 1 and "not a model's" in again.stderr
+
+
+def test_alerts_and_digest_label_model_text(db_path: Path, fake: FakeAnthropic) -> None:
+    with poisoned(db_path, fake, threshold=2) as lib:
+        lib.failures.record("mystery_tool", INJECTED, agent="second")
+    r = run_kaos("alerts", "check", db=db_path, env={"KAOS_SYSTEMIC_THRESHOLD": "2"})
+    assert r.returncode == 3 and "source: llm, unreviewed" in r.stderr
+    alerts = json.loads(run_kaos("alerts", "check", "--json", db=db_path).stdout)["alerts"]
+    assert alerts[0]["source"] == "llm, unreviewed"
+    digest = run_kaos("dream", "run", db=db_path).stdout
+    assert "infra (llm, unreviewed)" in digest

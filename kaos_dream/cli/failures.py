@@ -145,6 +145,7 @@ def check(
             f"kaos: systemic alert {alert['id']} ({alert['status']}): {alert['agent_count']} agents hit "
             f"{alert['tool']} failure {alert['fingerprint_id']} [{alert['category']}] — "
             f"{output.shorten(alert['root_cause'] or '', 100)}"
+            + (f" (source: {UNREVIEWED})" if alert["source"] == UNREVIEWED else "")
         )
     if open_alerts:
         raise typer.Exit(3)

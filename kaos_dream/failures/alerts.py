@@ -17,6 +17,7 @@ from typing import Any
 
 from ..errors import ConflictError, NotFoundError
 from ..settings import Settings
+from .diagnosis import diagnosis_source
 
 _SELECT = (
     "SELECT a.*, f.hash, f.tool, f.category, f.root_cause, f.suggested_action, f.diagnostic_method"
@@ -29,6 +30,7 @@ def _alert_dict(row: sqlite3.Row) -> dict[str, Any]:
     data = dict(row)
     data["short_hash"] = data["hash"][:12]
     data["active"] = data["status"] != "resolved"
+    data["source"] = diagnosis_source(data.get("diagnostic_method"))
     return data
 
 
