@@ -108,7 +108,8 @@ CALLS: dict[str, Callable[[int], dict[str, Any]]] = {
     "search_expand": lambda i: {"query": f"{TOPICS[i % 20]} {TOPICS[(i * 7) % 20]}", "limit": 10, "expand": 3},
     "skill_apply": lambda i: {"skill": f"skill-{i % 100:05d}", "params": {"target": f"t{i}"}},
     "failure_lookup": lambda i: {"tool": "http_get", "message": "HTTP 429 Too Many Requests"},
-    "failure_record": lambda i: {"tool": "http_get", "message": f"HTTP 503 from shard {i}", "agent": f"bench-{i}"},
+    # the episode agent_start began in this session: a server acts only on its own episodes
+    "failure_record": lambda i: {"tool": "http_get", "message": f"HTTP 503 from shard {i}", "agent": f"rt-agent-{i}"},
     "memory_add": lambda i: {"content": f"round trip note {i}", "key": f"rt-{i}"},
     "dream_status": lambda i: {},
     "agent_end": lambda i: {"agent": f"rt-agent-{i}", "state": "completed",
@@ -178,6 +179,8 @@ async def many_hosts(path: Path, hosts: int, writes: int) -> dict[str, Any]:
                 ClientSession(read, write) as s,
             ):
                 await s.initialize()
+                for i in range(writes):  # untimed: a server records only for episodes it started
+                    await s.call_tool("agent_start", {"agent": f"h{n}-{i}"})
                 started += 1
                 await ready.wait()
                 for i in range(writes):

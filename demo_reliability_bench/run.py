@@ -5,7 +5,8 @@ record-outcome, failure reports, coordination-log appends, then complete (or fai
 `kaos dream run --apply` runs again and again as a real subprocess. Every worker counts exactly what
 it wrote (only calls that returned count; a call that raised counts as an error surfaced). Afterwards
 the file is checked against those counts: no lost and no doubled rows, counters equal to a recount,
-no duplicated proposal, no run left half-done, integrity checks clean.
+no duplicated proposal, no run left half-done, integrity checks clean. Then the poisoning scenario
+(poisoning.py) runs: one hostile agent among honest ones must not deprecate or create a skill alone.
 
 Then the back-to-back writers mode (writers.py): four processes commit 25-operation transactions
 with no pause between them beside the dream, which starved writers under SQLite's unfair busy
@@ -41,6 +42,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
+import poisoning  # noqa: E402
 import workload  # noqa: E402
 import writers  # noqa: E402
 
@@ -271,6 +273,8 @@ def write_results(result: dict[str, Any], quick: bool) -> None:
     lines += ["", "| table | workers wrote | file has |", "|---|---:|---:|"]
     for name, value in result["verification"]["actual"].items():
         lines.append(f"| {name} | {result['verification']['expected'].get(name, 0)} | {value} |")
+    if "poisoning" in result:
+        lines += poisoning.markdown(result["poisoning"])
     if result["problems"]:
         lines += ["", "## Problems", "", *[f"* {p}" for p in result["problems"]]]
     (HERE / f"{stem}.md").write_text("\n".join(lines) + "\n")
@@ -320,6 +324,8 @@ def main() -> int:
     back_to_back, b2b_problems = writers.run(f"{db}.writers.db", seed=args.seed, seconds=seconds,
                                              writers=args.b2b_writers, dream_loop=dream_loop)
     problems += b2b_problems
+    poisoned = poisoning.run_scenario(args.seed, folder)  # one hostile agent among honest ones
+    problems += poisoned["problems"]
     fig = figures(reports, seconds)
     result = {
         "ok": not problems,
@@ -335,6 +341,7 @@ def main() -> int:
                   "median_s": round(statistics.median(dream["seconds"]), 3) if dream["seconds"] else None},
         "verification": verification,
         "back_to_back": back_to_back,
+        "poisoning": poisoned,
         "problems": problems,
     }
     write_results(result, args.quick)

@@ -9,11 +9,12 @@ exactly as the library raises them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .episodes import END_STATES, clean_agent_id
-from .errors import InvalidInputError
+from .errors import InvalidInputError, NotPermittedError
+from .failures.diagnosis import for_agents
 from .graph.nodes import labels, resolve_node
 from .skills import template_parameters
 from .status import library_status
@@ -24,6 +25,28 @@ if TYPE_CHECKING:
 SEARCH_KINDS = ("all", "skill", "memory")
 DIRECTIONS = ("out", "in", "both")
 MAX_LIMIT = 100
+
+
+class EpisodeScope:
+    """The episodes one agent host (an MCP server) may act on: those it started with ``agent_start``
+    and those its configuration names (``kaos mcp serve --agent ID``, ``KAOS_MCP_AGENTS``). Any client
+    could otherwise end another agent's episode or report outcomes under another agent's id, and the
+    dream's several-distinct-agents rules would count one client many times."""
+
+    def __init__(self, named: Iterable[str] = ()) -> None:
+        self.named = frozenset(clean_agent_id(a) for a in named if a.strip())
+        self.started: set[str] = set()
+
+    def check(self, agent: str | None, action: str) -> None:
+        """Refuse ``action`` on ``agent`` unless this scope started or names it (None: no episode claimed)."""
+        if agent is None:
+            return
+        agent = clean_agent_id(agent)
+        if agent not in self.started and agent not in self.named:
+            raise NotPermittedError(
+                f"this MCP server may only act on episodes it started (agent_start) or that its configuration "
+                f"names (kaos mcp serve --agent ID, KAOS_MCP_AGENTS); episode {agent!r} is neither, so it "
+                f"cannot {action}")
 
 
 def _check_limit(limit: int, what: str = "limit") -> int:
@@ -128,7 +151,7 @@ def agent_end(
 def failure_record(lib: Library, tool: str, message: str, agent: str | None = None) -> dict[str, Any]:
     """Record one failure; return its fingerprint, diagnosis, current fix and preventing skills."""
     recorded = lib.failures.record(tool, message, agent)
-    out = recorded.to_dict()
+    out = for_agents(recorded.to_dict(), recorded.fingerprint_id)
     out["fix"] = lib.failures.get(recorded.fingerprint_id)["fix"]
     out["preventing_skills"] = lib.failures.preventing_skills(recorded.fingerprint_id)
     return out
@@ -139,7 +162,7 @@ def failure_lookup(lib: Library, tool: str, message: str) -> dict[str, Any]:
     found = lib.failures.lookup(tool, message)
     if found is None:
         return {"known": False}
-    return {"known": True, **found}
+    return {"known": True, **for_agents(found, found["fingerprint_id"])}
 
 
 def alerts_check(lib: Library, *, include_acked: bool = True) -> dict[str, Any]:
@@ -148,8 +171,9 @@ def alerts_check(lib: Library, *, include_acked: bool = True) -> dict[str, Any]:
     if not include_acked:
         alerts = [a for a in alerts if a["status"] == "active"]
     keep = ("id", "status", "fingerprint_id", "short_hash", "tool", "category", "root_cause", "suggested_action",
-            "agent_count", "threshold", "window_s", "raised_at", "last_seen_at")
-    return {"clear": not alerts, "alerts": [{k: a.get(k) for k in keep} for a in alerts]}
+            "agent_count", "threshold", "window_s", "raised_at", "last_seen_at", "source", "withheld")
+    shown = [for_agents(a, a["fingerprint_id"]) for a in alerts]
+    return {"clear": not alerts, "alerts": [{k: a.get(k) for k in keep if k in a} for a in shown]}
 
 
 # -- graph ------------------------------------------------------------------------------------------
@@ -186,12 +210,13 @@ def skill_get(lib: Library, skill: str) -> dict[str, Any]:
 
 
 def skill_apply(lib: Library, skill: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The skill's template with ``params`` filled in (nothing is recorded: report the outcome later)."""
+    """The skill's template with ``params`` filled in (nothing is recorded: report the outcome later).
+    A result longer than ``KAOS_MCP_MAX_RENDER_CHARS`` is refused before it is built."""
     found = lib.skills.get(skill)
     values = {str(k): "" if v is None else str(v) for k, v in (params or {}).items()}
     return {"skill_id": found.id, "name": found.name, "deprecated": found.deprecated,
             "parameters": list(template_parameters(found.template)),
-            "rendered": lib.skills.render(found.id, values)}
+            "rendered": lib.skills.render(found.id, values, lib.settings.mcp_max_render_chars)}
 
 
 def memory_add(

@@ -27,6 +27,10 @@ class InvalidInputError(KaosError):
     """Malformed input: empty names, bad JSON, missing template parameters, ..."""
 
 
+class NotPermittedError(KaosError):
+    """The caller may not act on this (an MCP server on an episode it did not start)."""
+
+
 class StoreError(KaosError):
     """The database file cannot be used: not SQLite, corrupt, read-only, locked, full, too new."""
 

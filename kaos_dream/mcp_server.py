@@ -20,7 +20,13 @@ file is reported once at start-up instead of on every call. Between calls the co
 autocommit with no open read transaction, so it holds no lock and never blocks other processes.
 The price: with ``ANTHROPIC_API_KEY`` set, a call that waits on the LLM (diagnosing a failure seen
 for the first time, LLM validators at episode end) delays this client's next call by up to
-``KAOS_LLM_TIMEOUT_S``; other servers are not affected (no SQLite lock is held during LLM calls).
+``KAOS_LLM_TIMEOUT_S`` per LLM question — a wall-clock deadline however the model server behaves
+(hangs, trickles, Retry-After) — so a stuck model never blocks the server for longer; other servers
+are not affected (no SQLite lock is held during LLM calls).
+
+**Identity.** A server acts only on the episodes it started (``agent_start``) or that its
+configuration names (``kaos mcp serve --agent ID``, ``KAOS_MCP_AGENTS``): ending, reporting outcomes,
+recording hits or failures for any other episode is refused with an error that says so.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ import inspect
 import logging
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
@@ -51,9 +57,10 @@ INSTRUCTIONS = (
     "kaos-dream: a skill and memory library that learns from use. Typical episode: agent_start, search "
     "(record_hits=true, agent=…), skill_get/skill_apply, record_outcome for each skill you applied, "
     "failure_lookup / failure_record when a tool fails, then agent_end. Check alerts_check before spawning "
-    "more agents. Reviewing merges, applying dream proposals and acknowledging or resolving alerts are "
-    "human-only: they are CLI commands (kaos dream merges, kaos dream run --apply, kaos dream systemic), "
-    "not tools."
+    "more agents. This server acts only on the episodes it started (or that its configuration names). "
+    "Reviewing merges and promotions, confirming model-written diagnoses, applying dream proposals and "
+    "acknowledging or resolving alerts are human-only: they are CLI commands (kaos dream merges, kaos dream "
+    "promotions, kaos dream diagnose --confirm, kaos dream run --apply, kaos dream systemic), not tools."
 )
 
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
@@ -73,9 +80,20 @@ SkillRef = Annotated[str, Field(description="Skill name or id.")]
 class LibraryGate:
     """Runs library calls one at a time on one :class:`Library` and turns errors into tool errors."""
 
-    def __init__(self, lib: Library) -> None:
+    def __init__(self, lib: Library, scope: tools.EpisodeScope | None = None) -> None:
         self.lib = lib
+        self.scope = scope or tools.EpisodeScope()
         self._lock = threading.Lock()
+
+    def call_as(self, agent: str | None, action: str, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+        """:meth:`call`, after checking that this server may ``action`` on episode ``agent``."""
+
+        def scoped(lib: Library, *a: Any, **kw: Any) -> T:
+            self.scope.check(agent, action)
+            return fn(lib, *a, **kw)
+
+        scoped.__name__ = getattr(fn, "__name__", "call")
+        return self.call(scoped, *args, **kwargs)
 
     def call(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         with self._lock:
@@ -131,9 +149,11 @@ class KaosMCPServer(MCPServer):
             raise ToolError(f"Error executing tool {name}: {concise_validation(exc.__cause__)}") from None
 
 
-def build_server(lib: Library) -> KaosMCPServer:
-    """An MCP server whose tools act on ``lib`` (one call at a time)."""
-    gate = LibraryGate(lib)
+def build_server(lib: Library, agents: Iterable[str] = ()) -> KaosMCPServer:
+    """An MCP server whose tools act on ``lib`` (one call at a time), on the episodes it starts and on
+    ``agents`` (with those of ``KAOS_MCP_AGENTS``)."""
+    named = [*agents, *lib.settings.mcp_agents.split(",")]
+    gate = LibraryGate(lib, tools.EpisodeScope(named))
     server = KaosMCPServer("kaos-dream", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
 
     def search(
@@ -171,8 +191,9 @@ def build_server(lib: Library) -> KaosMCPServer:
     ) -> dict[str, Any]:
         """Find skills and memories for a task, best first, with each skill's uses/successes. Writes only
         with record_hits."""
-        return gate.call(tools.search, query, kind=kind, limit=limit, rank=rank, expand=expand, mode=mode,
-                         record_hits=record_hits, agent=agent, task=task, explore=explore, seed=seed)
+        return gate.call_as(agent if record_hits else None, "record hits for it", tools.search, query, kind=kind,
+                            limit=limit, rank=rank, expand=expand, mode=mode, record_hits=record_hits, agent=agent,
+                            task=task, explore=explore, seed=seed)
 
     def record_outcome(
         skill: SkillRef,
@@ -184,7 +205,8 @@ def build_server(lib: Library) -> KaosMCPServer:
         ] = None,
     ) -> dict[str, Any]:
         """Report whether applying a skill worked. Proven skills rise in search, failing ones sink."""
-        return gate.call(tools.record_outcome, skill, success, agent=agent, task=task)
+        return gate.call_as(agent, "record outcomes for it", tools.record_outcome, skill, success, agent=agent,
+                            task=task)
 
     def agent_start(
         agent: Annotated[
@@ -194,7 +216,9 @@ def build_server(lib: Library) -> KaosMCPServer:
     ) -> dict[str, Any]:
         """Start an episode (agent session); returns its id. Pass it as agent= to the other tools, and end
         it with agent_end."""
-        return gate.call(tools.agent_start, agent, name)
+        started = gate.call(tools.agent_start, agent, name)
+        gate.scope.started.add(started["id"])
+        return started
 
     def agent_end(
         agent: Annotated[str, Field(description="The episode id from agent_start.", max_length=200)],
@@ -211,14 +235,14 @@ def build_server(lib: Library) -> KaosMCPServer:
         """End your episode. Only a completed episode that passes validation reinforces the skills and
         memories it used; failed and killed ones are recorded without reinforcing anything. With state=failed,
         error_tool + error record the failure first. Ending an ended episode changes nothing."""
-        return gate.call(tools.agent_end, agent, state, conclusion=conclusion, citations=citations,
-                         error_tool=error_tool, error=error)
+        return gate.call_as(agent, "end it", tools.agent_end, agent, state, conclusion=conclusion,
+                            citations=citations, error_tool=error_tool, error=error)
 
     def failure_record(tool: Tool, message: Message, agent: Agent = None) -> dict[str, Any]:
         """Record a failure you hit: returns its fingerprint, diagnosis (category, root cause, suggested
         action), the current fix and skills known to prevent it, and alert_id if this failure just raised
         a systemic alert."""
-        return gate.call(tools.failure_record, tool, message, agent)
+        return gate.call_as(agent, "record failures for it", tools.failure_record, tool, message, agent)
 
     def failure_lookup(tool: Tool, message: Message) -> dict[str, Any]:
         """What is known about an error before you act on it: diagnosis, current fix, preventing skills
@@ -288,10 +312,10 @@ def build_server(lib: Library) -> KaosMCPServer:
     return server
 
 
-def serve(db: str | None) -> None:
+def serve(db: str | None, agents: Iterable[str] = ()) -> None:
     """Open the library (creating it if needed) and serve MCP on stdin/stdout until the client leaves."""
     lib = Library(db)
     try:
-        build_server(lib).run("stdio")
+        build_server(lib, agents).run("stdio")
     finally:
         lib.close()

@@ -61,7 +61,8 @@ class Settings:
     llm_timeout_s: float = 10.0
     llm_base_url: str = ""  # empty: the SDK's default endpoint
     llm_max_tokens: int = 400
-    llm_max_retries: int = 1
+    llm_max_retries: int = 1  # retries within the KAOS_LLM_TIMEOUT_S deadline (never past it)
+    llm_max_reply_bytes: int = 65_536  # a larger response body is dropped unread (400 tokens are ~2 kB)
     anthropic_api_key: str = field(default="", repr=False)
     # Graph (DESIGN §6): gate strength β₀ for gated/adaptive activation (10: the smallest β of the
     # sweep at which both modes silence every blocked hub of demo_causal_bench's stress set and rank
@@ -83,6 +84,11 @@ class Settings:
     dream_promote_hits: int = 5  # memory retrieved this often -> promote proposal
     dream_prune_min_uses: int = 6  # prune needs at least this many outcomes ...
     dream_prune_max_success: float = 0.4  # ... and a success rate at or below this
+    # ... failing by their own outcomes for at least this many distinct agents (episodes): one agent alone
+    # never deprecates a skill others rely on (KAOS_DREAM_PRUNE_MIN_AGENTS).
+    dream_prune_min_agents: int = 3
+    dream_promote_min_agents: int = 3  # a promotion needs hits from this many distinct agents
+    dream_auto_promote: bool = False  # off: promotions wait for `kaos dream promotions --accept`, like merges
     dream_merge_jaccard: float = 0.65  # token Jaccard between two live skills -> merge proposal
     dream_emergent_min: float = 3.0  # co-activations before an emergent co_occurs_with edge
     dream_emergent_step: float = 0.1  # emergent strength = min(cap, step x count)
@@ -106,6 +112,12 @@ class Settings:
     rank_pool: int = 50  # weighted ranking re-scores at most this many lexical candidates per kind
     rank_pool_min: int = 20  # coordination levels are relaxed until at least this many candidates match
     ltp_eta: float = 0.1  # Hebbian strengthening rate at episode end (half for skill x memory pairs)
+    # MCP server (kaos mcp serve): the episodes a server may act on besides those it started
+    # (comma-separated ids, KAOS_MCP_AGENTS), and the longest text skill_apply returns (KAOS_MCP_MAX_RENDER_CHARS;
+    # the default lets a template at the 1M-character limit render, and keeps a 100 MB render from
+    # blocking the server).
+    mcp_agents: str = ""
+    mcp_max_render_chars: int = 1_000_000
     extra: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -166,6 +178,10 @@ class Settings:
             raise InvalidInputError("KAOS_FAILURE_SAMPLE_CHARS must be at least 200")
         if self.llm_timeout_s <= 0 or self.llm_max_tokens < 16 or self.llm_max_retries < 0:
             raise InvalidInputError("KAOS_LLM_TIMEOUT_S must be positive, KAOS_LLM_MAX_TOKENS >= 16, retries >= 0")
+        if self.mcp_max_render_chars < 1:
+            raise InvalidInputError("KAOS_MCP_MAX_RENDER_CHARS must be at least 1")
+        if self.llm_max_reply_bytes < 1024:
+            raise InvalidInputError("KAOS_LLM_MAX_REPLY_BYTES must be at least 1024")
         if self.max_page_count < 0:
             raise InvalidInputError("KAOS_MAX_PAGE_COUNT must not be negative (0 means no limit)")
         if self.rank not in {"weighted", "wilson", "bm25"}:
@@ -204,5 +220,7 @@ class Settings:
             raise InvalidInputError("KAOS_DREAM_PRUNE_MAX_SUCCESS must be in [0, 1]")
         if self.dream_lease_s <= 0 or self.dream_ltd_tau <= 0:
             raise InvalidInputError("KAOS_DREAM_LEASE_S and KAOS_DREAM_LTD_TAU must be positive")
+        if self.dream_prune_min_agents < 1 or self.dream_promote_min_agents < 1:
+            raise InvalidInputError("KAOS_DREAM_PRUNE_MIN_AGENTS and KAOS_DREAM_PROMOTE_MIN_AGENTS must be at least 1")
         if self.dream_promote_hits < 1 or self.dream_prune_min_uses < 1 or self.dream_emergent_min <= 0:
             raise InvalidInputError("dream thresholds (promote hits, prune uses, emergent minimum) must be positive")

@@ -113,10 +113,9 @@ def clean_tags(tags: Iterable[str]) -> tuple[str, ...]:
 
 
 def template_parameters(template: str) -> tuple[str, ...]:
-    names: list[str] = []
-    for match in _PLACEHOLDER.finditer(template):
-        if match.group(1) and match.group(1) not in names:
-            names.append(match.group(1))
+    """Placeholder names in first-seen order (a dict keeps that order; a list membership test made a
+    template with 40 000 distinct names take 6.6 s to render)."""
+    names = dict.fromkeys(m.group(1) for m in _PLACEHOLDER.finditer(template) if m.group(1))
     return tuple(names)
 
 
@@ -144,8 +143,9 @@ def check_template(template: str) -> str:
     return template
 
 
-def render_template(template: str, params: Mapping[str, str]) -> str:
-    """Fill ``{name}`` placeholders; ``{{`` and ``}}`` are literal braces.
+def render_template(template: str, params: Mapping[str, str], max_chars: int | None = None) -> str:
+    """Fill ``{name}`` placeholders; ``{{`` and ``}}`` are literal braces. With ``max_chars``, a result
+    longer than that is refused before it is built (its length is summed from the pieces first).
 
     Missing and unknown parameters are both errors: a typo should not silently render a template.
     A template holding a field that is not a plain name (stored before add/update refused them) is
@@ -173,6 +173,14 @@ def render_template(template: str, params: Mapping[str, str]) -> str:
             return str(params[match.group(1)])
         return token
 
+    if max_chars is not None:
+        size = len(template)
+        for match in _PLACEHOLDER.finditer(template):
+            size += len(substitute(match)) - len(match.group(0))
+        if size > max_chars:
+            raise InvalidInputError(
+                f"the rendered text would be {size} characters; the limit here is {max_chars} "
+                f"(KAOS_MCP_MAX_RENDER_CHARS)")
     return _PLACEHOLDER.sub(substitute, template)
 
 
@@ -312,5 +320,5 @@ class Skills:
             self._conn.execute("DELETE FROM skills WHERE id = ?", (skill.id,))
         return skill
 
-    def render(self, ref: int | str, params: Mapping[str, str]) -> str:
-        return render_template(self.get(ref).template, params)
+    def render(self, ref: int | str, params: Mapping[str, str], max_chars: int | None = None) -> str:
+        return render_template(self.get(ref).template, params, max_chars)

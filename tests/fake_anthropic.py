@@ -11,11 +11,15 @@ body is kept in :attr:`requests` so a test can check what was sent (model, syste
 Reply kinds: ``Reply.json(obj)`` (the model answers with that JSON as text), ``Reply.text(str)``
 (any text, e.g. prose or garbage), ``Reply.status(code, body)`` (an HTTP error with an Anthropic-style
 error body), ``Reply.slow(seconds, then)`` (waits, then sends ``then``: for client timeouts),
-``Reply.raw(bytes)`` (a body that is not JSON at all). Binds 127.0.0.1 on a random free port only.
+``Reply.raw(bytes)`` (a body that is not JSON at all), ``Reply.rate_limited(seconds)`` (HTTP 429 with a
+``Retry-After`` header), ``Reply.trickle(interval_s, then)`` (headers at once, then the body one byte
+every ``interval_s``: read timeouts never fire), ``Reply.hang()`` (never answers; the handler thread
+sleeps until the server stops). Binds 127.0.0.1 on a random free port only.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -33,6 +37,7 @@ class Reply:
     raw_body: bytes | None = None
     delay_s: float = 0.0
     headers: dict[str, str] = field(default_factory=dict)
+    trickle_s: float = 0.0
 
     @classmethod
     def json(cls, obj: Any) -> Reply:
@@ -54,6 +59,20 @@ class Reply:
     def slow(cls, seconds: float, then: Reply | None = None) -> Reply:
         base = then or cls.json({})
         return cls(base.status_code, base.text_body, base.error_body, base.raw_body, seconds, base.headers)
+
+    @classmethod
+    def rate_limited(cls, retry_after_s: float) -> Reply:
+        base = cls.status(429, "rate limited", "rate_limit_error")
+        return cls(429, None, base.error_body, None, 0.0, {"retry-after": f"{retry_after_s:g}"})
+
+    @classmethod
+    def trickle(cls, interval_s: float, then: Reply | None = None) -> Reply:
+        base = then or cls.json({})
+        return cls(base.status_code, base.text_body, base.error_body, base.raw_body, 0.0, base.headers, interval_s)
+
+    @classmethod
+    def hang(cls) -> Reply:
+        return cls.slow(3600.0)
 
 
 class FakeAnthropic:
@@ -95,6 +114,11 @@ class FakeAnthropic:
             def log_message(self, *args: Any) -> None:  # keep test output quiet
                 return
 
+            def handle(self) -> None:
+                # a client that gave up at its deadline closed the connection
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    super().handle()
+
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
                 length = int(self.headers.get("content-length") or 0)
                 raw = self.rfile.read(length) if length else b""
@@ -113,7 +137,9 @@ class FakeAnthropic:
                     fake.requests.append(body)
                 reply = fake.next_reply()
                 if reply.delay_s:
-                    time.sleep(reply.delay_s)
+                    deadline = time.monotonic() + reply.delay_s
+                    while fake._server is not None and time.monotonic() < deadline:
+                        time.sleep(0.05)
                 if not self.path.startswith("/v1/messages"):
                     reply = Reply.status(404, f"unknown path {self.path}", "not_found_error")
                 self._send(reply, body)
@@ -144,7 +170,15 @@ class FakeAnthropic:
                     for key, value in reply.headers.items():
                         self.send_header(key, value)
                     self.end_headers()
-                    self.wfile.write(payload)
+                    if reply.trickle_s:
+                        for i in range(len(payload)):
+                            if fake._server is None:
+                                return
+                            self.wfile.write(payload[i : i + 1])
+                            self.wfile.flush()
+                            time.sleep(reply.trickle_s)
+                    else:
+                        self.wfile.write(payload)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout tests)
 

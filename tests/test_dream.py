@@ -33,16 +33,28 @@ def add_coactivation(lib: Library, a: tuple[str, int], b: tuple[str, int], count
         lib.conn.execute("INSERT INTO coactivations VALUES (?, ?, ?, ?, ?, ?, ?)", (*a, *b, count, T0, T0))
 
 
+AGENTS = ("honest-1", "honest-2", "honest-3")  # prune and promote need several distinct agents (issue 17)
+
+
+def _agents(lib: Library) -> None:
+    lib.conn.executemany("INSERT OR IGNORE INTO agents (id, started_at) VALUES (?, ?)",
+                         [(a, lib.now()) for a in AGENTS])
+
+
 def add_uses(lib: Library, skill_id: int, outcomes: list[int]) -> None:
+    """Outcomes spread round-robin over three agents."""
     with transaction(lib.conn):
-        lib.conn.executemany("INSERT INTO skill_uses (skill_id, success, created_at) VALUES (?, ?, ?)",
-                             [(skill_id, o, lib.now()) for o in outcomes])
+        _agents(lib)
+        lib.conn.executemany("INSERT INTO skill_uses (skill_id, agent_id, success, created_at) VALUES (?, ?, ?, ?)",
+                             [(skill_id, AGENTS[i % 3], o, lib.now()) for i, o in enumerate(outcomes)])
 
 
 def add_hits(lib: Library, memory_id: int, n: int) -> None:
     with transaction(lib.conn):
-        lib.conn.executemany("INSERT INTO memory_hits (memory_id, query, rank, created_at) VALUES (?, 'q', 1, ?)",
-                             [(memory_id, lib.now())] * n)
+        _agents(lib)
+        lib.conn.executemany(
+            "INSERT INTO memory_hits (memory_id, agent_id, query, rank, created_at) VALUES (?, ?, 'q', 1, ?)",
+            [(memory_id, AGENTS[i % 3], lib.now()) for i in range(n)])
 
 
 def strength(lib: Library, edge_id: int) -> float:
@@ -118,7 +130,7 @@ def seed_for_proposals(lib: Library) -> None:
     lib.memories.add("rarely used", key="cold")
     add_hits(lib, 1, 5)
     add_hits(lib, 2, 4)
-    add_uses(lib, 3, [1, 0, 0, 0, 1, 0])  # 2/6 = 33 % -> prune
+    add_uses(lib, 3, [1, 0, 0, 0, 1, 0, 0, 0, 0])  # 2/9 = 22 %, at most 1/3 for each agent -> prune
     add_uses(lib, 4, [1, 1, 0, 1, 1, 0])  # 4/6 -> keep
     add_coactivation(lib, ("skill", 3), ("skill", 4), 4)
 
@@ -128,7 +140,10 @@ def test_apply_twice_second_run_creates_nothing(lib: Library, clock: ManualClock
     first = lib.dream.run(apply=True)
     pro = first.summary["phases"]["proposals"]
     assert pro["promote"]["created"] == 1 and pro["prune"]["created"] == 1 and pro["merge"]["created"] == 1
-    assert pro["promoted"] == 1 and pro["pruned"] == 1
+    assert pro["promoted"] == 0 and pro["pruned"] == 1  # a promotion waits for a person (issue 17)
+    (promotion,) = lib.dream.promotions()
+    assert promotion["agent_count"] == 3 and promotion["agents"] == list(AGENTS)
+    lib.dream.accept_promotion(promotion["id"])
     assert lib.skills.get("promoted-tls").description == "staging rejects TLS 1.0"
     assert lib.skills.get("flaky-deploy").deprecated
     after_first = counts(lib)

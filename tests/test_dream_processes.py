@@ -35,9 +35,12 @@ def build(db: Path, skills: int = 40) -> None:
             lib.skills.add(f"job-{i}", f"run the nightly {['etl', 'backup', 'report'][i % 3]} job for team {i // 2}")
         lib.memories.add("staging rejects TLS 1.0", key="tls")
         c = lib.conn
-        c.executemany("INSERT INTO memory_hits (memory_id, query, rank, created_at) VALUES (1, 'q', 1, ?)", [(T0,)] * 6)
-        c.executemany("INSERT INTO skill_uses (skill_id, success, created_at) VALUES (?, ?, ?)",
-                      [(1 + i % 7, int(i % 5 == 0), T0) for i in range(70)])
+        # three agents: prune and promote need evidence from several distinct agents
+        c.executemany("INSERT INTO agents (id, started_at) VALUES (?, ?)", [(f"a{i}", T0) for i in range(3)])
+        c.executemany("INSERT INTO memory_hits (memory_id, agent_id, query, rank, created_at) VALUES (1, ?, 'q', 1, ?)",
+                      [(f"a{i % 3}", T0) for i in range(6)])
+        c.executemany("INSERT INTO skill_uses (skill_id, agent_id, success, created_at) VALUES (?, ?, ?, ?)",
+                      [(1 + i % 7, f"a{i % 3}", int(i % 5 == 0), T0) for i in range(70)])
         for i in range(1, skills - 1):
             c.execute("INSERT INTO edges (src_kind, src_id, dst_kind, dst_id, relation, strength, last_activated_cycle,"
                       " provenance, created_at, updated_at) VALUES ('skill', ?, 'skill', ?, 'co_occurs_with', ?, 0,"

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from kaos_dream import Library, ManualClock, Settings
+from kaos_dream.failures.diagnosis import LLM_MAX_CONFIDENCE
 from kaos_dream.failures.llm_diagnoser import PURPOSE, build_prompt, llm_diagnose
 from kaos_dream.llm import LLMClient
 
@@ -135,7 +136,8 @@ def test_confidence_is_clamped_and_fenced_json_accepted(db_path: Path, fake: Fak
     fake.queue(Reply.text("```json\n" + json.dumps({**GOOD, "confidence": 7}) + "\n```"))
     with open_lib(db_path, settings_for(fake)) as lib:
         rec = lib.failures.record("mystery_tool", UNKNOWN)
-    assert rec.diagnosis.category == "infra" and rec.diagnosis.confidence == 1.0
+    assert rec.diagnosis.category == "infra"
+    assert rec.diagnosis.confidence == LLM_MAX_CONFIDENCE  # a model never claims 1.0
 
 
 def test_failed_answers_are_not_cached_so_a_later_call_can_succeed(db_path: Path, fake: FakeAnthropic) -> None:

@@ -134,6 +134,8 @@ def test_tools_act_on_the_library(library_file: Path) -> None:
         memory = await call(s, "memory_add", {"content": "parquet needs pyarrow>=14", "kind": "insight",
                                               "key": "pyarrow", "metadata": {"source": "run-7"}})
         assert memory["key"] == "pyarrow" and memory["metadata"] == {"source": "run-7"}
+        for agent in ("a1", "a2"):  # a server acts only on episodes it started (issue 17)
+            await call(s, "agent_start", {"agent": agent})
         first = await call(s, "failure_record", {"tool": "http_get", "message": "HTTP 429 Too Many Requests",
                                                  "agent": "a1"})
         assert first["new"] is True and first["category"] == "transient"
@@ -275,7 +277,8 @@ def test_bad_arguments_are_tool_errors_and_the_server_keeps_serving(library_file
         assert "success: Input should be a valid boolean" in await call_error(
             s, "record_outcome", {"skill": "csv-to-parquet", "success": "maybe"})
         assert "success: required" in await call_error(s, "record_outcome", {"skill": "csv-to-parquet"})
-        assert "no agent 'ghost'" in await call_error(s, "agent_end", {"agent": "ghost", "state": "completed"})
+        assert "episode 'ghost' is neither" in await call_error(
+            s, "agent_end", {"agent": "ghost", "state": "completed"})
         assert "state: Input should be 'completed', 'failed' or 'killed'" in await call_error(
             s, "agent_end", {"agent": "ghost", "state": "done"})
         await call(s, "agent_start", {"agent": "a1"})
@@ -310,6 +313,7 @@ def test_concurrent_calls_in_one_server_are_serialised(library_file: Path) -> No
             if i % 2:
                 results.append(await call(s, "memory_add", {"content": f"note {i}", "key": f"k{i}"}))
             else:
+                await call(s, "agent_start", {"agent": f"a{i}"})
                 results.append(await call(s, "failure_record", {"tool": "t", "message": f"boom {i}",
                                                                 "agent": f"a{i}"}))
 

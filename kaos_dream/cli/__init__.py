@@ -38,7 +38,7 @@ from . import skills as skills_cli
 from . import validation as validation_cli
 from .common import DbOption, forget_resolved_db, global_options, resolved_db
 from .compat import Abort, ClickException, Exit, NoArgsIsHelpError, UsageError
-from .output import shorten
+from .output import error_line, shorten
 
 app = typer.Typer(
     name="kaos",
@@ -99,7 +99,7 @@ def click_command() -> typer.core.TyperGroup:
 
 def fail(message: str, code: int) -> int:
     first_line = " ".join(message.strip().splitlines()[:1]) or "unknown error"
-    sys.stderr.write(f"kaos: {first_line}\n")
+    sys.stderr.write(f"kaos: {error_line(first_line)}\n")
     return code
 
 

@@ -63,7 +63,7 @@ def demo(
     output.message("next, try:", style="bold")
     for step in report["next"]:
         output.message(f"  {step}")
-    output.message(report["report_note"], style="bold" if report["report"] else "dim", wrap=False)
+    output.message(report["report_note"], style="bold" if report["report"] else "dim")
 
 
 def demo_report(db: str) -> tuple[str | None, str]:

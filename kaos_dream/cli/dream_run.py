@@ -71,8 +71,7 @@ def progress_bar(enabled: bool) -> Iterator[Progress | None]:
 
 def print_markdown(text: str) -> None:
     """The digest as it is stored: plain markdown, never re-wrapped or styled (it is meant to be pasted)."""
-    sys.stdout.write("\n" + text)
-    sys.stdout.flush()
+    output.plain("\n" + text)
 
 
 def render_outcome(outcome: RunOutcome, as_json: bool, quiet: bool) -> None:
@@ -272,3 +271,51 @@ def merges(
     if rows:
         output.message("accept: kaos dream merges --accept N [--keep K]; reject: kaos dream merges --reject N "
                        "--reason TEXT")
+
+
+@app.command("promotions")
+def promotions(
+    ctx: typer.Context,
+    accept: Annotated[int | None, typer.Option("--accept", metavar="N", help="Accept promotion N.")] = None,
+    reject: Annotated[int | None, typer.Option("--reject", metavar="N", help="Reject promotion N.")] = None,
+    reason: Annotated[str | None, typer.Option("--reason", help="With --reject: why (default: 'rejected in "
+                                               "review').")] = None,
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Review promotions (memory to skill): list the pending ones (read-only), --accept N, or --reject N.
+
+    A promoted skill is instructions other agents retrieve and run, so promotions wait for a person
+    (unless KAOS_DREAM_AUTO_PROMOTE=1). A rejected promotion comes back only if the memory changes.
+
+    Example: kaos dream promotions --accept 7
+    """
+    as_json = wants_json(ctx, json_out)
+    if accept is not None and reject is not None:
+        raise typer.BadParameter("use either --accept or --reject", param_hint="--accept")
+    if reason is not None and reject is None:
+        raise typer.BadParameter("--reason goes with --reject N", param_hint="--reason")
+    if accept is not None or reject is not None:
+        with open_for_write(ctx, db) as lib:
+            if accept is not None:
+                result = lib.dream.accept_promotion(accept)
+            else:
+                result = lib.dream.reject_promotion(reject or 0, reason or "rejected in review")
+        if as_json:
+            output.emit_json(result)
+        elif accept is not None:
+            output.message(f"proposal {accept}: memory promoted to skill {result['skill_id']} {result['name']!r}")
+        else:
+            output.message(f"proposal {reject} rejected: {result['reason']}")
+        return
+    with open_for_read(ctx, db) as lib:
+        rows = lib.dream.promotions()
+    if as_json:
+        output.emit_json(rows)
+        return
+    output.table("pending promotions", ["id", "memory", "hits", "agents", "content"],
+                 ([r["id"], r["key"], r["hits"], r["agent_count"], output.shorten(r["content"] or "", 70)]
+                  for r in rows))
+    if rows:
+        output.message("accept: kaos dream promotions --accept N; reject: kaos dream promotions --reject N "
+                       "[--reason TEXT]")

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import InvalidInputError
-from ..failures.diagnosis import CATEGORIES
+from ..failures.diagnosis import CATEGORIES, UNREVIEWED, diagnosis_source
 from . import output
 from .common import DbOption, JsonOption, one_of, open_for_read, open_for_write, wants_json
 from .dream import app as dream_app
@@ -47,6 +47,7 @@ def diagnosis_pairs(data: dict[str, Any]) -> list[tuple[str, Any]]:
         ("confidence", data["confidence"]),
         ("method", data["diagnostic_method"]),
         *([("learned from", f"#{data['learned_from']} (labelled by a person)")] if data.get("learned_from") else []),
+        ("source", diagnosis_source(data["diagnostic_method"])),
     ]
 
 
@@ -87,9 +88,7 @@ def record(
     if result.llm_note and result.diagnosis.category == "unknown":
         output.message(f"LLM diagnosis not used: {result.llm_note}", "dim")
     if result.alert_id is not None:
-        output.err_console.print(
-            output.cell(f"systemic alert {result.alert_id} raised for this failure"), style="bold red"
-        )
+        output.warn(f"systemic alert {result.alert_id} raised for this failure", "bold red")
 
 
 @app.command("lookup")
@@ -143,10 +142,11 @@ def check(
     if wants_json(ctx, json_out):
         output.emit_json({"clear": not open_alerts, "alerts": open_alerts})
     for alert in open_alerts:
-        sys.stderr.write(
+        output.warn(
             f"kaos: systemic alert {alert['id']} ({alert['status']}): {alert['agent_count']} agents hit "
             f"{alert['tool']} failure {alert['fingerprint_id']} [{alert['category']}] — "
-            f"{output.shorten(alert['root_cause'] or '', 100)}\n"
+            f"{output.shorten(alert['root_cause'] or '', 100)}"
+            + (f" (source: {UNREVIEWED})" if alert["source"] == UNREVIEWED else "")
         )
     if open_alerts:
         raise typer.Exit(3)
@@ -183,7 +183,7 @@ def failures(
                 r["id"],
                 r["short_hash"],
                 r["tool"],
-                r["category"],
+                r["category"] if r["source"] != UNREVIEWED else f"{r['category']} ({UNREVIEWED})",
                 r["occurrences"],
                 r["agents"],
                 output.when(r["last_seen"]),
@@ -204,16 +204,26 @@ def diagnose(
     category: Annotated[str | None, typer.Option("--category", help=f"Override: {', '.join(CATEGORIES)}.")] = None,
     root_cause: Annotated[str | None, typer.Option("--root-cause", help="Override the root cause.")] = None,
     action: Annotated[str | None, typer.Option("--action", help="Override the suggested action.")] = None,
+    confirm: Annotated[bool, typer.Option("--confirm", help="Vouch for the model's (unreviewed) diagnosis as it "
+                                          "stands, so agents are given it.")] = False,
     by: ByOption = None,
     db: DbOption = None,
     json_out: JsonOption = False,
 ) -> None:
-    """Show a fingerprint's diagnosis (read-only), or override it by hand with --category/--root-cause/--action.
+    """Show a fingerprint's diagnosis (read-only), override it by hand with --category/--root-cause/--action,
+    or --confirm a model's diagnosis (agents are not given a model's text until a person confirms it).
 
     Example: kaos dream diagnose 12 --category config --root-cause "staging key rotated" --by ana
     """
     overriding = category is not None or root_cause is not None or action is not None
-    if overriding:
+    if confirm and overriding:
+        raise typer.BadParameter("--confirm keeps the diagnosis as it is; it excludes --category/--root-cause/"
+                                 "--action", param_hint="--confirm")
+    if confirm:
+        with open_for_write(ctx, db) as lib:
+            data = lib.failures.confirm(fingerprint, by=by)
+            history = lib.failures.history(data["id"])
+    elif overriding:
         with open_for_write(ctx, db) as lib:
             current = lib.failures.get(fingerprint)
             data = lib.failures.diagnose(

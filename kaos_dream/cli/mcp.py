@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from ..errors import KaosError
@@ -13,10 +15,18 @@ INSTALL_HINT = 'the MCP server needs the optional mcp package: pip install "kaos
 
 
 @app.command("serve")
-def serve(ctx: typer.Context, db: DbOption = None) -> None:
+def serve(
+    ctx: typer.Context,
+    agent: Annotated[list[str] | None, typer.Option("--agent", help="An existing episode this server may act on "
+                                                    "besides those it starts (repeat; also KAOS_MCP_AGENTS).")]
+    = None,
+    db: DbOption = None,
+) -> None:
     """Serve MCP tools over stdio until the client disconnects (stdout carries the protocol).
 
-    Example: kaos mcp serve --db /srv/agents/kaos.db
+    The server acts only on the episodes it starts (agent_start) and those named with --agent.
+
+    Example: kaos mcp serve --db /srv/agents/kaos.db --agent nightly-etl
     """
     try:
         from ..mcp_server import serve as run_server
@@ -24,4 +34,4 @@ def serve(ctx: typer.Context, db: DbOption = None) -> None:
         if (exc.name or "").split(".")[0] in ("mcp", "mcp_types", "pydantic"):
             raise KaosError(INSTALL_HINT) from None
         raise
-    run_server(resolve_db(ctx, db))
+    run_server(resolve_db(ctx, db), agent or [])

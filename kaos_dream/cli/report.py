@@ -45,4 +45,4 @@ def report_cmd(
     if wants_json(ctx, json_out):
         output.emit_json({"path": os.path.abspath(path), "bytes": size})
         return
-    output.message(f"report written to {os.path.abspath(path)}", wrap=False)
+    output.message(f"report written to {os.path.abspath(path)}")

@@ -202,4 +202,4 @@ def apply(
     if wants_json(ctx, json_out):
         output.emit_json({"skill": skill.name, "id": skill.id, "params": params, "rendered": text})
     else:
-        output.message(text)
+        output.emit_exact(text)

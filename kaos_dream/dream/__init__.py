@@ -31,6 +31,7 @@ from .phases import (
     registered_phases,
     unregister_phase,
 )
+from .promotions import accept_promotion, pending_promotions, reject_promotion
 from .runner import Progress, RunOutcome, run_dream
 from .state import ANY_PASS, APPLIED_PASS, completed_since_marker, current_cycle, lease_holder
 
@@ -130,6 +131,15 @@ class Dream:
 
     def accept_merge(self, proposal_id: int, keep: int | str | None = None) -> dict[str, Any]:
         return accept_merge(self._lib, proposal_id, keep)
+
+    def promotions(self) -> list[dict[str, Any]]:
+        return pending_promotions(self._lib)
+
+    def accept_promotion(self, proposal_id: int) -> dict[str, Any]:
+        return accept_promotion(self._lib, proposal_id)
+
+    def reject_promotion(self, proposal_id: int, reason: str) -> dict[str, Any]:
+        return reject_promotion(self._lib, proposal_id, reason)
 
     def reject(self, proposal_id: int, reason: str) -> dict[str, Any]:
         return reject_proposal(self._lib, proposal_id, reason)

@@ -96,8 +96,11 @@ def render_digest(
                 lines.append(f"- #{m['id']} {m['targets']} (Jaccard {m['score']:.2f}): {_md(m['rationale'])}")
             recs.append(f"review merges: `{kaos} dream merges`, then `{kaos} dream merges --accept N` "
                         f"or `--reject N --reason TEXT`")
-        if not pro["applied"] and (pro["pending"].get("promote") or pro["pending"].get("prune")):
-            recs.append(f"apply the pending promote/prune proposals: `{kaos} dream run --apply`")
+        if pro["pending"].get("promote"):
+            recs.append(f"review promotions (memory to skill): `{kaos} dream promotions`, then "
+                        f"`{kaos} dream promotions --accept N` or `--reject N`")
+        if not pro["applied"] and pro["pending"].get("prune"):
+            recs.append(f"apply the pending prune proposals: `{kaos} dream run --apply`")
         lines.append("")
     for _name, text in (sections or {}).items():
         if text:

@@ -13,6 +13,11 @@ from .phases import ORDER_FAILURES, ORDER_POLICIES, ORDER_SPARSIFY, DreamContext
 RECURRING_SHOWN = 5
 
 
+def _labelled(fp: dict[str, Any]) -> str:
+    """A fingerprint's category, marked when a model's unreviewed diagnosis set it."""
+    return f"{fp['category']} ({fp['source']})" if fp["source"].startswith("llm") else fp["category"]
+
+
 def _md(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
@@ -44,7 +49,7 @@ def failures_phase(ctx: DreamContext, _: Any) -> PhaseResult:
         lines.append("| fingerprint | tool | category | seen | agents | fix |")
         lines.append("|---|---|---|---|---|---|")
         lines += [
-            f"| {r['id']} | {_md(r['tool'])} | {r['category']} | {r['occurrences']} | {r['agents']} | "
+            f"| {r['id']} | {_md(r['tool'])} | {_labelled(r)} | {r['occurrences']} | {r['agents']} | "
             f"{_md(r['fix_summary'] or '-')} |"
             for r in recurring
         ]

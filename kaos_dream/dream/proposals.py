@@ -8,7 +8,18 @@ description, template), so:
 * a rejected proposal comes back only when its targets' content changed;
 * a memory is promoted at most once, ever; a pruned skill that a person restores is not proposed for
   pruning again until it is edited.
-Merges are never applied here: they wait for `kaos dream merges --accept`.
+Merges are never applied here: they wait for `kaos dream merges --accept`. Promotions wait the same
+way (`kaos dream promotions --accept`) unless ``KAOS_DREAM_AUTO_PROMOTE`` is on: a skill is
+instructions other agents execute.
+
+No agent rewrites the library alone (DESIGN §13): a prune needs at least ``KAOS_DREAM_PRUNE_MIN_AGENTS``
+distinct agents (episodes) whose *own* outcomes fail it by the prune rule — one hostile agent's
+failures, however many, are one vote, and honest agents that succeed with the skill do not vote for
+it — and (when more than one agent is required) the rule must still hold with the outcomes of the
+agent that reported the most failures left out, so one agent cannot tip the rate for others'
+occasional failures either; a promotion needs hits from ``KAOS_DREAM_PROMOTE_MIN_AGENTS`` distinct
+agents. Outcomes and hits recorded without an agent count towards the totals but vote for nobody.
+Each proposal's evidence names the agents.
 """
 
 from __future__ import annotations
@@ -25,6 +36,7 @@ from .similarity import similar_skill_pairs
 
 KINDS = ("promote", "prune", "merge")
 _EPS = 1e-9
+SHOWN_AGENTS = 10  # agent ids kept in a proposal's evidence (the count is always exact)
 
 
 def fingerprint(*parts: str) -> str:
@@ -45,34 +57,67 @@ class Candidate:
     rationale: str
 
 
-def promote_candidates(conn: sqlite3.Connection, min_hits: int) -> list[Candidate]:
+def _whose(agents: list[str]) -> str:
+    shown = ", ".join(agents[:SHOWN_AGENTS])
+    return shown + (f", … ({len(agents) - SHOWN_AGENTS} more)" if len(agents) > SHOWN_AGENTS else "")
+
+
+def promote_candidates(conn: sqlite3.Connection, min_hits: int, min_agents: int = 1) -> list[Candidate]:
     out = []
     for mid, key, kind, content, hits in conn.execute(
         "SELECT m.id, m.key, m.kind, m.content, count(*) FROM memory_hits h JOIN memories m ON m.id = h.memory_id "
-        "GROUP BY h.memory_id HAVING count(*) >= ? ORDER BY m.id",
-        (min_hits,),
+        "GROUP BY h.memory_id HAVING count(*) >= ? AND count(DISTINCT h.agent_id) >= ? ORDER BY m.id",
+        (min_hits, min_agents),
     ):
+        agents = [r[0] for r in conn.execute(
+            "SELECT DISTINCT agent_id FROM memory_hits WHERE memory_id = ? AND agent_id IS NOT NULL ORDER BY agent_id",
+            (mid,))]
         out.append(Candidate(
             "promote", f"memory:{mid}", fingerprint(key, kind, content), float(hits),
-            {"memory_id": mid, "key": key, "hits": hits},
-            f"memory {key!r} was retrieved {hits} times (threshold {min_hits}): make it a skill",
+            {"memory_id": mid, "key": key, "hits": hits, "agent_count": len(agents),
+             "agents": agents[:SHOWN_AGENTS]},
+            f"memory {key!r} was retrieved {hits} times (threshold {min_hits}) by {len(agents)} agents "
+            f"({_whose(agents)}): make it a skill",
         ))
     return out
 
 
-def prune_candidates(conn: sqlite3.Connection, min_uses: int, max_success: float) -> list[Candidate]:
+def _holds_without_loudest(conn: sqlite3.Connection, skill_id: int, uses: int, wins: int, max_success: float) -> bool:
+    """The prune rule on the outcomes of everyone but the agent with the most failures (ties: lowest id)."""
+    per = conn.execute(
+        "SELECT agent_id, count(*), sum(success) FROM skill_uses WHERE skill_id = ? AND agent_id IS NOT NULL "
+        "GROUP BY agent_id ORDER BY count(*) - sum(success) DESC, agent_id LIMIT 1", (skill_id,)).fetchone()
+    rest_n, rest_w = (uses - per[1], wins - per[2]) if per is not None else (uses, wins)
+    return rest_n > 0 and rest_w <= max_success * rest_n + _EPS
+
+
+def prune_candidates(
+    conn: sqlite3.Connection, min_uses: int, max_success: float, min_agents: int = 1
+) -> list[Candidate]:
+    """Skills failing the prune rule overall *and* by the own outcomes of ``min_agents`` distinct agents."""
     out = []
-    for sid, name, desc, template, uses, wins in conn.execute(
-        "SELECT s.id, s.name, s.description, s.template, count(*), sum(u.success) FROM skill_uses u "
-        "JOIN skills s ON s.id = u.skill_id WHERE s.deprecated = 0 GROUP BY u.skill_id "
-        "HAVING count(*) >= ? AND sum(u.success) <= ? * count(*) + ? ORDER BY s.id",
-        (min_uses, max_success, _EPS),
+    for sid, name, desc, template, uses, wins, voters in conn.execute(
+        "WITH per AS (SELECT skill_id, agent_id, count(*) AS n, sum(success) AS w FROM skill_uses "
+        "GROUP BY skill_id, agent_id) "
+        "SELECT s.id, s.name, s.description, s.template, sum(per.n), sum(per.w), "
+        "sum(per.agent_id IS NOT NULL AND per.w <= ? * per.n + ?) FROM per "
+        "JOIN skills s ON s.id = per.skill_id WHERE s.deprecated = 0 GROUP BY per.skill_id "
+        "HAVING sum(per.n) >= ? AND sum(per.w) <= ? * sum(per.n) + ? AND sum(per.agent_id IS NOT NULL "
+        "AND per.w <= ? * per.n + ?) >= ? ORDER BY s.id",
+        (max_success, _EPS, min_uses, max_success, _EPS, max_success, _EPS, min_agents),
     ):
+        if min_agents > 1 and not _holds_without_loudest(conn, sid, uses, wins, max_success):
+            continue
+        agents = [r[0] for r in conn.execute(
+            "SELECT agent_id FROM skill_uses WHERE skill_id = ? AND agent_id IS NOT NULL GROUP BY agent_id "
+            "HAVING sum(success) <= ? * count(*) + ? ORDER BY agent_id", (sid, max_success, _EPS))]
         rate = wins / uses
         out.append(Candidate(
             "prune", f"skill:{sid}", fingerprint(name, desc, template), rate,
-            {"skill_id": sid, "name": name, "uses": uses, "successes": wins},
-            f"skill {name!r} succeeded {wins}/{uses} times ({rate:.0%} <= {max_success:.0%}): deprecate it",
+            {"skill_id": sid, "name": name, "uses": uses, "successes": wins, "agent_count": int(voters),
+             "agents": agents[:SHOWN_AGENTS]},
+            f"skill {name!r} succeeded {wins}/{uses} times ({rate:.0%} <= {max_success:.0%}), failing for "
+            f"{int(voters)} agents ({_whose(agents)}): deprecate it",
         ))
     return out
 
@@ -102,9 +147,9 @@ def without_pruned(merges: list[Candidate], prunes: list[Candidate]) -> list[Can
 def find_candidates(ctx: DreamContext) -> dict[str, list[Candidate]]:
     """Read-only (runs outside the write transaction)."""
     s = ctx.lib.settings
-    prune = prune_candidates(ctx.conn, s.dream_prune_min_uses, s.dream_prune_max_success)
+    prune = prune_candidates(ctx.conn, s.dream_prune_min_uses, s.dream_prune_max_success, s.dream_prune_min_agents)
     return {
-        "promote": promote_candidates(ctx.conn, s.dream_promote_hits),
+        "promote": promote_candidates(ctx.conn, s.dream_promote_hits, s.dream_promote_min_agents),
         "prune": prune,
         "merge": without_pruned(merge_candidates(ctx.conn, s.dream_merge_jaccard), prune),
     }
@@ -173,26 +218,36 @@ def _promoted_name(conn: sqlite3.Connection, key: str, memory_id: int) -> str:
     return f"promoted-memory-{memory_id}"
 
 
+def promote_memory(conn: sqlite3.Connection, proposal_id: int, memory_id: int, now: float) -> dict[str, Any] | None:
+    """Make the memory of a promote proposal a skill; None (and the proposal superseded) if it is gone."""
+    mem = conn.execute("SELECT id, key, kind, content FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    if mem is None:
+        supersede(conn, proposal_id, now, "the memory was deleted")
+        return None
+    name = _promoted_name(conn, mem["key"], mem["id"])
+    cur = conn.execute(
+        "INSERT INTO skills (name, description, template, tags, created_at, updated_at) VALUES (?, ?, '', ?, ?, ?)",
+        (name, mem["content"], json.dumps(["promoted", mem["kind"]]), now, now),
+    )
+    return {"skill_id": cur.lastrowid, "name": name}
+
+
 def apply_pending(ctx: DreamContext) -> dict[str, int]:
-    """Apply every pending promote and prune proposal (inside the phase's transaction)."""
+    """Apply every pending prune proposal, and promote ones when ``KAOS_DREAM_AUTO_PROMOTE`` is on (inside
+    the phase's transaction); otherwise promotions wait for `kaos dream promotions --accept`."""
     conn, now = ctx.conn, ctx.now()
     done = {"promoted": 0, "pruned": 0}
+    kinds = ("promote", "prune") if ctx.lib.settings.dream_auto_promote else ("prune",)
     for pid, kind, targets in conn.execute(
-        "SELECT id, kind, targets FROM proposals WHERE status = 'pending' AND kind IN ('promote', 'prune') ORDER BY id"
+        f"SELECT id, kind, targets FROM proposals WHERE status = 'pending' AND kind IN ({', '.join('?' * len(kinds))})"
+        " ORDER BY id", kinds,
     ).fetchall():
         target_id = int(targets.split(":")[1])
         if kind == "promote":
-            mem = conn.execute("SELECT id, key, kind, content FROM memories WHERE id = ?", (target_id,)).fetchone()
-            if mem is None:
-                supersede(conn, pid, now, "the memory was deleted")
+            promoted = promote_memory(conn, pid, target_id, now)
+            if promoted is None:
                 continue
-            name = _promoted_name(conn, mem["key"], mem["id"])
-            cur = conn.execute(
-                "INSERT INTO skills (name, description, template, tags, created_at, updated_at) "
-                "VALUES (?, ?, '', ?, ?, ?)",
-                (name, mem["content"], json.dumps(["promoted", mem["kind"]]), now, now),
-            )
-            result = {"skill_id": cur.lastrowid, "name": name}
+            result = promoted
             done["promoted"] += 1
         else:
             skill = conn.execute("SELECT id, name, deprecated FROM skills WHERE id = ?", (target_id,)).fetchone()
@@ -200,7 +255,8 @@ def apply_pending(ctx: DreamContext) -> dict[str, int]:
                 supersede(conn, pid, now, "the skill was deleted or deprecated")
                 continue
             ev = json.loads(conn.execute("SELECT evidence FROM proposals WHERE id = ?", (pid,)).fetchone()[0])
-            reason = (f"pruned by dream proposal {pid}: {ev['successes']}/{ev['uses']} successes; "
+            whose = f" failing for {ev['agent_count']} agents ({_whose(ev['agents'])})" if "agents" in ev else ""
+            reason = (f"pruned by dream proposal {pid}: {ev['successes']}/{ev['uses']} successes{whose}; "
                       f"undo with `kaos skill restore {target_id}`")
             conn.execute(
                 "UPDATE skills SET deprecated = 1, deprecated_reason = ?, deprecated_at = ?, updated_at = ? "

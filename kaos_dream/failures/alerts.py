@@ -17,9 +17,11 @@ from typing import Any
 
 from ..errors import ConflictError, NotFoundError
 from ..settings import Settings
+from .diagnosis import diagnosis_source
 
 _SELECT = (
-    "SELECT a.*, f.hash, f.tool, f.category, f.root_cause, f.suggested_action FROM systemic_alerts a"
+    "SELECT a.*, f.hash, f.tool, f.category, f.root_cause, f.suggested_action, f.diagnostic_method"
+    " FROM systemic_alerts a"
     " JOIN failure_fingerprints f ON f.id = a.fingerprint_id"
 )
 
@@ -28,6 +30,7 @@ def _alert_dict(row: sqlite3.Row) -> dict[str, Any]:
     data = dict(row)
     data["short_hash"] = data["hash"][:12]
     data["active"] = data["status"] != "resolved"
+    data["source"] = diagnosis_source(data.get("diagnostic_method"))
     return data
 
 

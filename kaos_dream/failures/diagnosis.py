@@ -12,12 +12,39 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import InvalidInputError
 
 CATEGORIES = ("transient", "config", "code", "infra", "unknown")
 METHODS = ("none", "heuristic", "llm", "llm-cached", "manual", "fallback")
 ENTRY_POINT_GROUP = "kaos_dream.diagnosers"
+LLM_METHODS = ("llm", "llm-cached")
+# A model's diagnosis is a guess about text an agent wrote: it never claims certainty.
+LLM_MAX_CONFIDENCE = 0.8
+UNREVIEWED = "llm, unreviewed"
+
+
+def diagnosis_source(method: str | None) -> str:
+    """Who wrote a diagnosis, as shown and returned everywhere: ``llm, unreviewed`` for a model's text."""
+    if method in LLM_METHODS:
+        return UNREVIEWED
+    return {"manual": "person", "heuristic": "heuristic"}.get(method or "", "none")
+
+
+def for_agents(data: dict[str, Any], fingerprint_id: int | None) -> dict[str, Any]:
+    """``data`` (a fingerprint, lookup or record answer) as other agents may see it: a model's unreviewed
+    text (it may carry instructions injected through the failure message) is withheld, and the answer
+    says so, until a person confirms it with `kaos dream diagnose ID --confirm`."""
+    method = data.get("diagnostic_method")
+    out = {**data, "source": diagnosis_source(method)}
+    if method not in LLM_METHODS:
+        return out
+    where = f" {fingerprint_id}" if fingerprint_id is not None else ""
+    out.update(category="unknown", root_cause=None, suggested_action=None, confidence=0.0, withheld=(
+        f"a model's diagnosis (source: {UNREVIEWED}) is withheld until a person confirms it "
+        f"(kaos dream diagnose{where} --confirm)"))
+    return out
 
 
 @dataclass(frozen=True)
@@ -38,10 +65,12 @@ class Diagnosis:
             raise InvalidInputError(f"diagnostic method {self.method!r} is not one of {', '.join(METHODS)}")
         if isinstance(self.confidence, bool) or not isinstance(self.confidence, (int, float)):
             raise InvalidInputError("confidence must be a number")
-        object.__setattr__(self, "confidence", min(1.0, max(0.0, float(self.confidence))))
+        cap = LLM_MAX_CONFIDENCE if self.method in LLM_METHODS else 1.0
+        object.__setattr__(self, "confidence", min(cap, max(0.0, float(self.confidence))))
 
     def to_dict(self) -> dict[str, object]:
         return {
+            "source": diagnosis_source(self.method),
             "category": self.category,
             "root_cause": self.root_cause,
             "suggested_action": self.suggested_action,

@@ -18,7 +18,7 @@ from ..llm import LLMClient
 from ..store import transaction
 from . import alerts, fixes
 from . import heuristics as _heuristics  # noqa: F401  (registers the built-in diagnosers)
-from .diagnosis import CATEGORIES, REGISTRY, Diagnosis, FailureInput
+from .diagnosis import CATEGORIES, LLM_METHODS, REGISTRY, Diagnosis, FailureInput, diagnosis_source
 from .fingerprint import bounded_sample, fingerprint_hash, message_hash
 from .learned import learned_diagnosis, learned_from
 from .llm_diagnoser import llm_diagnose
@@ -95,6 +95,7 @@ def fingerprint_dict(row: sqlite3.Row) -> dict[str, Any]:
     data = dict(row)
     data["short_hash"] = row["hash"][:12]
     data["learned_from"] = learned_from(row["diagnoser"])
+    data["source"] = diagnosis_source(row["diagnostic_method"])
     return data
 
 
@@ -237,6 +238,18 @@ class Failures:
             self._set_diagnosis(fp["id"], diagnosis, self.lib.now(), decided_by=by or "manual")
         return self.get(fp["id"])
 
+    def confirm(self, ref: int | str, by: str | None = None) -> dict[str, Any]:
+        """A person vouches for the current (model-written) diagnosis: it becomes ``manual`` (source
+        ``person``), so agents are given it from now on. Confirming a diagnosis that is already not a
+        model's is refused, so nobody mistakes a heuristic's answer for a reviewed one."""
+        with transaction(self.conn):
+            fp = self.get(ref)
+            if fp["diagnostic_method"] not in LLM_METHODS:
+                raise InvalidInputError(
+                    f"failure {fp['id']}'s diagnosis is not a model's (source: {fp['source']}); nothing to confirm")
+        return self.diagnose(fp["id"], category=fp["category"], root_cause=fp["root_cause"],
+                             suggested_action=fp["suggested_action"], by=by or "confirmed")
+
     def recategorize(self, *, use_llm: bool = True) -> int:
         """Re-diagnose every ``unknown`` fingerprint that was not set by hand (after a new diagnoser
         was registered, a fingerprint labelled by hand, or a key configured): heuristics, then the
@@ -350,6 +363,7 @@ class Failures:
             "diagnostic_method": fp["diagnostic_method"],
             "diagnoser": fp["diagnoser"],
             "learned_from": fp["learned_from"],
+            "source": fp["source"],
             "fix": fp["fix"],
             "preventing_skills": self.preventing_skills(fp["id"]),
         }

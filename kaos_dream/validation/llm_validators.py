@@ -117,7 +117,9 @@ def _ask(lib: Library, name: str, draft: EpisodeDraft, prefs: dict[str, str], ta
         return Verdict(name, kind, False, None, None, threshold, f"off: LLM unavailable ({answer.error})")
     value = answer.value
     passed = None if kind == REPORT else value.score >= (threshold if threshold is not None else 0.5)
-    return Verdict(name, kind, True, value.score, passed, threshold, value.reason or "no reason given")
+    # the model's words, labelled as such wherever the verdict is shown or returned
+    return Verdict(name, kind, True, value.score, passed, threshold,
+                   f"[source: llm, unreviewed] {value.reason or 'no reason given'}")
 
 
 def _threshold(lib: Library, name: str) -> float | None:
