@@ -13,6 +13,7 @@ from . import validation as _validation  # noqa: F401 - installs the validation 
 from .clock import Clock, SystemClock
 from .coordination import CoordinationLog
 from .dream import Dream
+from .embedding.store import Vectors
 from .episodes import Episodes, Outcome
 from .errors import InvalidInputError, StoreError
 from .failures import Failures
@@ -27,6 +28,7 @@ from .search import Hit, lexical_candidates
 from .search.candidates import BM25, ID, SUCCESSES, USES, candidate_pool, details, ensure_sql_math, ranked_memories
 from .search.lexical import with_skill_counts
 from .search.ranking import RankParams, score_pool, top
+from .search.semantic import Fusion, SemanticMatches, semantic_matches
 from .settings import Settings
 from .skills import Skills
 from .store import LATEST_VERSION, apply_migrations, connect, schema_version, transaction
@@ -82,6 +84,7 @@ class Library(AbstractContextManager["Library"]):
             self.conn.close()
             raise
         ensure_sql_math(self.conn)
+        self.vectors = Vectors(self)  # the embedding model loads on first search or write, never here
         self.skills = Skills(self)
         self.memories = Memories(self)
         self.log = CoordinationLog(self)
@@ -169,17 +172,18 @@ class Library(AbstractContextManager["Library"]):
         digest = task_hash(task if task is not None else query) if "skill" in kinds else None
         now = self.now()
         memory_order = (s.rank_floor, now, s.rank_half_life_days * 86_400.0, limit)
+        semantic = self._semantic(query, kinds, include_deprecated)
         if kinds == ("memory",):  # no outcomes to weigh: SQL ranks them, no pool matrix needed
             return [
                 Hit("memory", entry_id, key, snippet, bm25, score)
                 for entry_id, key, snippet, bm25, score, _ in ranked_memories(
-                    self.conn, query, pool=pool, memory_order=memory_order
+                    self.conn, query, pool=pool, memory_order=memory_order, semantic=semantic.get("memory")
                 )
             ]
         pools = [
             candidate_pool(
                 self.conn, query, k, pool=pool, pool_min=max(s.rank_pool_min, limit), task_hash=digest,
-                include_deprecated=include_deprecated, memory_order=memory_order,
+                include_deprecated=include_deprecated, memory_order=memory_order, semantic=semantic.get(k),
             )
             for k in kinds
         ]
@@ -202,11 +206,35 @@ class Library(AbstractContextManager["Library"]):
             values = pools[pi].matrix[row]
             entry_id = int(values[ID])
             name, text, deprecated = shown[k][entry_id]
+            lexical = pools[pi].lexical
+            bm25 = float(values[BM25] if lexical is None else lexical[row])
             hits.append(
-                Hit(k, entry_id, name, text, float(values[BM25]), score, deprecated, int(values[USES]),
-                    int(values[SUCCESSES]))
+                Hit(k, entry_id, name, text, bm25, score, deprecated, int(values[USES]), int(values[SUCCESSES]))
             )
         return hits
+
+    def _semantic(self, query: str, kinds: tuple[str, ...], include_deprecated: bool) -> dict[str, SemanticMatches]:
+        """The query's nearest vectors per kind, for a hybrid search; empty when semantic retrieval is
+        off, nothing is embedded yet, or the query has no word."""
+        s = self.settings
+        if s.semantic_k <= 0 or not query.strip():
+            return {}
+        model = self.vectors.embedder()
+        if model is None:
+            return {}
+        indexes = {k: self.vectors.index(k) for k in kinds}
+        if not any(v is not None for v in indexes.values()):
+            return {}
+        vector = model.embed([query])[0]
+        if not vector.any():
+            return {}
+        fusion = Fusion(weight=s.semantic_weight, threshold=s.semantic_threshold, full=s.semantic_full)
+        return {
+            k: semantic_matches(self.conn, k, index, query, vector, s.semantic_k, fusion,
+                                include_deprecated=include_deprecated)
+            for k, index in indexes.items()
+            if index is not None
+        }
 
     def record_outcome(
         self, skill: int | str, success: bool, agent: str | None = None, task: str | None = None

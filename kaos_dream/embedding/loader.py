@@ -1,0 +1,71 @@
+"""Which embedding model a library uses, loaded once per process and only when first needed."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from .base import Embedder
+
+if TYPE_CHECKING:
+    from ..settings import Settings
+
+INSTALL_HINT = "pip install -e '.[semantic]'"
+
+
+def _wordllama() -> Embedder:
+    from .wordllama_model import WordLlamaEmbedder
+
+    return WordLlamaEmbedder()
+
+
+def _hashing() -> Embedder:
+    from .hashing import HashingEmbedder
+
+    return HashingEmbedder()
+
+
+MODELS: dict[str, Callable[[], Embedder]] = {"wordllama": _wordllama, "hash-trigram": _hashing}
+
+
+class EmbedderUnavailable(Exception):
+    """The configured model cannot be loaded; the message says why in one line."""
+
+
+_loaded: dict[str, Embedder] = {}
+_failed: dict[str, str] = {}
+
+
+def load_embedder(name: str) -> Embedder:
+    """The embedder called ``name`` (a key of :data:`MODELS`), loaded at most once per process.
+    ``KAOS_EMBEDDING_IMPORT_FAIL=1`` makes loading fail as if the package were missing (used by the
+    fallback tests to prove every command works without the model)."""
+    if name in _loaded:
+        return _loaded[name]
+    if name in _failed:
+        raise EmbedderUnavailable(_failed[name])
+    if name not in MODELS:
+        raise EmbedderUnavailable(f"unknown embedding model {name!r} (known: {', '.join(sorted(MODELS))})")
+    try:
+        if os.environ.get("KAOS_EMBEDDING_IMPORT_FAIL", "") == "1":
+            raise ImportError("embedding import disabled by KAOS_EMBEDDING_IMPORT_FAIL=1")
+        model = MODELS[name]()
+    except ImportError as exc:
+        _failed[name] = f"the {name} model is not installed ({exc.name or exc}); install it with {INSTALL_HINT}"
+        raise EmbedderUnavailable(_failed[name]) from None
+    except Exception as exc:  # a damaged package or weights file: lexical search still works
+        _failed[name] = f"the {name} model could not be loaded: {type(exc).__name__}: {str(exc)[:200]}"
+        raise EmbedderUnavailable(_failed[name]) from None
+    _loaded[name] = model
+    return model
+
+
+def semantic_status(settings: Settings) -> tuple[Embedder | None, str]:
+    """(the embedder, "") when semantic retrieval is on, else (None, one line saying why it is off)."""
+    if not settings.semantic:
+        return None, "semantic search is off (KAOS_SEMANTIC=0); search is lexical only"
+    try:
+        return load_embedder(settings.embedding_model), ""
+    except EmbedderUnavailable as exc:
+        return None, f"semantic search is off: {exc}; search is lexical only"

@@ -1,0 +1,140 @@
+"""Semantic candidates and the fused relevance of a hybrid search.
+
+A search embeds the query once, takes the ``k`` nearest vectors of each kind by cosine (deprecated
+skills dropped, cosine above τ), and adds them to the lexical candidates. Relevance is then
+
+    bm25                          for a candidate the full-text index matched (unchanged)
+    weight × R × s                for a semantic-only candidate, s = clip((cos − τ) / (c_full − τ), 0, 1)
+
+where ``R`` is the BM25 an ideal match would score: the sum over the query's words of their IDF,
+ln(1 + (N − n + 0.5) / (n + 0.5)), read from the full-text vocabulary (a word no entry holds counts
+as the rarest). BM25 keeps its own units, so the weighted ranking on top is unchanged, and so is the
+order among lexical matches. An entry matching every query word (bm25 ≈ R) cannot lose to a
+neighbour that matches none (at most weight × R, weight < 1); a match on one incidental word (bm25 a
+small share of R) can lose to a close paraphrase. ``demo_semantic_retrieval_bench`` compares this
+with giving every candidate max(bm25, weight × R × s), an additive blend and reciprocal rank fusion.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..embedding.store import KindIndex
+from .query import content_tokens
+
+_VOCAB = {"skill": ("skills_fts", "kaos_skills_vocab"), "memory": ("memories_fts", "kaos_memories_vocab")}
+_LIVE_SKILLS = "SELECT id FROM skills WHERE deprecated = 0 AND id IN (SELECT value FROM json_each(?))"
+_ALL = {"skill": "SELECT id FROM skills WHERE id IN (SELECT value FROM json_each(?))",
+        "memory": "SELECT id FROM memories WHERE id IN (SELECT value FROM json_each(?))"}
+
+
+@dataclass(frozen=True)
+class Fusion:
+    """``weight`` (< 1 keeps exact lexical matches on top), ``threshold`` τ (a cosine at or below it
+    adds nothing) and ``full`` (the cosine at which a neighbour counts as a full match)."""
+
+    weight: float = 0.9
+    threshold: float = 0.1
+    full: float = 0.5
+
+
+@dataclass(frozen=True)
+class SemanticMatches:
+    """The query's cosine to the indexed vectors of one kind, its ``top`` neighbours (id, cosine; best
+    first, ties by id) and the ideal lexical relevance ``reference`` the semantic term is scaled by."""
+
+    kind: str
+    index: KindIndex
+    cosine: np.ndarray  # one per index row
+    top: list[tuple[int, float]]
+    reference: float
+    fusion: Fusion
+
+    def cosine_of(self, ids: np.ndarray) -> np.ndarray:
+        """Cosine of each id (0 for an entry with no current vector)."""
+        rows = [self.index.row_of.get(int(i), -1) for i in ids]
+        out = np.zeros(len(rows), dtype=np.float64)
+        for n, r in enumerate(rows):
+            if r >= 0:
+                out[n] = self.cosine[r]
+        return out
+
+    def fuse(self, bm25: np.ndarray, ids: np.ndarray) -> np.ndarray:
+        """Fused relevance of candidates (``bm25`` lexical, higher is better; 0 when not matched)."""
+        tau, full = self.fusion.threshold, self.fusion.full
+        s = np.clip((self.cosine_of(ids) - tau) / (full - tau), 0.0, 1.0)
+        return np.where(bm25 > 0.0, bm25, self.fusion.weight * self.reference * s)
+
+
+def _ensure_vocab(conn: sqlite3.Connection, kind: str) -> str:
+    """A per-connection fts5vocab view of the index (temp schema: nothing is written to the file)."""
+    fts, vocab = _VOCAB[kind]
+    if conn.execute("SELECT 1 FROM temp.sqlite_master WHERE name = ?", (vocab,)).fetchone() is None:
+        conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{vocab} USING fts5vocab(main, {fts}, 'row')")
+    return vocab
+
+
+def ideal_relevance(conn: sqlite3.Connection, kind: str, text: str, rows: int) -> float:
+    """Sum of the query words' IDF: about the BM25 of an average-length entry holding each once."""
+    tokens = content_tokens(text)
+    if not tokens:
+        return 1.0
+    vocab = _ensure_vocab(conn, kind)
+    counts = dict(conn.execute(
+        f"SELECT term, doc FROM temp.{vocab} WHERE term IN (SELECT value FROM json_each(?))",
+        ("[" + ",".join('"' + t.replace("\\", "\\\\").replace('"', '\\"') + '"' for t in tokens) + "]",),
+    ).fetchall())
+    n_rows = max(rows, 1)
+    total = sum(math.log(1.0 + (n_rows - counts.get(t, 0) + 0.5) / (counts.get(t, 0) + 0.5)) for t in tokens)
+    return max(total, 1.0)
+
+
+def nearest(
+    conn: sqlite3.Connection,
+    kind: str,
+    index: KindIndex,
+    query_vector: np.ndarray,
+    k: int,
+    *,
+    include_deprecated: bool = False,
+) -> tuple[np.ndarray, list[tuple[int, float]]]:
+    """All cosines, and the ``k`` nearest live entries (cosine descending, ties by id). Candidates are
+    checked against the live table in growing batches, so deprecated or deleted rows never crowd the
+    top ``k`` out."""
+    cosine = index.matrix @ np.asarray(query_vector, dtype=np.float32)
+    n = len(index.ids)
+    if k <= 0 or n == 0:
+        return cosine, []
+    order_sql = _ALL[kind] if include_deprecated or kind == "memory" else _LIVE_SKILLS
+    want = min(n, 2 * k)
+    while True:
+        part = np.argpartition(-cosine, want - 1)[:want] if want < n else np.arange(n)
+        ranked = part[np.lexsort((index.ids[part], -cosine[part]))]
+        ids = [int(index.ids[r]) for r in ranked]
+        live = {int(r[0]) for r in conn.execute(order_sql, ("[" + ",".join(map(str, ids)) + "]",))}
+        kept = [(int(index.ids[r]), float(cosine[r])) for r in ranked if int(index.ids[r]) in live]
+        if len(kept) >= k or want >= n:
+            return cosine, kept[:k]
+        want = min(n, want * 4)
+
+
+def semantic_matches(
+    conn: sqlite3.Connection,
+    kind: str,
+    index: KindIndex,
+    text: str,
+    query_vector: np.ndarray,
+    k: int,
+    fusion: Fusion,
+    *,
+    include_deprecated: bool = False,
+) -> SemanticMatches:
+    cosine, top = nearest(conn, kind, index, query_vector, k, include_deprecated=include_deprecated)
+    top = [(i, c) for i, c in top if c > fusion.threshold]  # below τ a neighbour would add nothing
+    table = "skills" if kind == "skill" else "memories"
+    rows = int(conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {table}").fetchone()[0])
+    return SemanticMatches(kind, index, cosine, top, ideal_relevance(conn, kind, text, rows), fusion)
