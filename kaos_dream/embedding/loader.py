@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -38,9 +37,7 @@ _failed: dict[str, str] = {}
 
 
 def load_embedder(name: str) -> Embedder:
-    """The embedder called ``name`` (a key of :data:`MODELS`), loaded at most once per process.
-    ``KAOS_EMBEDDING_IMPORT_FAIL=1`` makes loading fail as if the package were missing (used by the
-    fallback tests to prove every command works without the model)."""
+    """The embedder called ``name`` (a key of :data:`MODELS`), loaded at most once per process."""
     if name in _loaded:
         return _loaded[name]
     if name in _failed:
@@ -48,11 +45,9 @@ def load_embedder(name: str) -> Embedder:
     if name not in MODELS:
         raise EmbedderUnavailable(f"unknown embedding model {name!r} (known: {', '.join(sorted(MODELS))})")
     try:
-        if os.environ.get("KAOS_EMBEDDING_IMPORT_FAIL", "") == "1":
-            raise ImportError("embedding import disabled by KAOS_EMBEDDING_IMPORT_FAIL=1")
         model = MODELS[name]()
     except ImportError as exc:
-        _failed[name] = f"the {name} model is not installed ({exc.name or exc}); install it with {INSTALL_HINT}"
+        _failed[name] = f"{exc.name or name} is not installed ({INSTALL_HINT})"
         raise EmbedderUnavailable(_failed[name]) from None
     except Exception as exc:  # a damaged package or weights file: lexical search still works
         _failed[name] = f"the {name} model could not be loaded: {type(exc).__name__}: {str(exc)[:200]}"

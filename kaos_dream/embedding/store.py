@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..errors import InvalidInputError
 from ..store import transaction
 from .base import Embedder
 from .loader import semantic_status
@@ -90,6 +91,13 @@ class Vectors:
         assert self._status is not None
         return self._status[1]
 
+    def unavailable_reason(self) -> str:
+        """The one line to show when semantic retrieval is on but its model could not be loaded, once
+        something already tried to load it; "" otherwise (never loads the model itself)."""
+        if self._status is None or self._status[0] is not None or not self._lib.settings.semantic:
+            return ""
+        return self._status[1]
+
     # -- writing -----------------------------------------------------------------------------------
     def embed_skill(self, name: str, description: str, tags: list[str] | tuple[str, ...]) -> np.ndarray | None:
         """The vector a new or edited skill gets, computed before its write transaction (None when off)."""
@@ -143,7 +151,7 @@ class Vectors:
         :data:`BATCH` rows per transaction; at most ``limit`` rows per kind. Returns rows embedded per kind."""
         model = self.embedder()
         if model is None:
-            raise RuntimeError(self.off_reason())
+            raise InvalidInputError(f"cannot reindex: {self.off_reason()}")
         done: dict[str, int] = {}
         for kind in KINDS:
             ids = self.stale_ids(kind, force=force, limit=limit)
