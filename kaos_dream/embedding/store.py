@@ -161,6 +161,39 @@ class Vectors:
                     done[kind] += self._embed_ids(model, kind, ids[start : start + BATCH])
         return done
 
+    def backfill_batch(self, limit: int) -> list[tuple[str, int, str, np.ndarray]]:
+        """Vectors for up to ``limit`` rows per kind that lack a current one, computed without writing
+        (the dream's prepare step, outside the write lock): (kind, id, embedded text, vector)."""
+        model = self.embedder()
+        if model is None:
+            return []
+        out: list[tuple[str, int, str, np.ndarray]] = []
+        for kind in KINDS:
+            ids = self.stale_ids(kind, limit=limit)
+            if not ids:
+                continue
+            rows = self._conn.execute(_TEXT_SQL[kind], (json.dumps(ids),)).fetchall()
+            texts = [_text(kind, tuple(r)) for r in rows]
+            vectors = model.embed(texts)
+            out += [(kind, int(r[0]), text, v) for r, text, v in zip(rows, texts, vectors, strict=True)]
+        return out
+
+    def store_backfill(self, batch: list[tuple[str, int, str, np.ndarray]]) -> int:
+        """Write the vectors of :meth:`backfill_batch` whose row still holds the text that was embedded
+        (inside the caller's transaction); returns how many were written."""
+        written = 0
+        for kind in KINDS:
+            items = [(i, text, v) for k, i, text, v in batch if k == kind]
+            if not items:
+                continue
+            current = {int(r[0]): _text(kind, tuple(r))
+                       for r in self._conn.execute(_TEXT_SQL[kind], (json.dumps([i for i, _, _ in items]),))}
+            for entry_id, text, vector in items:
+                if current.get(entry_id) == text:
+                    self.store(kind, entry_id, vector)
+                    written += 1
+        return written
+
     # -- reading -----------------------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
         """Per kind: rows, current vectors, stale vectors (another model or version), missing vectors."""
