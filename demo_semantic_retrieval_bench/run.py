@@ -173,6 +173,32 @@ def fusion_comparison(path: Path, ids: list[int], sets: dict[str, list[tuple[int
     return out
 
 
+def duplicates() -> dict[str, Any]:
+    """Would cosine find merge candidates worded differently? Precision on ``duplicates.json`` of the
+    dream's token-Jaccard rule (the shipped one) and of cosine thresholds over WordLlama vectors."""
+    from kaos_dream.dream.similarity import similar_skill_pairs
+
+    pairs = json.loads((HERE / "duplicates.json").read_text())["pairs"]
+    model = load_embedder("wordllama")
+    rows = []
+    for p in pairs:
+        va, vb = model.embed([skill_text(p["a"][0], p["a"][1], []), skill_text(p["b"][0], p["b"][1], [])])
+        found = similar_skill_pairs([(1, p["a"][0], p["a"][1]), (2, p["b"][0], p["b"][1])], 0.01)
+        rows.append((bool(p["duplicate"]), float(va @ vb), found[0][2] if found else 0.0))
+
+    def rule(name: str, hits: list[bool]) -> dict[str, Any]:
+        flagged = [d for d, hit in zip((r[0] for r in rows), hits, strict=True) if hit]
+        return {"rule": name, "proposed": len(flagged), "true_duplicates": sum(flagged),
+                "precision": round(sum(flagged) / len(flagged), 3) if flagged else None}
+
+    jaccard = Settings().dream_merge_jaccard
+    out = [rule(f"token Jaccard >= {jaccard} (shipped)", [r[2] >= jaccard for r in rows])]
+    out += [rule(f"cosine >= {t}", [r[1] >= t for r in rows]) for t in (0.5, 0.6, 0.7, 0.8, 0.9)]
+    return {"pairs": len(rows), "duplicates": sum(r[0] for r in rows), "rules": out,
+            "best_non_duplicate_cosine": round(max(r[1] for r in rows if not r[0]), 3),
+            "best_duplicate_cosine": round(max(r[1] for r in rows if r[0]), 3)}
+
+
 def installed_bytes(package: str | None) -> int:
     if package is None:
         return 0
@@ -321,6 +347,13 @@ def render(results: dict[str, Any]) -> str:
     for rule in q["fusion"]["tuning"]:
         cells = [f"{q['fusion'][s][rule]['recall_at_5']} / {q['fusion'][s][rule]['top_1']}" for s in ("tuning", "blind", "exact")]
         lines.append(f"| {rule} | " + " | ".join(cells) + " |")
+    d = results["merge_duplicates"]
+    lines += ["", f"## Merge proposals on {d['pairs']} labelled pairs ({d['duplicates']} duplicates worded differently, "
+              "the rest near misses)", "", "| rule | proposed | true duplicates | precision |", "|---|---|---|---|"]
+    lines += [f"| {r['rule']} | {r['proposed']} | {r['true_duplicates']} | {r['precision']} |" for r in d["rules"]]
+    lines += ["", f"Highest cosine of a near miss {d['best_non_duplicate_cosine']}, of a duplicate "
+              f"{d['best_duplicate_cosine']}: every cosine threshold that proposes a duplicate proposes near misses "
+              "first, so merge proposals stay on token Jaccard (precision must not drop)."]
     lines += ["", "## Models", "", "| model | dim | installed bytes | load s (median, spread) | embed µs/text p50 |",
               "|---|---|---|---|---|"]
     for name, m in results["models"].items():
@@ -365,6 +398,7 @@ def main() -> int:
     results: dict[str, Any] = {"quick": args.quick}
     results["quality"] = quality(skills, sets)
     results["models"] = model_costs(skills)
+    results["merge_duplicates"] = duplicates()
     sizes = [10_000] if args.quick else [10_000, 100_000]
     results["scale"] = [at_scale(n, 100 if args.quick else 300, 3) for n in sizes]
     results["skill_add"] = add_cost(2 if args.quick else 5, 300)
