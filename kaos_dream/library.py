@@ -25,10 +25,21 @@ from .plasticity.task import task_hash
 from .policies import Policies
 from .preferences import Preferences
 from .search import Hit, lexical_candidates
-from .search.candidates import BM25, ID, SUCCESSES, USES, candidate_pool, details, ensure_sql_math, ranked_memories
+from .search.candidates import (
+    BM25,
+    ID,
+    SUCCESSES,
+    USES,
+    candidate_pool,
+    details,
+    ensure_sql_math,
+    hybrid_memories,
+    hybrid_pool,
+    ranked_memories,
+)
 from .search.lexical import with_skill_counts
 from .search.ranking import RankParams, score_pool, top
-from .search.semantic import Fusion, SemanticMatches, semantic_matches
+from .search.semantic import Fusion, IdealRelevance, SemanticMatches, gate, semantic_matches
 from .settings import Settings
 from .skills import Skills
 from .store import LATEST_VERSION, apply_migrations, connect, schema_version, transaction
@@ -85,6 +96,7 @@ class Library(AbstractContextManager["Library"]):
             raise
         ensure_sql_math(self.conn)
         self.vectors = Vectors(self)  # the embedding model loads on first search or write, never here
+        self._ideal_relevance = IdealRelevance()
         self.skills = Skills(self)
         self.memories = Memories(self)
         self.log = CoordinationLog(self)
@@ -172,20 +184,27 @@ class Library(AbstractContextManager["Library"]):
         digest = task_hash(task if task is not None else query) if "skill" in kinds else None
         now = self.now()
         memory_order = (s.rank_floor, now, s.rank_half_life_days * 86_400.0, limit)
-        semantic = self._semantic(query, kinds, include_deprecated)
         if kinds == ("memory",):  # no outcomes to weigh: SQL ranks them, no pool matrix needed
-            return [
-                Hit("memory", entry_id, key, snippet, bm25, score)
-                for entry_id, key, snippet, bm25, score, _ in ranked_memories(
-                    self.conn, query, pool=pool, memory_order=memory_order, semantic=semantic.get("memory")
-                )
-            ]
+            ranked = ranked_memories(self.conn, query, pool=pool, memory_order=memory_order)
+            semantic = self._semantic(query, {"memory": max((r[3] for r in ranked), default=0.0)},
+                                      include_deprecated)
+            if "memory" in semantic:
+                ranked = hybrid_memories(self.conn, ranked, semantic["memory"], memory_order)
+            return [Hit("memory", entry_id, key, snippet, bm25, score)
+                    for entry_id, key, snippet, bm25, score, _ in ranked]
         pools = [
             candidate_pool(
                 self.conn, query, k, pool=pool, pool_min=max(s.rank_pool_min, limit), task_hash=digest,
-                include_deprecated=include_deprecated, memory_order=memory_order, semantic=semantic.get(k),
+                include_deprecated=include_deprecated, memory_order=memory_order,
             )
             for k in kinds
+        ]
+        best_lexical = {p.kind: float(p.matrix[:, BM25].max()) if len(p) else 0.0 for p in pools}
+        semantic = self._semantic(query, best_lexical, include_deprecated)
+        pools = [
+            hybrid_pool(self.conn, p, semantic[p.kind], task_hash=digest, memory_order=memory_order)
+            if p.kind in semantic else p
+            for p in pools
         ]
         params = RankParams(
             alpha=s.rank_alpha,
@@ -213,16 +232,21 @@ class Library(AbstractContextManager["Library"]):
             )
         return hits
 
-    def _semantic(self, query: str, kinds: tuple[str, ...], include_deprecated: bool) -> dict[str, SemanticMatches]:
-        """The query's nearest vectors per kind, for a hybrid search; empty when semantic retrieval is
-        off, nothing is embedded yet, or the query has no word."""
+    def _semantic(
+        self, query: str, best_lexical: dict[str, float], include_deprecated: bool
+    ) -> dict[str, SemanticMatches]:
+        """The query's nearest vectors for each kind whose best lexical match (``best_lexical``)
+        leaves part of the query uncovered; empty when semantic retrieval is off, nothing is embedded
+        yet, or lexical matches cover the query (then neither the model nor the vectors are touched)."""
         s = self.settings
-        if s.semantic_k <= 0 or not query.strip():
+        if s.semantic_k <= 0 or not query.strip() or not s.semantic:
             return {}
-        model = self.vectors.embedder()
+        references = {k: self._ideal_relevance(self.conn, k, query) for k in best_lexical}
+        wanted = [k for k in best_lexical if gate(best_lexical[k], references[k]) > 0.0]
+        model = self.vectors.embedder() if wanted else None
         if model is None:
             return {}
-        indexes = {k: self.vectors.index(k) for k in kinds}
+        indexes = {k: self.vectors.index(k) for k in wanted}
         if not any(v is not None for v in indexes.values()):
             return {}
         vector = model.embed([query])[0]
@@ -230,7 +254,7 @@ class Library(AbstractContextManager["Library"]):
             return {}
         fusion = Fusion(weight=s.semantic_weight, threshold=s.semantic_threshold, full=s.semantic_full)
         return {
-            k: semantic_matches(self.conn, k, index, query, vector, s.semantic_k, fusion,
+            k: semantic_matches(self.conn, k, index, vector, s.semantic_k, fusion, references[k], best_lexical[k],
                                 include_deprecated=include_deprecated)
             for k, index in indexes.items()
             if index is not None

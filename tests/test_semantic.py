@@ -75,7 +75,10 @@ def test_a_semantic_neighbour_joins_but_an_exact_match_stays_first() -> None:
     assert lib.search("deployment", kind="skill", rank="bm25") == []  # --rank bm25 stays lexical
     exact = lib.skills.add("deployments-dashboard", "deployment dashboard").id
     hits = lib.search("deployment", kind="skill")
-    assert [h.id for h in hits] == [exact, deploy] and hits[0].bm25 > 0
+    # A lexical match covering the whole query: neighbours found by meaning alone add nothing.
+    assert [h.id for h in hits] == [exact] and hits[0].bm25 > 0
+    partial = lib.search("deployment dashboard widgets", kind="skill")  # 'widgets' matches nothing
+    assert [h.id for h in partial][:2] == [exact, deploy] and partial[1].bm25 == 0.0
     lib.close()
 
 
@@ -197,6 +200,8 @@ def test_everything_works_without_the_model(tmp_path: Path) -> None:
     assert run_kaos("memory", "add", "the deploy needs a warm cache", "--key", "warm", db=db, env=env).returncode == 0
     r = run_kaos("search", "deploy", "--json", db=db, env=env)
     assert r.returncode == 0 and {h["name"] for h in json.loads(r.stdout)} == {"deploy-app", "warm"}
+    r = run_kaos("search", "deployment", "--json", db=db, env=env)  # no lexical match: the model is tried
+    assert r.returncode == 0 and json.loads(r.stdout) == []
     assert r.stderr.strip().splitlines() == [
         "semantic search is off: wordllama is not installed (pip install -e '.[semantic]'); search is lexical only"]
     r = run_kaos("db", "reindex", db=db, env=env)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -26,6 +27,16 @@ def _hashing() -> Embedder:
 
 
 MODELS: dict[str, Callable[[], Embedder]] = {"wordllama": _wordllama, "hash-trigram": _hashing}
+PACKAGES = {"wordllama": "wordllama"}  # the module a model needs, checked without importing it
+
+
+def missing_package(name: str) -> str:
+    """The one-line reason a model's package is absent ("" when present or none is needed); cheap:
+    it looks the module up without importing it."""
+    package = PACKAGES.get(name)
+    if package is None or importlib.util.find_spec(package) is not None:
+        return ""
+    return f"semantic search is off: {package} is not installed ({INSTALL_HINT}); search is lexical only"
 
 
 class EmbedderUnavailable(Exception):

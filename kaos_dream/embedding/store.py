@@ -19,7 +19,7 @@ import numpy as np
 from ..errors import InvalidInputError
 from ..store import transaction
 from .base import Embedder
-from .loader import semantic_status
+from .loader import missing_package, semantic_status
 
 if TYPE_CHECKING:
     from ..library import Library
@@ -92,11 +92,14 @@ class Vectors:
         return self._status[1]
 
     def unavailable_reason(self) -> str:
-        """The one line to show when semantic retrieval is on but its model could not be loaded, once
-        something already tried to load it; "" otherwise (never loads the model itself)."""
-        if self._status is None or self._status[0] is not None or not self._lib.settings.semantic:
+        """The one line to show when semantic retrieval is on but its model is missing or could not be
+        loaded; "" otherwise. Never loads the model itself (a search that lexical matches answered
+        did not need it)."""
+        if not self._lib.settings.semantic:
             return ""
-        return self._status[1]
+        if self._status is None:
+            return missing_package(self._lib.settings.embedding_model)
+        return "" if self._status[0] is not None else self._status[1]
 
     # -- writing -----------------------------------------------------------------------------------
     def embed_skill(self, name: str, description: str, tags: list[str] | tuple[str, ...]) -> np.ndarray | None:

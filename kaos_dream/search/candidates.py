@@ -162,7 +162,6 @@ def ranked_memories(
     *,
     pool: int,
     memory_order: tuple[float, float, float, int],
-    semantic: SemanticMatches | None = None,
 ) -> list[RankedMemory]:
     """The best ``limit`` memories by weighted score, best first (ties by id), from the strictest
     coordination level with at least ``limit`` matches. ``memory_order`` is (floor, now, half-life in
@@ -182,8 +181,6 @@ def ranked_memories(
         # w = max(bm25, floor) x recency; recover the floored relevance for the hit's bm25 field.
         recency = math.pow(2.0, -max(now - updated_at, 0.0) / half_life_s)
         out.append((entry_id, key, snippet, w / recency if recency > 0 else floor, 0.5 * w, updated_at))
-    if semantic is not None and semantic.top:
-        out = _hybrid_memories(conn, out, semantic, memory_order)
     return out
 
 
@@ -191,7 +188,7 @@ def _ids_json(ids: list[int]) -> str:
     return "[" + ",".join(map(str, ids)) + "]"
 
 
-def _hybrid_memories(
+def hybrid_memories(
     conn: sqlite3.Connection, lexical: list[RankedMemory], semantic: SemanticMatches,
     memory_order: tuple[float, float, float, int],
 ) -> list[RankedMemory]:
@@ -224,23 +221,14 @@ def candidate_pool(
     task_hash: str | None = None,
     include_deprecated: bool = False,
     memory_order: tuple[float, float, float, int] = (0.01, 0.0, 14.0 * 86_400.0, 10),
-    semantic: SemanticMatches | None = None,
 ) -> Pool:
     """Up to ``pool`` candidates of ``kind`` from the strictest coordination level with at least
     ``pool_min`` matches (or the loosest level). A table with at most ``pool`` rows goes straight to
     the loosest level: its whole match set fits in the pool. For memories ``memory_order`` is
     (floor, now, half-life in seconds, limit) and the pool is the best ``limit`` by weighted score
-    (:func:`ranked_memories`). With ``semantic`` the nearest vectors join the pool and ``BM25`` holds
-    the fused relevance (:mod:`.semantic`); the lexical value is kept in ``Pool.lexical``."""
+    (:func:`ranked_memories`). :func:`hybrid_pool` adds semantic neighbours afterwards."""
     if kind == "memory":
-        ranked = ranked_memories(conn, text, pool=pool, memory_order=memory_order, semantic=semantic)
-        matrix = (
-            np.array([(r[0], r[3], r[5], 0, 0, 0, 0) for r in ranked], dtype=np.float64)
-            if ranked
-            else np.zeros((0, COLUMNS))
-        )
-        shown = {r[0]: (r[1], r[2], False) for r in ranked}
-        return Pool(kind, matrix, shown, ordered=True, sql_scores=[r[4] for r in ranked])
+        return memory_pool(ranked_memories(conn, text, pool=pool, memory_order=memory_order))
     if kind != "skill":
         raise ValueError(f"unknown kind {kind!r}")
     sql = _SKILLS.format(deprecated="" if include_deprecated else _NOT_DEPRECATED)
@@ -258,8 +246,33 @@ def candidate_pool(
     matrix = np.array(rows, dtype=np.float64) if rows else np.zeros((0, COLUMNS))
     if repeat != 1:
         matrix[:, BM25] /= repeat
-    if semantic is None:
-        return Pool(kind, matrix)
+    return Pool(kind, matrix)
+
+
+def memory_pool(ranked: list[RankedMemory]) -> Pool:
+    """Ranked memories as a pool (already in final order, scored)."""
+    matrix = (np.array([(r[0], r[3], r[5], 0, 0, 0, 0) for r in ranked], dtype=np.float64)
+              if ranked else np.zeros((0, COLUMNS)))
+    shown = {r[0]: (r[1], r[2], False) for r in ranked}
+    return Pool("memory", matrix, shown, ordered=True, sql_scores=[r[4] for r in ranked])
+
+
+def pool_memories(pool: Pool) -> list[RankedMemory]:
+    """The inverse of :func:`memory_pool`."""
+    assert pool.shown is not None and pool.sql_scores is not None
+    return [(int(row[ID]), *pool.shown[int(row[ID])][:2], float(row[BM25]), score, float(row[LAST_USED]))
+            for row, score in zip(pool.matrix, pool.sql_scores, strict=True)]
+
+
+def hybrid_pool(
+    conn: sqlite3.Connection, pool: Pool, semantic: SemanticMatches, *, task_hash: str | None,
+    memory_order: tuple[float, float, float, int],
+) -> Pool:
+    """``pool`` with the semantic neighbours added and ``BM25`` holding the fused relevance
+    (:mod:`.semantic`); the lexical value is kept in ``Pool.lexical``."""
+    if pool.kind == "memory":
+        return memory_pool(hybrid_memories(conn, pool_memories(pool), semantic, memory_order))
+    matrix = pool.matrix.copy()
     seen = {int(i) for i in matrix[:, ID]}
     extra = [i for i, _ in semantic.top if i not in seen]
     if extra:
@@ -270,7 +283,7 @@ def candidate_pool(
             matrix = np.vstack([matrix, np.array(more, dtype=np.float64)])
     lexical = matrix[:, BM25].copy()
     matrix[:, BM25] = semantic.fuse(lexical, matrix[:, ID].astype(np.int64))
-    return Pool(kind, matrix, lexical=lexical)
+    return Pool("skill", matrix, lexical=lexical)
 
 
 def details(conn: sqlite3.Connection, kind: str, ids: list[int]) -> dict[int, tuple[str, str, bool]]:

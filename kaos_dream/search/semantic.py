@@ -4,7 +4,7 @@ A search embeds the query once, takes the ``k`` nearest vectors of each kind by 
 skills dropped, cosine above τ), and adds them to the lexical candidates. Relevance is then
 
     bm25                          for a candidate the full-text index matched (unchanged)
-    weight × R × s × (1 − cover)  for a semantic-only candidate, s = clip((cos − τ) / (c_full − τ), 0, 1)
+    weight × R × s × gate         for a semantic-only candidate, s = clip((cos − τ) / (c_full − τ), 0, 1)
 
 where ``R`` is the BM25 an ideal match would score: the sum over the query's words of the IDF the
 lexical scorer uses (FTS5's: max(ln((N − n + 0.5) / (n + 0.5)), 1e-6)), with document counts from
@@ -13,8 +13,10 @@ the query a lexical match covers, whatever the library's size. BM25 keeps its ow
 weighted ranking on top is unchanged, and so is the order among lexical matches. An entry matching
 every query word (bm25 ≈ R) cannot lose to a neighbour that matches none (at most weight × R, weight
 < 1); a match on one incidental word (bm25 a small share of R) can lose to a close paraphrase.
-``cover`` = min(1, best lexical bm25 / R) is how much of the query the best lexical match already
-covers: without it, neighbours found by meaning alone displaced right lexical answers often enough
+``gate`` = 1 − cover, cover = min(1, best lexical bm25 / R) being how much of the query the best
+lexical match already covers, and 0 from cover 0.9 on (the search then skips the embedding and the
+vector scan altogether: the common case of a well-matched query costs no more than before). Without
+the gate, neighbours found by meaning alone displaced right lexical answers often enough
 to cost demo_neuroplasticity_bench's realistic workload 100 % -> 93.3 %.
 ``demo_semantic_retrieval_bench`` compares this with giving every candidate max(bm25, weight × R ×
 s), an additive blend and reciprocal rank fusion.
@@ -59,6 +61,7 @@ class SemanticMatches:
     top: list[tuple[int, float]]
     reference: float
     fusion: Fusion
+    gate: float  # :func:`gate` of the lexical pool's best match
 
     def cosine_of(self, ids: np.ndarray) -> np.ndarray:
         """Cosine of each id (0 for an entry with no current vector)."""
@@ -74,9 +77,8 @@ class SemanticMatches:
         tau, full = self.fusion.threshold, self.fusion.full
         s = np.clip((self.cosine_of(ids) - tau) / (full - tau), 0.0, 1.0)
         # The better the best lexical match covers the query, the less a neighbour found by meaning
-        # alone is needed: its relevance shrinks by that coverage (0 when a match covers every word).
-        cover = min(1.0, float(bm25.max()) / self.reference) if len(bm25) and self.reference > 0 else 0.0
-        return np.where(bm25 > 0.0, bm25, self.fusion.weight * self.reference * s * (1.0 - cover))
+        # alone is needed: its relevance shrinks by that coverage (see :func:`gate`).
+        return np.where(bm25 > 0.0, bm25, self.fusion.weight * self.reference * s * self.gate)
 
 
 def _ensure_vocab(conn: sqlite3.Connection, kind: str) -> str:
@@ -96,20 +98,56 @@ def idf(rows: int, docs: int) -> float:
     return max(math.log((rows - docs + 0.5) / (docs + 0.5)), 1e-6)
 
 
-def ideal_relevance(conn: sqlite3.Connection, kind: str, text: str, rows: int) -> float:
-    """Sum of the query terms' IDF: about the BM25 of an average-length entry holding each once."""
-    tokens = content_tokens(text)
-    if not tokens:
-        return 1e-6
-    vocab = _ensure_vocab(conn, kind)
-    conn.execute(f"DELETE FROM temp.{vocab}_q")
-    conn.execute(f"INSERT INTO temp.{vocab}_q (t) VALUES (?)", (" ".join(tokens),))
-    counts = conn.execute(
-        f"SELECT q.term, coalesce((SELECT v.doc FROM temp.{vocab} AS v WHERE v.term = q.term), 0) "
-        f"FROM temp.{vocab}_qv AS q ORDER BY q.term"
-    ).fetchall()
-    n_rows = max(rows, 1)
-    return sum(idf(n_rows, min(int(docs), n_rows)) for _, docs in counts) or 1e-6
+SKIP_COVER = 0.9  # a best lexical match covering this much of the query needs no semantic neighbours
+
+
+def gate(best_bm25: float, reference: float) -> float:
+    """How much a neighbour found by meaning alone may still add, given the best lexical match:
+    1 − cover (cover = min(1, best bm25 / R)), and 0 once cover reaches :data:`SKIP_COVER`, where
+    the search does not look for neighbours at all."""
+    cover = min(1.0, best_bm25 / reference) if reference > 0 else 0.0
+    return 0.0 if cover >= SKIP_COVER else 1.0 - cover
+
+
+class IdealRelevance:
+    """R for a query, with per-connection caches: a word's index term never changes, and a term's
+    document count is re-read once the table's largest rowid moved (a new row); edits and deletes
+    between inserts leave a count slightly stale, which only nudges a scale estimate. Counting a
+    term's documents walks its doclist, so without the cache R would cost O(matches) per query."""
+
+    def __init__(self) -> None:
+        self._stems: dict[str, str | None] = {}
+        self._counts: dict[str, tuple[int, dict[str, int]]] = {}
+
+    def _stem(self, conn: sqlite3.Connection, kind: str, tokens: list[str]) -> list[str]:
+        missing = [t for t in tokens if t not in self._stems]
+        if missing:
+            vocab = _ensure_vocab(conn, kind)
+            for token in missing:  # one row at a time: a token's term(s), so each maps back to its word
+                conn.execute(f"DELETE FROM temp.{vocab}_q")
+                conn.execute(f"INSERT INTO temp.{vocab}_q (t) VALUES (?)", (token,))
+                row = conn.execute(f"SELECT term FROM temp.{vocab}_qv ORDER BY term LIMIT 1").fetchone()
+                self._stems[token] = str(row[0]) if row else None
+        return sorted({s for t in tokens if (s := self._stems[t]) is not None})
+
+    def __call__(self, conn: sqlite3.Connection, kind: str, text: str) -> float:
+        """Sum of the query terms' IDF: about the BM25 of an average-length entry holding each once."""
+        tokens = content_tokens(text)
+        if not tokens:
+            return 1e-6
+        table = "skills" if kind == "skill" else "memories"
+        rows = max(int(conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {table}").fetchone()[0]), 1)
+        cached_rows, counts = self._counts.get(kind, (-1, {}))
+        if cached_rows != rows:
+            counts = {}
+            self._counts[kind] = (rows, counts)
+        terms = self._stem(conn, kind, tokens)
+        vocab = _ensure_vocab(conn, kind)
+        for term in terms:
+            if term not in counts:
+                row = conn.execute(f"SELECT doc FROM temp.{vocab} WHERE term = ?", (term,)).fetchone()
+                counts[term] = int(row[0]) if row else 0
+        return sum(idf(rows, min(counts[term], rows)) for term in terms) or 1e-6
 
 
 def nearest(
@@ -147,15 +185,15 @@ def semantic_matches(
     conn: sqlite3.Connection,
     kind: str,
     index: KindIndex,
-    text: str,
     query_vector: np.ndarray,
     k: int,
     fusion: Fusion,
+    reference: float,
+    best_bm25: float,
     *,
     include_deprecated: bool = False,
 ) -> SemanticMatches:
+    """The neighbours of one kind and how they are scored (``best_bm25``: of the lexical pool)."""
     cosine, top = nearest(conn, kind, index, query_vector, k, include_deprecated=include_deprecated)
     top = [(i, c) for i, c in top if c > fusion.threshold]  # below τ a neighbour would add nothing
-    table = "skills" if kind == "skill" else "memories"
-    rows = int(conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {table}").fetchone()[0])
-    return SemanticMatches(kind, index, cosine, top, ideal_relevance(conn, kind, text, rows), fusion)
+    return SemanticMatches(kind, index, cosine, top, reference, fusion, gate(best_bm25, reference))
