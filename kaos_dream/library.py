@@ -13,6 +13,7 @@ from . import validation as _validation  # noqa: F401 - installs the validation 
 from .clock import Clock, SystemClock
 from .coordination import CoordinationLog
 from .dream import Dream
+from .embedding.store import Vectors
 from .episodes import Episodes, Outcome
 from .errors import InvalidInputError, StoreError
 from .failures import Failures
@@ -36,10 +37,13 @@ from .search.candidates import (
     candidate_pool,
     details,
     ensure_sql_math,
+    hybrid_memories,
+    hybrid_pool,
     ranked_memories,
 )
 from .search.lexical import with_skill_counts
 from .search.ranking import RankParams, best_relevance, score_pool, top
+from .search.semantic import Fusion, IdealRelevance, SemanticMatches, gate, semantic_matches
 from .settings import Settings
 from .skills import Skills
 from .store import LATEST_VERSION, apply_migrations, connect, schema_version, transaction
@@ -99,6 +103,8 @@ class Library(AbstractContextManager["Library"]):
             self.conn.close()
             raise
         ensure_sql_math(self.conn)
+        self.vectors = Vectors(self)  # the embedding model loads on first search or write, never here
+        self._ideal_relevance = IdealRelevance()
         self.skills = Skills(self)
         self.memories = Memories(self)
         self.log = CoordinationLog(self)
@@ -209,6 +215,10 @@ class Library(AbstractContextManager["Library"]):
         memory_order = (floor, now, s.rank_half_life_days * 86_400.0, limit)
         if kinds == ("memory",):  # no outcomes to weigh: SQL ranks them, no pool matrix needed
             ranked = ranked_memories(self.conn, query, pool=pool, memory_order=memory_order)
+            semantic = self._semantic(query, {"memory": max((r[3] for r in ranked), default=0.0)},
+                                      include_deprecated)
+            if "memory" in semantic:
+                ranked = hybrid_memories(self.conn, ranked, semantic["memory"], memory_order)
             unit = max((r[3] for r in ranked), default=1.0) if rank == "weighted" else 1.0
             return [
                 Hit("memory", entry_id, key, snippet, bm25, score / (unit or 1.0))
@@ -220,6 +230,13 @@ class Library(AbstractContextManager["Library"]):
                 include_deprecated=include_deprecated, memory_order=memory_order,
             )
             for k in kinds
+        ]
+        best_lexical = {p.kind: float(p.matrix[:, BM25].max()) if len(p) else 0.0 for p in pools}
+        semantic = self._semantic(query, best_lexical, include_deprecated)
+        pools = [
+            hybrid_pool(self.conn, p, semantic[p.kind], task_hash=digest, memory_order=memory_order)
+            if p.kind in semantic else p
+            for p in pools
         ]
         params = RankParams(
             alpha=s.rank_alpha,
@@ -248,9 +265,10 @@ class Library(AbstractContextManager["Library"]):
             values = pools[pi].matrix[row]
             entry_id = int(values[ID])
             name, text, deprecated = shown[k][entry_id]
+            lexical = pools[pi].lexical
+            bm25 = float(values[BM25] if lexical is None else lexical[row])
             hits.append(
-                Hit(k, entry_id, name, text, float(values[BM25]), score, deprecated, int(values[USES]),
-                    int(values[SUCCESSES]))
+                Hit(k, entry_id, name, text, bm25, score, deprecated, int(values[USES]), int(values[SUCCESSES]))
             )
         return hits
 
@@ -268,6 +286,34 @@ class Library(AbstractContextManager["Library"]):
         """A skill's outcome record: exact all-time counters beside the effective (aged) record,
         globally and per task (``kaos skill show``). Reads only."""
         return skill_record(self.conn, self.skills.resolve_id(ref), self.settings.evidence_half_life)
+
+    def _semantic(
+        self, query: str, best_lexical: dict[str, float], include_deprecated: bool
+    ) -> dict[str, SemanticMatches]:
+        """The query's nearest vectors for each kind whose best lexical match (``best_lexical``)
+        leaves part of the query uncovered; empty when semantic retrieval is off, nothing is embedded
+        yet, or lexical matches cover the query (then neither the model nor the vectors are touched)."""
+        s = self.settings
+        if s.semantic_k <= 0 or not query.strip() or not s.semantic:
+            return {}
+        references = {k: self._ideal_relevance(self.conn, k, query) for k in best_lexical}
+        wanted = [k for k in best_lexical if gate(best_lexical[k], references[k]) > 0.0]
+        model = self.vectors.embedder() if wanted else None
+        if model is None:
+            return {}
+        indexes = {k: self.vectors.index(k) for k in wanted}
+        if not any(v is not None for v in indexes.values()):
+            return {}
+        vector = model.embed([query])[0]
+        if not vector.any():
+            return {}
+        fusion = Fusion(weight=s.semantic_weight, threshold=s.semantic_threshold, full=s.semantic_full)
+        return {
+            k: semantic_matches(self.conn, k, index, vector, s.semantic_k, fusion, references[k], best_lexical[k],
+                                include_deprecated=include_deprecated)
+            for k, index in indexes.items()
+            if index is not None
+        }
 
     def record_outcome(
         self, skill: int | str, success: bool, agent: str | None = None, task: str | None = None

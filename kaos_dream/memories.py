@@ -134,6 +134,7 @@ class Memories:
             key = f"{kind}-{digest}"
         key = _clean_label(key, "key")
         meta = json.dumps(parse_metadata(metadata), sort_keys=True)
+        vector = self._lib.vectors.embed_memory(content)  # before the write lock is taken
         now = self._lib.now()
         with transaction(self._conn):
             try:
@@ -145,6 +146,8 @@ class Memories:
             except sqlite3.IntegrityError:
                 raise ConflictError(f"a memory with key {key!r} already exists") from None
             memory_id = cur.lastrowid
+            assert memory_id is not None
+            self._lib.vectors.store("memory", memory_id, vector)
         return self.get(memory_id)
 
     def resolve_id(self, ref: int | str) -> int:

@@ -111,6 +111,17 @@ class Settings:
     explore_seed: int = 0  # seed of search --explore's Thompson draws when none is given (KAOS_EXPLORE_SEED)
     rank_pool: int = 50  # weighted ranking re-scores at most this many lexical candidates per kind
     rank_pool_min: int = 20  # coordination levels are relaxed until at least this many candidates match
+    # Semantic retrieval (kaos_dream/embedding, search/semantic.py): on when the model is installed
+    # (KAOS_SEMANTIC=0 turns it off); the model (wordllama, or the model-free hash-trigram baseline);
+    # how many nearest vectors join the lexical candidates; a semantic-only candidate's relevance is
+    # weight x R x s, s rising from 0 at the threshold cosine to 1 at the full cosine (search/semantic.py;
+    # chosen by demo_semantic_retrieval_bench).
+    semantic: bool = True
+    embedding_model: str = "wordllama"
+    semantic_k: int = 20
+    semantic_weight: float = 0.9
+    semantic_threshold: float = 0.1
+    semantic_full: float = 0.5
     ltp_eta: float = 0.1  # Hebbian strengthening rate at episode end (half for skill x memory pairs)
     # MCP server (kaos mcp serve): the episodes a server may act on besides those it started
     # (comma-separated ids, KAOS_MCP_AGENTS), and the longest text skill_apply returns (KAOS_MCP_MAX_RENDER_CHARS;
@@ -197,6 +208,12 @@ class Settings:
             raise InvalidInputError("KAOS_EVIDENCE_HALF_LIFE must be between 0 (no aging) and 64 outcomes")
         if self.rank_pool < 1 or self.rank_pool_min < 1:
             raise InvalidInputError("KAOS_RANK_POOL and KAOS_RANK_POOL_MIN must be at least 1")
+        if (self.semantic_k < 0 or self.semantic_weight < 0
+                or not 0.0 <= self.semantic_threshold < self.semantic_full <= 1.0):
+            raise InvalidInputError(
+                "KAOS_SEMANTIC_K and KAOS_SEMANTIC_WEIGHT must not be negative; "
+                "0 <= KAOS_SEMANTIC_THRESHOLD < KAOS_SEMANTIC_FULL <= 1"
+            )
         if not 0.0 < self.ltp_eta <= 1.0:
             raise InvalidInputError("KAOS_LTP_ETA must be in (0, 1]")
         if self.busy_timeout_ms < 0:

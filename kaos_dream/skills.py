@@ -200,17 +200,21 @@ class Skills:
         name = clean_name(name)
         description = clean_text(description, "description")
         template = check_template(clean_text(template, "template"))
+        tag_list = clean_tags(tags)
+        vector = self._lib.vectors.embed_skill(name, description, tag_list)  # before the write lock is taken
         now = self._lib.now()
         with transaction(self._conn):
             try:
                 cur = self._conn.execute(
                     "INSERT INTO skills (name, description, template, tags, created_at, updated_at) "
                     "VALUES (?, ?, ?, ?, ?, ?)",
-                    (name, description, template, json.dumps(list(clean_tags(tags))), now, now),
+                    (name, description, template, json.dumps(list(tag_list)), now, now),
                 )
             except sqlite3.IntegrityError:
                 raise ConflictError(f"a skill named {name!r} already exists") from None
             skill_id = cur.lastrowid
+            assert skill_id is not None
+            self._lib.vectors.store("skill", skill_id, vector)
         return self.get(skill_id)
 
     def resolve_id(self, ref: int | str) -> int:
@@ -277,6 +281,9 @@ class Skills:
             changes["tags"] = json.dumps(list(clean_tags(tags)))
         if not changes:
             raise InvalidInputError("nothing to update: give at least one field")
+        embedded = {"name", "description", "tags"} & set(changes)
+        if embedded:
+            self._lib.vectors.embedder()  # load the model (once) before the write lock is taken
         with transaction(self._conn):
             skill_id = self.resolve_id(ref)
             changes["updated_at"] = self._lib.now()
@@ -287,6 +294,11 @@ class Skills:
                 )
             except sqlite3.IntegrityError:
                 raise ConflictError(f"a skill named {changes.get('name')!r} already exists") from None
+            if embedded:  # the edit trigger dropped the old vector; the new text gets one in the same write
+                edited = self.get(skill_id)
+                self._lib.vectors.store(
+                    "skill", skill_id, self._lib.vectors.embed_skill(edited.name, edited.description, edited.tags)
+                )
         return self.get(skill_id)
 
     def deprecate(self, ref: int | str, reason: str | None = None) -> Skill:

@@ -17,7 +17,7 @@ from ..store import LATEST_VERSION, file_schema_version
 from ..store.backup import backup_database
 from ..store.jsonl import export_database, import_database
 from . import output
-from .common import DbOption, JsonOption, open_for_read, resolve_db, wants_json
+from .common import DbOption, JsonOption, open_for_read, open_for_write, resolve_db, wants_json
 
 app = typer.Typer(help="Inspect and maintain the database file.", no_args_is_help=True)
 
@@ -87,6 +87,35 @@ def migrate(ctx: typer.Context, db: DbOption = None, json_out: JsonOption = Fals
         output.message(f"{path} is already at schema version {after}")
     else:
         output.message(f"{path} upgraded from schema version {before} to {after}")
+
+
+@app.command("reindex")
+def reindex(
+    ctx: typer.Context,
+    all_rows: Annotated[bool, typer.Option("--all", help="Recompute every vector, not only missing or stale ones.")]
+    = False,
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Compute the semantic-search vectors that are missing or were made by another model or version.
+
+    Run it after changing $KAOS_EMBEDDING_MODEL or upgrading the model package; the dream backfills
+    missing vectors on its own. Exits 1 (one line) when the model is not installed.
+
+    Example: kaos db reindex --json
+    """
+    with open_for_write(ctx, db) as lib:
+        done = lib.vectors.reindex(force=all_rows)
+        status = lib.vectors.status()
+    result = {"embedded": done, **status}
+    if wants_json(ctx, json_out):
+        output.emit_json(result)
+    else:
+        output.message(f"embedded {done['skill']} skills and {done['memory']} memories with "
+                       f"{status['model']} {status['model_version']}")
+        for kind in ("skill", "memory"):
+            s = status[kind]
+            output.message(f"{kind}: {s['current']} of {s['rows']} current, {s['stale']} stale, {s['missing']} missing")
 
 
 @app.command("backup")

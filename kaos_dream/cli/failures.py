@@ -96,19 +96,33 @@ def lookup(
     ctx: typer.Context,
     message: MessageArg,
     tool: ToolOption,
+    similar: Annotated[int, typer.Option("--similar", min=0, max=20, help="Also list up to N labelled failures "
+                                         "worded differently but close in meaning (semantic search; JSON becomes "
+                                         '{"match": ..., "similar": [...]}).')] = 0,
     db: DbOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """What is known about this error: fingerprint, diagnosis, current fix (read-only; JSON null when unknown).
 
     Example: kaos --json failure lookup --tool http_get "HTTP 429 Too Many Requests"
+
+    Example: kaos failure lookup --tool psql --similar 3 "could not reach the database server"
     """
     text = read_message(message)
     with open_for_read(ctx, db) as lib:
         found = lib.failures.lookup(tool, text)
+        neighbours = []
+        if similar:
+            from ..failures.semantic import semantic_neighbours
+
+            neighbours = semantic_neighbours(lib, text, k=similar,
+                                             exclude_id=found["fingerprint_id"] if found else None)
+            off = lib.vectors.off_reason()
     if wants_json(ctx, json_out):
-        output.emit_json(found)
+        output.emit_json({"match": found, "similar": neighbours} if similar else found)
         return
+    if similar:
+        _show_similar(neighbours, off)
     if found is None:
         output.message("no recorded failure matches this message", "dim")
         return
@@ -121,6 +135,17 @@ def lookup(
              or None),
         ],
     )
+
+
+def _show_similar(neighbours: list[dict], off: str) -> None:
+    if off:
+        output.message(off, "dim")
+    elif not neighbours:
+        output.message("no labelled failure is close in meaning", "dim")
+    else:
+        output.table("similar labelled failures", ["fingerprint", "tool", "category", "cosine", "root cause"],
+                     ([n["fingerprint_id"], n["tool"], n["category"], n["cosine"], n["root_cause"]]
+                      for n in neighbours))
 
 
 # -- kaos alerts ----------------------------------------------------------------------------------

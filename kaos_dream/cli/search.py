@@ -6,6 +6,7 @@ from enum import StrEnum
 from typing import Annotated
 
 import typer
+from rich.text import Text
 
 from . import output
 from .common import DbOption, JsonOption, open_for_read, open_for_write, wants_json
@@ -105,6 +106,9 @@ def search(
             from ..graph.retrieval import expand as graph_expand
 
             expanded = graph_expand(lib, hits, extra=expand, mode=mode.value)
+        off = lib.vectors.unavailable_reason()
+    if off:
+        output.err_console.print(Text(off), soft_wrap=True)
     if expand:
         render_expanded(ctx, query, expanded, json_out)
         return

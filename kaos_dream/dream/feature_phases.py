@@ -92,3 +92,26 @@ def graph_upkeep_phase(ctx: DreamContext, _: Any) -> PhaseResult:
 register_phase("failures", failures_phase, order=ORDER_FAILURES, kinds=("run",))
 register_phase("policies", policies_phase, order=ORDER_POLICIES, kinds=("run", "consolidate"))
 register_phase("graph", graph_upkeep_phase, order=ORDER_SPARSIFY, kinds=("run",))
+
+
+VECTOR_BACKFILL_LIMIT = 2000  # rows per kind a pass embeds; the rest wait for the next pass or `kaos db reindex`
+
+
+def vectors_prepare(ctx: DreamContext) -> list[Any]:
+    """Embed rows that lack a current vector, outside the write lock (nothing when semantic search is off)."""
+    return ctx.lib.vectors.backfill_batch(VECTOR_BACKFILL_LIMIT) if ctx.apply else []
+
+
+def vectors_phase(ctx: DreamContext, batch: list[Any]) -> PhaseResult:
+    """Backfill semantic-search vectors for skills and memories written while the model was missing."""
+    vectors = ctx.lib.vectors
+    written = vectors.store_backfill(batch) if ctx.apply else 0
+    summary: dict[str, Any] = {"applied": ctx.apply, "semantic": vectors.embedder() is not None, "embedded": written}
+    if vectors.embedder() is not None:
+        status = vectors.status()
+        summary["missing_or_stale"] = sum(status[k]["missing"] + status[k]["stale"] for k in ("skill", "memory"))
+    digest = _section("Semantic vectors", [f"{written} vector(s) backfilled."]) if written else None
+    return PhaseResult(summary, digest)
+
+
+register_phase("vectors", vectors_phase, order=ORDER_FAILURES + 60, prepare=vectors_prepare, kinds=("run",))

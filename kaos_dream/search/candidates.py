@@ -25,6 +25,7 @@ import numpy as np
 
 from .lexical import SNIPPET_CHARS
 from .query import content_tokens, fts_query
+from .semantic import SemanticMatches
 
 MAX_GROUPS_PER_LEVEL = 16  # past this many word subsets a level is skipped in favour of plain OR
 
@@ -44,6 +45,7 @@ class Pool:
     shown: dict[int, tuple[str, str, bool]] | None = None  # name, snippet, deprecated when already fetched
     ordered: bool = False  # rows are already in final weighted order (memories, scored in SQL)
     sql_scores: list[float] | None = None  # their weighted scores, when scored in SQL
+    lexical: np.ndarray | None = None  # BM25 alone when ``BM25`` holds the fused relevance of a hybrid search
 
     def __len__(self) -> int:
         return int(self.matrix.shape[0])
@@ -63,6 +65,18 @@ LEFT JOIN skill_stats AS st ON st.skill_id = c.id
 LEFT JOIN skill_task_stats AS tt ON tt.task_hash = ? AND tt.skill_id = c.id
 """
 _NOT_DEPRECATED = "AND rowid NOT IN (SELECT id FROM skills WHERE deprecated = 1)"
+# Semantic neighbours that no lexical level matched: the same columns, relevance 0 (fused later).
+_SKILLS_BY_ID = """
+SELECT s.id, 0.0, coalesce(st.last_used_at, s.updated_at), coalesce(st.uses, 0), coalesce(st.successes, 0),
+       coalesce(tt.uses, 0), coalesce(tt.successes, 0)
+FROM skills AS s
+LEFT JOIN skill_stats AS st ON st.skill_id = s.id
+LEFT JOIN skill_task_stats AS tt ON tt.task_hash = ? AND tt.skill_id = s.id
+WHERE s.id IN (SELECT value FROM json_each(?))
+"""
+_MEMORIES_BY_ID = """
+SELECT id, updated_at, key, substr(content, 1, ?) FROM memories WHERE id IN (SELECT value FROM json_each(?))
+"""
 
 # Memories carry no outcomes, so their weighted score (relevance x 0.5 x recency of the last edit)
 # needs no counters: SQL orders the level by it and returns only the best ``limit``, with their
@@ -143,7 +157,11 @@ RankedMemory = tuple[int, str, str, float, float, float]  # id, key, snippet, bm
 
 
 def ranked_memories(
-    conn: sqlite3.Connection, text: str, *, pool: int, memory_order: tuple[float, float, float, int]
+    conn: sqlite3.Connection,
+    text: str,
+    *,
+    pool: int,
+    memory_order: tuple[float, float, float, int],
 ) -> list[RankedMemory]:
     """The best ``limit`` memories by weighted score, best first (ties by id), from the strictest
     coordination level with at least ``limit`` matches. ``memory_order`` is (floor, now, half-life in
@@ -166,6 +184,33 @@ def ranked_memories(
     return out
 
 
+def _ids_json(ids: list[int]) -> str:
+    return "[" + ",".join(map(str, ids)) + "]"
+
+
+def hybrid_memories(
+    conn: sqlite3.Connection, lexical: list[RankedMemory], semantic: SemanticMatches,
+    memory_order: tuple[float, float, float, int],
+) -> list[RankedMemory]:
+    """The lexical best ``limit`` and the semantic neighbours, re-scored with the fused relevance
+    (same formula as SQL's: relevance x 0.5 x recency), best ``limit`` first, ties by id."""
+    floor, now, half_life_s, limit = memory_order
+    seen = {r[0] for r in lexical}
+    extra = [i for i, _ in semantic.top if i not in seen]
+    rows = list(lexical)
+    if extra:
+        cursor = conn.cursor()
+        cursor.row_factory = None
+        for entry_id, updated_at, key, snippet in cursor.execute(_MEMORIES_BY_ID, (SNIPPET_CHARS, _ids_json(extra))):
+            rows.append((entry_id, key, snippet, 0.0, 0.0, updated_at))
+    ids = np.array([r[0] for r in rows], dtype=np.int64)
+    fused = semantic.fuse(np.array([r[3] for r in rows], dtype=np.float64), ids)
+    recency = np.power(2.0, -np.maximum(now - np.array([r[5] for r in rows], dtype=np.float64), 0.0) / half_life_s)
+    scores = 0.5 * np.maximum(fused, floor) * recency
+    order = np.lexsort((ids, -scores))[:limit]
+    return [(rows[i][0], rows[i][1], rows[i][2], rows[i][3], float(scores[i]), rows[i][5]) for i in order]
+
+
 def candidate_pool(
     conn: sqlite3.Connection,
     text: str,
@@ -181,16 +226,9 @@ def candidate_pool(
     ``pool_min`` matches (or the loosest level). A table with at most ``pool`` rows goes straight to
     the loosest level: its whole match set fits in the pool. For memories ``memory_order`` is
     (floor, now, half-life in seconds, limit) and the pool is the best ``limit`` by weighted score
-    (:func:`ranked_memories`)."""
+    (:func:`ranked_memories`). :func:`hybrid_pool` adds semantic neighbours afterwards."""
     if kind == "memory":
-        ranked = ranked_memories(conn, text, pool=pool, memory_order=memory_order)
-        matrix = (
-            np.array([(r[0], r[3], r[5], 0, 0, 0, 0) for r in ranked], dtype=np.float64)
-            if ranked
-            else np.zeros((0, COLUMNS))
-        )
-        shown = {r[0]: (r[1], r[2], False) for r in ranked}
-        return Pool(kind, matrix, shown, ordered=True, sql_scores=[r[4] for r in ranked])
+        return memory_pool(ranked_memories(conn, text, pool=pool, memory_order=memory_order))
     if kind != "skill":
         raise ValueError(f"unknown kind {kind!r}")
     sql = _SKILLS.format(deprecated="" if include_deprecated else _NOT_DEPRECATED)
@@ -209,6 +247,43 @@ def candidate_pool(
     if repeat != 1:
         matrix[:, BM25] /= repeat
     return Pool(kind, matrix)
+
+
+def memory_pool(ranked: list[RankedMemory]) -> Pool:
+    """Ranked memories as a pool (already in final order, scored)."""
+    matrix = (np.array([(r[0], r[3], r[5], 0, 0, 0, 0) for r in ranked], dtype=np.float64)
+              if ranked else np.zeros((0, COLUMNS)))
+    shown = {r[0]: (r[1], r[2], False) for r in ranked}
+    return Pool("memory", matrix, shown, ordered=True, sql_scores=[r[4] for r in ranked])
+
+
+def pool_memories(pool: Pool) -> list[RankedMemory]:
+    """The inverse of :func:`memory_pool`."""
+    assert pool.shown is not None and pool.sql_scores is not None
+    return [(int(row[ID]), *pool.shown[int(row[ID])][:2], float(row[BM25]), score, float(row[LAST_USED]))
+            for row, score in zip(pool.matrix, pool.sql_scores, strict=True)]
+
+
+def hybrid_pool(
+    conn: sqlite3.Connection, pool: Pool, semantic: SemanticMatches, *, task_hash: str | None,
+    memory_order: tuple[float, float, float, int],
+) -> Pool:
+    """``pool`` with the semantic neighbours added and ``BM25`` holding the fused relevance
+    (:mod:`.semantic`); the lexical value is kept in ``Pool.lexical``."""
+    if pool.kind == "memory":
+        return memory_pool(hybrid_memories(conn, pool_memories(pool), semantic, memory_order))
+    matrix = pool.matrix.copy()
+    seen = {int(i) for i in matrix[:, ID]}
+    extra = [i for i, _ in semantic.top if i not in seen]
+    if extra:
+        cursor = conn.cursor()
+        cursor.row_factory = None
+        more = cursor.execute(_SKILLS_BY_ID, (task_hash, _ids_json(extra))).fetchall()
+        if more:
+            matrix = np.vstack([matrix, np.array(more, dtype=np.float64)])
+    lexical = matrix[:, BM25].copy()
+    matrix[:, BM25] = semantic.fuse(lexical, matrix[:, ID].astype(np.int64))
+    return Pool("skill", matrix, lexical=lexical)
 
 
 def details(conn: sqlite3.Connection, kind: str, ids: list[int]) -> dict[int, tuple[str, str, bool]]:

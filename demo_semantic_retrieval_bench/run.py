@@ -1,0 +1,439 @@
+"""demo_semantic_retrieval_bench: does hybrid (lexical + local embedding) search find a skill when the
+words differ, what does it cost, and which model and fusion rule earn their place (issue 22).
+
+Quality: ``workload.json`` (45 skills, 135 paraphrase queries sharing no content word or 5-letter stem
+with their skill, written before any tuning) and ``blind.json`` (55 more, written after the code and
+constants were frozen). Per set: recall@5 and top-1 for lexical search, hybrid search with WordLlama,
+hybrid search with the model-free hash-trigram baseline, and pure cosine. An "exact" set (each skill's
+own name and description as the query) checks that lexical exact matches stay first under hybrid.
+The fusion rule is compared on the same features: the shipped one (semantic-only candidates get
+weight x R x s, lexical matches keep BM25), max(bm25, weight x R x s) for every candidate, an additive
+blend, and reciprocal rank fusion (k = 60).
+
+Models: installed size, load time in a fresh process (median of 5), embed time per text.
+
+Cost: weighted search p50 with hybrid on and off at 10,000 and 100,000 generated skills (300 queries
+x 3 repeats, median over repeats), ``skill add`` p50 with and without write-time embedding (median of
+5 rounds of 300 adds), bytes per skill of the stored vectors, and whether commands that do not
+search import the model.
+
+Exit status is non-zero when a goal is missed: hybrid recall@5 >= 0.9 and top-1 >= 0.7 on the tuning
+set, exact top-1 = 1, weighted search p50 <= 3 ms at 10k and <= 15 ms at 100k, skill add <= +1 ms,
+and no model import by non-search commands.
+
+    python demo_semantic_retrieval_bench/run.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))  # this checkout's kaos_dream, not whichever copy pip installed
+
+from kaos_dream import Library, ManualClock, Settings  # noqa: E402
+from kaos_dream.embedding import EmbedderUnavailable, load_embedder  # noqa: E402
+from kaos_dream.embedding.store import skill_text  # noqa: E402
+from kaos_dream.search.query import content_tokens  # noqa: E402
+from kaos_dream.search.semantic import IdealRelevance, gate  # noqa: E402
+
+T0 = 1_767_225_600.0
+GOALS = {"recall_at_5": 0.9, "top_1": 0.7}
+SEARCH_P50_BUDGET_MS = {10_000: 3.0, 100_000: 15.0}
+ADD_DELTA_BUDGET_MS = 1.0
+MODELS = ("wordllama", "hash-trigram")
+PACKAGES = {"wordllama": "wordllama", "hash-trigram": None}
+
+VERBS = "load save transform validate sync export import index compress encrypt deploy monitor".split()
+DOMAINS = "postgres redis sqs kafka s3 http grpc csv parquet json yaml docker kubernetes git".split()
+WORDS = (VERBS + DOMAINS + "retry backoff schema cache batch stream token auth quota shard replica "
+         "snapshot vacuum migrate rollback audit metric alert trace".split())
+
+
+def stems(text: str) -> set[str]:
+    tokens = content_tokens(text)
+    return set(tokens) | {t[:5] for t in tokens}
+
+
+def load_sets() -> tuple[list[dict[str, Any]], dict[str, list[tuple[int, str]]]]:
+    """The skills and, per set, (skill index, query) pairs; refuses a query sharing a word with its skill."""
+    workload = json.loads((HERE / "workload.json").read_text())
+    blind = json.loads((HERE / "blind.json").read_text())["queries"]
+    skills = workload["skills"]
+    sets: dict[str, list[tuple[int, str]]] = {"tuning": [], "blind": [], "exact": []}
+    for i, s in enumerate(skills):
+        own = stems(f"{s['name']} {s['description']} {' '.join(s['tags'])}")
+        for name, queries in (("tuning", s["queries"]), ("blind", blind[s["name"]])):
+            for q in queries:
+                if own & stems(q):
+                    raise SystemExit(f"query {q!r} shares {sorted(own & stems(q))} with {s['name']}")
+                sets[name].append((i, q))
+        sets["exact"] += [(i, s["description"]), (i, s["name"].replace("-", " "))]
+    return skills, sets
+
+
+def build(path: Path, skills: list[dict[str, Any]], settings: Settings) -> list[int]:
+    with Library(path, clock=ManualClock(T0), settings=settings) as lib:
+        return [lib.skills.add(s["name"], s["description"], tags=s["tags"]).id for s in skills]
+
+
+def rank_of(order: list[int], target: int) -> int:
+    return order.index(target) if target in order else len(order) + 1000
+
+
+def metrics(ranks: list[int]) -> dict[str, float]:
+    return {"recall_at_5": round(sum(r < 5 for r in ranks) / len(ranks), 3),
+            "top_1": round(sum(r == 0 for r in ranks) / len(ranks), 3), "queries": len(ranks)}
+
+
+def search_ranks(path: Path, ids: list[int], pairs: list[tuple[int, str]], settings: Settings) -> list[int]:
+    with Library(path, clock=ManualClock(T0 + 60), settings=settings, readonly=True) as lib:
+        return [rank_of([h.id for h in lib.search(q, kind="skill", limit=10)], ids[i]) for i, q in pairs]
+
+
+def quality(skills: list[dict[str, Any]], sets: dict[str, list[tuple[int, str]]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        libs = {}
+        for model in MODELS:
+            path = Path(tmp) / f"{model}.db"
+            ids = build(path, skills, Settings(embedding_model=model))
+            libs[model] = (path, ids)
+        path, ids = libs["wordllama"]
+        for name, pairs in sets.items():
+            row: dict[str, Any] = {
+                "lexical": metrics(search_ranks(path, ids, pairs, Settings(semantic=False))),
+            }
+            for model in MODELS:
+                mpath, mids = libs[model]
+                row[f"hybrid_{model}"] = metrics(search_ranks(mpath, mids, pairs, Settings(embedding_model=model)))
+            out[name] = row
+        out["fusion"] = fusion_comparison(path, ids, sets)
+    return out
+
+
+def features(lib: Library, ids: list[int], query: str) -> tuple[np.ndarray, np.ndarray, float]:
+    """Lexical BM25 of every skill (0 when not matched), its cosine to the query, and R."""
+    bm25 = np.zeros(len(ids))
+    position = {skill_id: n for n, skill_id in enumerate(ids)}
+    for h in lib.search(query, kind="skill", limit=len(ids), rank="bm25"):
+        bm25[position[h.id]] = h.bm25
+    model = lib.vectors.embedder()
+    index = lib.vectors.index("skill")
+    assert model is not None and index is not None
+    cosine = index.matrix @ model.embed([query])[0]
+    order = [index.row_of[i] for i in ids]
+    return bm25, cosine[order], IdealRelevance()(lib.conn, "skill", query)
+
+
+def fusion_comparison(path: Path, ids: list[int], sets: dict[str, list[tuple[int, str]]]) -> dict[str, Any]:
+    s = Settings()
+    w, tau, full = s.semantic_weight, s.semantic_threshold, s.semantic_full
+
+    def scaled(c: np.ndarray, r: float) -> np.ndarray:
+        return w * r * np.clip((c - tau) / (full - tau), 0.0, 1.0) * (c > tau)
+
+    def rrf(b: np.ndarray, c: np.ndarray, r: float) -> np.ndarray:
+        lexical_rank = np.argsort(np.argsort(-b, kind="stable"), kind="stable")
+        semantic_rank = np.argsort(np.argsort(-c, kind="stable"), kind="stable")
+        return np.where(b > 0, 1 / (61 + lexical_rank), 0.0) + np.where(c > tau, 1 / (61 + semantic_rank), 0.0)
+
+    rules = {
+        "shipped: semantic-only candidates get w*R*s*gate": lambda b, c, r: np.where(
+            b > 0, b, scaled(c, r) * gate(float(b.max()), r)),
+        "semantic-only candidates get w*R*s (no gate)": lambda b, c, r: np.where(b > 0, b, scaled(c, r)),
+        "max(bm25, w*R*s) for every candidate": lambda b, c, r: np.maximum(b, scaled(c, r)),
+        "additive bm25 + w*R*s": lambda b, c, r: b + scaled(c, r),
+        "reciprocal rank fusion (k=60)": rrf,
+        "cosine alone": lambda b, c, r: c,
+    }
+    out: dict[str, Any] = {}
+    with Library(path, clock=ManualClock(T0 + 60), settings=Settings(), readonly=True) as lib:
+        for name, pairs in sets.items():
+            feats = [(i, features(lib, ids, q)) for i, q in pairs]
+            out[name] = {}
+            for rule, fn in rules.items():
+                ranks = []
+                for i, (b, c, r) in feats:
+                    score = fn(b, c, r)
+                    ranks.append(int((score > score[i]).sum() + ((score == score[i]) & (np.arange(len(ids)) < i)).sum()))
+                out[name][rule] = metrics(ranks)
+    return out
+
+
+def duplicates() -> dict[str, Any]:
+    """Would cosine find merge candidates worded differently? Precision on ``duplicates.json`` of the
+    dream's token-Jaccard rule (the shipped one) and of cosine thresholds over WordLlama vectors."""
+    from kaos_dream.dream.similarity import similar_skill_pairs
+
+    pairs = json.loads((HERE / "duplicates.json").read_text())["pairs"]
+    model = load_embedder("wordllama")
+    rows = []
+    for p in pairs:
+        va, vb = model.embed([skill_text(p["a"][0], p["a"][1], []), skill_text(p["b"][0], p["b"][1], [])])
+        found = similar_skill_pairs([(1, p["a"][0], p["a"][1]), (2, p["b"][0], p["b"][1])], 0.01)
+        rows.append((bool(p["duplicate"]), float(va @ vb), found[0][2] if found else 0.0))
+
+    def rule(name: str, hits: list[bool]) -> dict[str, Any]:
+        flagged = [d for d, hit in zip((r[0] for r in rows), hits, strict=True) if hit]
+        return {"rule": name, "proposed": len(flagged), "true_duplicates": sum(flagged),
+                "precision": round(sum(flagged) / len(flagged), 3) if flagged else None}
+
+    jaccard = Settings().dream_merge_jaccard
+    out = [rule(f"token Jaccard >= {jaccard} (shipped)", [r[2] >= jaccard for r in rows])]
+    out += [rule(f"cosine >= {t}", [r[1] >= t for r in rows]) for t in (0.5, 0.6, 0.7, 0.8, 0.9)]
+    return {"pairs": len(rows), "duplicates": sum(r[0] for r in rows), "rules": out,
+            "best_non_duplicate_cosine": round(max(r[1] for r in rows if not r[0]), 3),
+            "best_duplicate_cosine": round(max(r[1] for r in rows if r[0]), 3)}
+
+
+def installed_bytes(package: str | None) -> int:
+    if package is None:
+        return 0
+    dist = metadata.distribution(package)
+    return sum(f.size or 0 for f in dist.files or [])
+
+
+def model_costs(skills: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    texts = [skill_text(s["name"], s["description"], s["tags"]) for s in skills]
+    for name in MODELS:
+        loads = []
+        for _ in range(5):
+            code = ("import time, sys; sys.path.insert(0, %r); t = time.perf_counter(); "
+                    "from kaos_dream.embedding import load_embedder; load_embedder(%r); "
+                    "print(time.perf_counter() - t)") % (str(ROOT), name)
+            proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+            loads.append(float(proc.stdout.strip()))
+        model = load_embedder(name)
+        per_text = []
+        for _ in range(20):
+            for t in texts:
+                start = time.perf_counter_ns()
+                model.embed([t])
+                per_text.append(time.perf_counter_ns() - start)
+        out[name] = {"model_id": model.model_id, "model_version": model.model_version, "dim": model.dim,
+                     "installed_bytes": installed_bytes(PACKAGES[name]),
+                     "load_s_median": round(statistics.median(loads), 3),
+                     "load_s_spread": [round(min(loads), 3), round(max(loads), 3)],
+                     "embed_us_per_text_p50": round(statistics.median(per_text) / 1000, 1)}
+    return out
+
+
+def build_scale(path: Path, n: int, rng: random.Random, settings: Settings) -> float:
+    start = time.perf_counter()
+    with Library(path, clock=ManualClock(T0), settings=settings) as lib, lib.transaction():
+        for i in range(n):
+            verb, domain = rng.choice(VERBS), rng.choice(DOMAINS)
+            words = " ".join(rng.sample(WORDS, 6))
+            lib.skills.add(f"{verb}-{domain}-{i}", f"{words} {domain}", f"Run {verb} against {domain}", [domain])
+    return time.perf_counter() - start
+
+
+def p50s(lib: Library, queries: list[str], repeats: int) -> tuple[float, list[float]]:
+    rounds = []
+    for _ in range(repeats):
+        samples = []
+        for q in queries:
+            start = time.perf_counter_ns()
+            lib.search(q, kind="skill", limit=10)
+            samples.append(time.perf_counter_ns() - start)
+        rounds.append(statistics.median(samples) / 1e6)
+    return round(statistics.median(rounds), 3), [round(min(rounds), 3), round(max(rounds), 3)]
+
+
+def at_scale(n: int, queries: int, repeats: int, paraphrases: list[str]) -> dict[str, Any]:
+    rng = random.Random(42)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "scale.db"
+        build_s = build_scale(path, n, rng, Settings())
+        qs = [" ".join(rng.sample(WORDS, rng.randint(2, 4))) for _ in range(queries)]
+        out: dict[str, Any] = {"skills": n, "build_seconds_with_vectors": round(build_s, 2),
+                               "queries": queries, "repeats": repeats}
+        with Library(path, clock=ManualClock(T0 + 3600), settings=Settings()) as lib:
+            vector_bytes = int(lib.conn.execute("SELECT sum(length(vector)) FROM embeddings").fetchone()[0])
+        for label, settings in (("hybrid", Settings()), ("lexical", Settings(semantic=False))):
+            with Library(path, clock=ManualClock(T0 + 3600), settings=settings, readonly=True) as lib:
+                for q in qs[:20]:
+                    lib.search(q, kind="skill")
+                p50, spread = p50s(lib, qs, repeats)
+                out[f"search_weighted_{label}"] = {"p50_ms": p50, "p50_ms_spread": spread}
+                # Queries the generated words do not cover: the semantic path (embed, scan, fuse) runs.
+                p50, spread = p50s(lib, paraphrases, repeats)
+                out[f"search_weighted_{label}_paraphrases"] = {"p50_ms": p50, "p50_ms_spread": spread}
+        size_on = path.stat().st_size
+        lexical_path = Path(tmp) / "lexical.db"
+        build_scale(lexical_path, n, random.Random(42), Settings(semantic=False))
+        size_off = lexical_path.stat().st_size
+    out["vector_bytes_per_skill"] = round(vector_bytes / n, 1)
+    out["file_bytes_per_skill_added_by_vectors"] = round((size_on - size_off) / n, 1)
+    budget = SEARCH_P50_BUDGET_MS.get(n)
+    out["budget_p50_ms"] = budget
+    out["within_budget"] = budget is None or out["search_weighted_hybrid"]["p50_ms"] <= budget
+    return out
+
+
+def add_cost(rounds: int, adds: int) -> dict[str, Any]:
+    """``skill add`` p50 with write-time embedding and without, the model already loaded."""
+    load_embedder("wordllama")
+    per: dict[str, list[float]] = {"on": [], "off": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(rounds):
+            for label, settings in (("on", Settings()), ("off", Settings(semantic=False))):
+                with Library(Path(tmp) / f"{label}-{r}.db", clock=ManualClock(T0), settings=settings) as lib:
+                    lib.skills.add("warm-up", "load the model and the connection")
+                    samples = []
+                    for i in range(adds):
+                        start = time.perf_counter_ns()
+                        lib.skills.add(f"skill-{i}", f"publish release {i} to the package registry", tags=["x"])
+                        samples.append(time.perf_counter_ns() - start)
+                    per[label].append(statistics.median(samples) / 1e6)
+    deltas = [on - off for on, off in zip(per["on"], per["off"], strict=True)]
+    delta = statistics.median(deltas)
+    return {"p50_ms_on": round(statistics.median(per["on"]), 3), "p50_ms_off": round(statistics.median(per["off"]), 3),
+            "delta_p50_ms": round(delta, 3), "delta_spread": [round(min(deltas), 3), round(max(deltas), 3)],
+            "rounds": rounds, "adds_per_round": adds, "budget_delta_ms": ADD_DELTA_BUDGET_MS,
+            "within_budget": delta <= ADD_DELTA_BUDGET_MS}
+
+
+def lazy_import() -> dict[str, Any]:
+    """Commands that do not search or write text must not import the model (CLI start-up)."""
+    out: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        db = str(Path(tmp) / "cli.db")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("KAOS_")}
+        env["PYTHONPATH"] = str(ROOT)
+        base = [sys.executable, "-m", "kaos_dream", "--db", db]
+        subprocess.run([*base, "init"], env=env, check=True, capture_output=True)
+        for command in (["skill", "list"], ["db", "info"], ["memory", "list"], ["dream", "status"]):
+            proc = subprocess.run([sys.executable, "-X", "importtime", *base[1:], *command], env=env,
+                                  capture_output=True, text=True)
+            walls = []
+            for _ in range(3):
+                start = time.perf_counter()
+                subprocess.run([*base, *command], env=env, capture_output=True)
+                walls.append(time.perf_counter() - start)
+            out[" ".join(command)] = {"imports_model": "wordllama" in proc.stderr,
+                                      "wall_s_median": round(statistics.median(walls), 3)}
+        start = time.perf_counter()
+        subprocess.run([*base, "search", "upload the release"], env=env, capture_output=True, check=True)
+        out["search (loads the model)"] = {"imports_model": True, "wall_s": round(time.perf_counter() - start, 3)}
+    out["ok"] = not any(v["imports_model"] for k, v in out.items() if k != "search (loads the model)")
+    return out
+
+
+def render(results: dict[str, Any]) -> str:
+    lines = ["# demo_semantic_retrieval_bench results", "", "Generated by run.py; do not edit.", ""]
+    q = results["quality"]
+    lines += ["## Paraphrase retrieval (top-10 searched, weighted ranking, cold library)", "",
+              "| set | queries | lexical r@5 | lexical top-1 | hybrid wordllama r@5 | hybrid wordllama top-1 | "
+              "hybrid hash-trigram r@5 | hybrid hash-trigram top-1 |", "|---|---|---|---|---|---|---|---|"]
+    for name in ("tuning", "blind", "exact"):
+        row = q[name]
+        lines.append(f"| {name} | {row['lexical']['queries']} | {row['lexical']['recall_at_5']} | {row['lexical']['top_1']} | "
+                     f"{row['hybrid_wordllama']['recall_at_5']} | {row['hybrid_wordllama']['top_1']} | "
+                     f"{row['hybrid_hash-trigram']['recall_at_5']} | {row['hybrid_hash-trigram']['top_1']} |")
+    lines += ["", "## Fusion rules on the same WordLlama features (recall@5 / top-1)", "",
+              "| rule | tuning | blind | exact |", "|---|---|---|---|"]
+    for rule in q["fusion"]["tuning"]:
+        cells = [f"{q['fusion'][s][rule]['recall_at_5']} / {q['fusion'][s][rule]['top_1']}" for s in ("tuning", "blind", "exact")]
+        lines.append(f"| {rule} | " + " | ".join(cells) + " |")
+    d = results["merge_duplicates"]
+    lines += ["", f"## Merge proposals on {d['pairs']} labelled pairs ({d['duplicates']} duplicates worded differently, "
+              "the rest near misses)", "", "| rule | proposed | true duplicates | precision |", "|---|---|---|---|"]
+    lines += [f"| {r['rule']} | {r['proposed']} | {r['true_duplicates']} | {r['precision']} |" for r in d["rules"]]
+    lines += ["", f"Highest cosine of a near miss {d['best_non_duplicate_cosine']}, of a duplicate "
+              f"{d['best_duplicate_cosine']}: every cosine threshold that proposes a duplicate proposes near misses "
+              "first, so merge proposals stay on token Jaccard (precision must not drop)."]
+    lines += ["", "## Models", "", "| model | dim | installed bytes | load s (median, spread) | embed µs/text p50 |",
+              "|---|---|---|---|---|"]
+    for name, m in results["models"].items():
+        lines.append(f"| {m['model_id']} {m['model_version']} | {m['dim']} | {m['installed_bytes']} | "
+                     f"{m['load_s_median']} ({m['load_s_spread'][0]}–{m['load_s_spread'][1]}) | {m['embed_us_per_text_p50']} |")
+    lines += ["", "## Cost at scale (weighted search, 10 results)", "",
+              "Generated queries (2-4 of the corpus words, as demo_plasticity_overhead_bench) are covered by "
+              "lexical matches, so hybrid search skips the embedding; the 135 paraphrase queries take the "
+              "semantic path (embed, scan every vector, fuse). The budget applies to the first; the second "
+              "is reported.", "",
+              "| skills | hybrid p50 ms (spread) | lexical p50 ms (spread) | budget | paraphrases: hybrid p50 ms "
+              "(spread) | paraphrases: lexical p50 ms | vector bytes/skill | file bytes/skill added | build s |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for s in results["scale"]:
+        h, lx, hp = s["search_weighted_hybrid"], s["search_weighted_lexical"], s["search_weighted_hybrid_paraphrases"]
+        lines.append(f"| {s['skills']} | {h['p50_ms']} ({h['p50_ms_spread'][0]}–{h['p50_ms_spread'][1]}) | "
+                     f"{lx['p50_ms']} ({lx['p50_ms_spread'][0]}–{lx['p50_ms_spread'][1]}) | ≤ {s['budget_p50_ms']}: "
+                     f"{'pass' if s['within_budget'] else 'FAIL'} | {hp['p50_ms']} ({hp['p50_ms_spread'][0]}–"
+                     f"{hp['p50_ms_spread'][1]}) | {s['search_weighted_lexical_paraphrases']['p50_ms']} | "
+                     f"{s['vector_bytes_per_skill']} | "
+                     f"{s['file_bytes_per_skill_added_by_vectors']} | {s['build_seconds_with_vectors']} |")
+    a = results["skill_add"]
+    lines += ["", f"`skill add` p50: {a['p50_ms_on']} ms with write-time embedding, {a['p50_ms_off']} ms without; "
+              f"Δ {a['delta_p50_ms']} ms (spread {a['delta_spread'][0]}–{a['delta_spread'][1]}) over {a['rounds']} "
+              f"rounds; budget ≤ +{a['budget_delta_ms']} ms: {'pass' if a['within_budget'] else 'FAIL'}", ""]
+    lines += ["## Commands that do not search", "", "| command | imports the model | wall s |", "|---|---|---|"]
+    for k, v in results["lazy_import"].items():
+        if k != "ok":
+            lines.append(f"| {k} | {v['imports_model']} | {v.get('wall_s_median', v.get('wall_s'))} |")
+    lines += ["", "## Goals", ""]
+    for name, ok in results["goals"].items():
+        lines.append(f"- {name}: {'pass' if ok else 'FAIL'}")
+    lines += ["", f"Overall: {'PASS' if results['pass'] else 'FAIL'} ({results['seconds']} s)", ""]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="10k skills only, 100 queries, fewer rounds")
+    parser.add_argument("--out", type=Path, default=HERE)
+    args = parser.parse_args()
+    try:
+        load_embedder("wordllama")
+    except EmbedderUnavailable as exc:
+        print(f"cannot run: {exc}", file=sys.stderr)
+        return 2
+    started = time.perf_counter()
+    skills, sets = load_sets()
+    results: dict[str, Any] = {"quick": args.quick}
+    results["quality"] = quality(skills, sets)
+    results["models"] = model_costs(skills)
+    results["merge_duplicates"] = duplicates()
+    sizes = [10_000] if args.quick else [10_000, 100_000]
+    paraphrases = [q for _, q in sets["tuning"]]
+    results["scale"] = [at_scale(n, 100 if args.quick else 300, 3, paraphrases) for n in sizes]
+    results["skill_add"] = add_cost(2 if args.quick else 5, 300)
+    results["lazy_import"] = lazy_import()
+    tuning = results["quality"]["tuning"]["hybrid_wordllama"]
+    results["goals"] = {
+        f"hybrid recall@5 >= {GOALS['recall_at_5']} (tuning set)": tuning["recall_at_5"] >= GOALS["recall_at_5"],
+        f"hybrid top-1 >= {GOALS['top_1']} (tuning set)": tuning["top_1"] >= GOALS["top_1"],
+        "exact name/description queries stay first (top-1 = 1)":
+            results["quality"]["exact"]["hybrid_wordllama"]["top_1"] == 1.0,
+        **{f"weighted search p50 <= {s['budget_p50_ms']} ms at {s['skills']}": s["within_budget"] for s in results["scale"]},
+        f"skill add <= +{ADD_DELTA_BUDGET_MS} ms": results["skill_add"]["within_budget"],
+        "commands that do not search never import the model": results["lazy_import"]["ok"],
+    }
+    results["pass"] = all(results["goals"].values())
+    results["seconds"] = round(time.perf_counter() - started, 1)
+    stem = "results.quick" if args.quick else "results"
+    (args.out / f"{stem}.json").write_text(json.dumps(results, indent=2) + "\n")
+    (args.out / f"{stem}.md").write_text(render(results))
+    print(render(results))
+    return 0 if results["pass"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

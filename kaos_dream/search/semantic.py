@@ -1,0 +1,199 @@
+"""Semantic candidates and the fused relevance of a hybrid search.
+
+A search embeds the query once, takes the ``k`` nearest vectors of each kind by cosine (deprecated
+skills dropped, cosine above τ), and adds them to the lexical candidates. Relevance is then
+
+    bm25                          for a candidate the full-text index matched (unchanged)
+    weight × R × s × gate         for a semantic-only candidate, s = clip((cos − τ) / (c_full − τ), 0, 1)
+
+where ``R`` is the BM25 an ideal match would score: the sum over the query's words of the IDF the
+lexical scorer uses (FTS5's: max(ln((N − n + 0.5) / (n + 0.5)), 1e-6)), with document counts from
+the full-text vocabulary (a word no entry holds counts as the rarest). So bm25 / R is the share of
+the query a lexical match covers, whatever the library's size. BM25 keeps its own units, so the
+weighted ranking on top is unchanged, and so is the order among lexical matches. An entry matching
+every query word (bm25 ≈ R) cannot lose to a neighbour that matches none (at most weight × R, weight
+< 1); a match on one incidental word (bm25 a small share of R) can lose to a close paraphrase.
+``gate`` = 1 − cover, cover = min(1, best lexical bm25 / R) being how much of the query the best
+lexical match already covers, and 0 from cover 0.9 on (the search then skips the embedding and the
+vector scan altogether: the common case of a well-matched query costs no more than before). Without
+the gate, neighbours found by meaning alone displaced right lexical answers often enough
+to cost demo_neuroplasticity_bench's realistic workload 100 % -> 93.3 %.
+``demo_semantic_retrieval_bench`` compares this with giving every candidate max(bm25, weight × R ×
+s), an additive blend and reciprocal rank fusion.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..embedding.store import KindIndex
+from .query import content_tokens
+
+_TOKENIZER = "porter unicode61"  # the tokenizer of skills_fts and memories_fts (migration 0001)
+_VOCAB = {"skill": ("skills_fts", "kaos_skills_vocab"), "memory": ("memories_fts", "kaos_memories_vocab")}
+_LIVE_SKILLS = "SELECT id FROM skills WHERE deprecated = 0 AND id IN (SELECT value FROM json_each(?))"
+_ALL = {"skill": "SELECT id FROM skills WHERE id IN (SELECT value FROM json_each(?))",
+        "memory": "SELECT id FROM memories WHERE id IN (SELECT value FROM json_each(?))"}
+
+
+@dataclass(frozen=True)
+class Fusion:
+    """``weight`` (< 1 keeps exact lexical matches on top), ``threshold`` τ (a cosine at or below it
+    adds nothing) and ``full`` (the cosine at which a neighbour counts as a full match)."""
+
+    weight: float = 0.9
+    threshold: float = 0.1
+    full: float = 0.5
+
+
+@dataclass(frozen=True)
+class SemanticMatches:
+    """The query's cosine to the indexed vectors of one kind, its ``top`` neighbours (id, cosine; best
+    first, ties by id) and the ideal lexical relevance ``reference`` the semantic term is scaled by."""
+
+    kind: str
+    index: KindIndex
+    cosine: np.ndarray  # one per index row
+    top: list[tuple[int, float]]
+    reference: float
+    fusion: Fusion
+    gate: float  # :func:`gate` of the lexical pool's best match
+
+    def cosine_of(self, ids: np.ndarray) -> np.ndarray:
+        """Cosine of each id (0 for an entry with no current vector)."""
+        rows = [self.index.row_of.get(int(i), -1) for i in ids]
+        out = np.zeros(len(rows), dtype=np.float64)
+        for n, r in enumerate(rows):
+            if r >= 0:
+                out[n] = self.cosine[r]
+        return out
+
+    def fuse(self, bm25: np.ndarray, ids: np.ndarray) -> np.ndarray:
+        """Fused relevance of candidates (``bm25`` lexical, higher is better; 0 when not matched)."""
+        tau, full = self.fusion.threshold, self.fusion.full
+        s = np.clip((self.cosine_of(ids) - tau) / (full - tau), 0.0, 1.0)
+        # The better the best lexical match covers the query, the less a neighbour found by meaning
+        # alone is needed: its relevance shrinks by that coverage (see :func:`gate`).
+        return np.where(bm25 > 0.0, bm25, self.fusion.weight * self.reference * s * self.gate)
+
+
+def _ensure_vocab(conn: sqlite3.Connection, kind: str) -> str:
+    """Per-connection helpers in the temp schema (nothing is written to the library file): an
+    fts5vocab view of the kind's index, and a one-row FTS5 table with the same tokenizer, through
+    which a query's words become the index's (stemmed) terms."""
+    fts, vocab = _VOCAB[kind]
+    if conn.execute("SELECT 1 FROM temp.sqlite_master WHERE name = ?", (vocab,)).fetchone() is None:
+        conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{vocab} USING fts5vocab(main, {fts}, 'row')")
+        conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{vocab}_q USING fts5(t, tokenize = '{_TOKENIZER}')")
+        conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{vocab}_qv USING fts5vocab(temp, {vocab}_q, 'row')")
+    return vocab
+
+
+def idf(rows: int, docs: int) -> float:
+    """FTS5's BM25 IDF (keep in step with the lexical scorer if it changes)."""
+    return max(math.log((rows - docs + 0.5) / (docs + 0.5)), 1e-6)
+
+
+SKIP_COVER = 0.9  # a best lexical match covering this much of the query needs no semantic neighbours
+
+
+def gate(best_bm25: float, reference: float) -> float:
+    """How much a neighbour found by meaning alone may still add, given the best lexical match:
+    1 − cover (cover = min(1, best bm25 / R)), and 0 once cover reaches :data:`SKIP_COVER`, where
+    the search does not look for neighbours at all."""
+    cover = min(1.0, best_bm25 / reference) if reference > 0 else 0.0
+    return 0.0 if cover >= SKIP_COVER else 1.0 - cover
+
+
+class IdealRelevance:
+    """R for a query, with per-connection caches: a word's index term never changes, and a term's
+    document count is re-read once the table's largest rowid moved (a new row); edits and deletes
+    between inserts leave a count slightly stale, which only nudges a scale estimate. Counting a
+    term's documents walks its doclist, so without the cache R would cost O(matches) per query."""
+
+    def __init__(self) -> None:
+        self._stems: dict[str, str | None] = {}
+        self._counts: dict[str, tuple[int, dict[str, int]]] = {}
+
+    def _stem(self, conn: sqlite3.Connection, kind: str, tokens: list[str]) -> list[str]:
+        missing = [t for t in tokens if t not in self._stems]
+        if missing:
+            vocab = _ensure_vocab(conn, kind)
+            for token in missing:  # one row at a time: a token's term(s), so each maps back to its word
+                conn.execute(f"DELETE FROM temp.{vocab}_q")
+                conn.execute(f"INSERT INTO temp.{vocab}_q (t) VALUES (?)", (token,))
+                row = conn.execute(f"SELECT term FROM temp.{vocab}_qv ORDER BY term LIMIT 1").fetchone()
+                self._stems[token] = str(row[0]) if row else None
+        return sorted({s for t in tokens if (s := self._stems[t]) is not None})
+
+    def __call__(self, conn: sqlite3.Connection, kind: str, text: str) -> float:
+        """Sum of the query terms' IDF: about the BM25 of an average-length entry holding each once."""
+        tokens = content_tokens(text)
+        if not tokens:
+            return 1e-6
+        table = "skills" if kind == "skill" else "memories"
+        rows = max(int(conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {table}").fetchone()[0]), 1)
+        cached_rows, counts = self._counts.get(kind, (-1, {}))
+        if cached_rows != rows:
+            counts = {}
+            self._counts[kind] = (rows, counts)
+        terms = self._stem(conn, kind, tokens)
+        vocab = _ensure_vocab(conn, kind)
+        for term in terms:
+            if term not in counts:
+                row = conn.execute(f"SELECT doc FROM temp.{vocab} WHERE term = ?", (term,)).fetchone()
+                counts[term] = int(row[0]) if row else 0
+        return sum(idf(rows, min(counts[term], rows)) for term in terms) or 1e-6
+
+
+def nearest(
+    conn: sqlite3.Connection,
+    kind: str,
+    index: KindIndex,
+    query_vector: np.ndarray,
+    k: int,
+    *,
+    include_deprecated: bool = False,
+) -> tuple[np.ndarray, list[tuple[int, float]]]:
+    """All cosines, and the ``k`` nearest live entries (cosine descending, ties by id). Candidates are
+    checked against the live table in growing batches, so deprecated or deleted rows never crowd the
+    top ``k`` out."""
+    # einsum, not ``@``: a matrix-vector product through a multithreaded BLAS took 15 ms instead of
+    # 0.4 ms for 10k rows on a busy 2-core machine, and its summation order depends on the thread count.
+    cosine = np.einsum("ij,j->i", index.matrix, np.asarray(query_vector, dtype=np.float32))
+    n = len(index.ids)
+    if k <= 0 or n == 0:
+        return cosine, []
+    order_sql = _ALL[kind] if include_deprecated or kind == "memory" else _LIVE_SKILLS
+    want = min(n, 2 * k)
+    while True:
+        part = np.argpartition(-cosine, want - 1)[:want] if want < n else np.arange(n)
+        ranked = part[np.lexsort((index.ids[part], -cosine[part]))]
+        ids = [int(index.ids[r]) for r in ranked]
+        live = {int(r[0]) for r in conn.execute(order_sql, ("[" + ",".join(map(str, ids)) + "]",))}
+        kept = [(int(index.ids[r]), float(cosine[r])) for r in ranked if int(index.ids[r]) in live]
+        if len(kept) >= k or want >= n:
+            return cosine, kept[:k]
+        want = min(n, want * 4)
+
+
+def semantic_matches(
+    conn: sqlite3.Connection,
+    kind: str,
+    index: KindIndex,
+    query_vector: np.ndarray,
+    k: int,
+    fusion: Fusion,
+    reference: float,
+    best_bm25: float,
+    *,
+    include_deprecated: bool = False,
+) -> SemanticMatches:
+    """The neighbours of one kind and how they are scored (``best_bm25``: of the lexical pool)."""
+    cosine, top = nearest(conn, kind, index, query_vector, k, include_deprecated=include_deprecated)
+    top = [(i, c) for i, c in top if c > fusion.threshold]  # below τ a neighbour would add nothing
+    return SemanticMatches(kind, index, cosine, top, reference, fusion, gate(best_bm25, reference))
