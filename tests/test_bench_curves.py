@@ -21,7 +21,12 @@ def bench_module(name: str):
     spec = importlib.util.spec_from_file_location(name, PROJECT_ROOT / name / "run.py")
     module = importlib.util.module_from_spec(spec)
     assert spec.loader is not None
-    spec.loader.exec_module(module)
+    folder = str(PROJECT_ROOT / name)
+    sys.path.insert(0, folder)  # a benchmark imports its sibling modules (drift.py, workload.py), as `python run.py` does
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(folder)
     return module
 
 

@@ -392,7 +392,7 @@ def test_a_pass_never_proposes_both_merging_and_pruning_one_skill(lib: Library) 
     lib.skills.add("sync-postgres-nightly-copy", "sync the postgres tables every night")
     lib.dream.run()
     assert [(p["kind"], p["targets"]) for p in lib.dream.proposals()] == [("merge", "skill:1,skill:2")]
-    add_uses(lib, 2, [0, 0, 0, 0, 1, 0])  # 1/6: the copy qualifies for pruning now
+    add_uses(lib, 2, [0, 0, 0, 0, 0, 0, 0, 1, 0])  # 1/9 over three agents: the copy qualifies for pruning now
     out = lib.dream.run()
     pro = out.summary["phases"]["proposals"]
     assert pro["prune"]["qualifying"] == 1 and pro["merge"]["qualifying"] == 0

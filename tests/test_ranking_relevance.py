@@ -56,7 +56,9 @@ def _library(size: int, seed: int, clock: ManualClock, lib: Library) -> None:
 @example(size=10_000, seed=2, query=["deploy", "service", "cluster"])
 def test_without_outcomes_weighted_order_is_relevance_order(size: int, seed: int, query: list[str]) -> None:
     clock = ManualClock(T0)
-    with Library(":memory:", clock=clock, settings=Settings()) as lib:
+    # Lexical relevance against the weighted order; semantic neighbours (issue 22) are off here, as in
+    # the other tests of lexical mechanics: their fused relevance is not a BM25 this test can compare.
+    with Library(":memory:", clock=clock, settings=Settings(semantic=False)) as lib:
         _library(size, seed, clock, lib)
         text = " ".join(query)
         weighted = lib.search(text, kind="skill", limit=20)

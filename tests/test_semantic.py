@@ -112,10 +112,12 @@ def test_same_query_same_order_ties_by_id(db_path: Path, clock: ManualClock) -> 
         first = [(h.kind, h.id) for h in lib.search("deployment")]
         assert [i for k, i in first if k == "memory"] == ids  # every tie broken by id
         assert [(h.kind, h.id) for h in lib.search("deployment")] == first
-    # Two processes (the CLI's clock is the real one, so scores differ from the library's; the order not).
+    # Two processes. The CLI's clock is the real one, and memories (not skills) weigh their edit recency,
+    # so the skill may sit elsewhere among the memories; every tie is still broken by id, the same each run.
     orders = [[(h["kind"], h["id"]) for h in json.loads(run_kaos("search", "deployment", "--json", db=db_path,
                                                                  env=HASH_ENV).stdout)] for _ in range(2)]
-    assert orders[0] == orders[1] == first
+    assert orders[0] == orders[1]
+    assert [i for k, i in orders[0] if k == "memory"] == [i for k, i in first if k == "memory"]
 
 
 def test_stale_vectors_are_not_searched_until_reindexed(db_path: Path, clock: ManualClock) -> None:
