@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import validation as _validation  # noqa: F401 - installs the validation gate
 from .clock import Clock, SystemClock
@@ -20,7 +20,6 @@ from .graph import episode_evidence as _graph_episode_evidence
 from .graph.edges import Graph
 from .llm import LLMClient
 from .memories import Memories
-from .plasticity.evidence import Effective, effective_records, skill_record
 from .plasticity.task import task_hash
 from .policies import Policies
 from .preferences import Preferences
@@ -39,12 +38,14 @@ from .search.candidates import (
     ranked_memories,
 )
 from .search.lexical import with_skill_counts
-from .search.ranking import RankParams, best_relevance, score_pool, top
 from .settings import Settings
 from .skills import Skills
 from .store import LATEST_VERSION, apply_migrations, connect, schema_version, transaction
 from .store.connect import describe_sqlite_error, enable_wal
 from .store.migrations import check_ownership, require_current
+
+if TYPE_CHECKING:
+    from .plasticity.evidence import Effective
 
 # Causal evidence from ended episodes (skill -caused-> failure, memory -enabled-> skill, and checks of
 # caused/prevented predictions) is recorded by the graph's episode-end hook.
@@ -217,6 +218,8 @@ class Library(AbstractContextManager["Library"]):
             )
             for k in kinds
         ]
+        from .search.ranking import RankParams, best_relevance, score_pool, top  # numpy: only ranking needs it
+
         params = RankParams(
             alpha=s.rank_alpha,
             half_life_days=s.rank_half_life_days,
@@ -255,6 +258,8 @@ class Library(AbstractContextManager["Library"]):
         if pool.kind != "skill" or not len(pool):
             return None
         m = pool.matrix
+        from .plasticity.evidence import effective_records
+
         return effective_records(
             self.conn, m[:, ID], (m[:, USES], m[:, SUCCESSES], m[:, TASK_USES], m[:, TASK_SUCCESSES]), digest,
             self.settings.evidence_half_life,
@@ -263,6 +268,8 @@ class Library(AbstractContextManager["Library"]):
     def skill_record(self, ref: int | str) -> dict[str, Any]:
         """A skill's outcome record: exact all-time counters beside the effective (aged) record,
         globally and per task (``kaos skill show``). Reads only."""
+        from .plasticity.evidence import skill_record
+
         return skill_record(self.conn, self.skills.resolve_id(ref), self.settings.evidence_half_life)
 
     def record_outcome(

@@ -19,12 +19,13 @@ import sqlite3
 from dataclasses import dataclass
 from itertools import combinations
 from math import comb
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from .lexical import SNIPPET_CHARS
 from .query import content_tokens, fts_query
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MAX_GROUPS_PER_LEVEL = 16  # past this many word subsets a level is skipped in favour of plain OR
 
@@ -182,6 +183,8 @@ def candidate_pool(
     the loosest level: its whole match set fits in the pool. For memories ``memory_order`` is
     (floor, now, half-life in seconds, limit) and the pool is the best ``limit`` by weighted score
     (:func:`ranked_memories`)."""
+    import numpy as np  # here, not at import: opening a library for `kaos skill list` needs none of it
+
     if kind == "memory":
         ranked = ranked_memories(conn, text, pool=pool, memory_order=memory_order)
         matrix = (
