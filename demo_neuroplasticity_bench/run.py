@@ -40,7 +40,7 @@ sys.path.insert(0, str(HERE.parent))  # this checkout's kaos_dream, not whicheve
 
 from drift import ARMS, drift_goal, drift_summary  # noqa: E402
 
-from kaos_dream import Library, ManualClock, Settings  # noqa: E402
+from kaos_dream import Library, ManualClock, Settings, benchkit  # noqa: E402
 
 T0 = 1_767_225_600.0
 EPISODE_GAP_S = 60.0
@@ -118,8 +118,9 @@ def main() -> int:
     parser.add_argument("--data", type=Path, default=default_data(), help="folder with the kaos bench JSON files")
     parser.add_argument("--quick", action="store_true", help="5 held-out seeds and a 3-point alpha sweep")
     parser.add_argument("--out", type=Path, default=HERE)
+    benchkit.add_standard_args(parser, here=HERE, data=default_data())  # --junit
     args = parser.parse_args()
-    stem = "results.quick" if args.quick else "results"  # a quick run never overwrites the full results
+    stem = benchkit.results_stem(args).name  # a quick run never overwrites the full results
     twin_file, real_file = args.data / "neuroplasticity_bench.json", args.data / "realistic_retrieval_bench.json"
     if not twin_file.exists() or not real_file.exists():
         print(f"bench data not found in {args.data}: nothing to measure (pass --data PATH)", file=sys.stderr)
@@ -198,7 +199,8 @@ def main() -> int:
     (args.out / f"{stem}.json").write_text(json.dumps(results, indent=2) + "\n")
     (args.out / f"{stem}.md").write_text(render_markdown(results))
     print(render_markdown(results))
-    return 0 if results["passed"] else 1
+    return benchkit.finish(args, "demo_neuroplasticity_bench", benchkit.Checks.from_mapping(checks),
+                           results["seconds"])
 
 
 def pct(x: float) -> str:
