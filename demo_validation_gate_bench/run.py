@@ -33,6 +33,8 @@ from llm_wiring import run_llm_wiring  # noqa: E402
 from mechanical import run_mechanical  # noqa: E402
 from utility import run_stream  # noqa: E402
 
+from kaos_dream import benchkit  # noqa: E402
+
 GOAL_MARGIN = 0.3
 GOAL_RATE = 0.3
 METRICS = ("edge_precision", "related_p_at_3", "expand_precision", "edges")
@@ -184,6 +186,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
                         help="CI: 5 seeds, 160 episodes, 30 %% only, no oracle or sensitivity arm; same goals")
+    benchkit.add_standard_args(parser, here=HERE)  # --out, --junit
     args = parser.parse_args()
     os.environ.pop("ANTHROPIC_API_KEY", None)  # the measured runs are the default, heuristic-only setting
     started = time.perf_counter()
@@ -209,11 +212,11 @@ def main() -> int:
     print("LLM wiring ...", flush=True)
     results["llm_wiring"] = run_llm_wiring(episodes=llm_episodes)
 
-    missed: list[str] = []
-    if mech["max_abs_error"] > mech["tolerance"]:
-        missed.append(f"mechanical max abs error {mech['max_abs_error']:.3g} > {mech['tolerance']:g}")
-    if not mech["emergent_all_at_count_3"]:
-        missed.append("an emergent edge formed at a count other than 3")
+    checks = benchkit.Checks()
+    checks.add("mechanical updates match the independent model", mech["max_abs_error"] <= mech["tolerance"],
+               f"mechanical max abs error {mech['max_abs_error']:.3g} > {mech['tolerance']:g}")
+    checks.add("emergent edges form at count 3", mech["emergent_all_at_count_3"],
+               "an emergent edge formed at a count other than 3")
     goal = util[f"{GOAL_RATE:.2f}"]["summary"]
     goal_gain = goal["edge_precision_gain"]["median"]
     results["acceptance"] = {
@@ -225,27 +228,26 @@ def main() -> int:
         "oracle_edge_precision_median": goal["oracle"]["edge_precision"]["median"] if "oracle" in goal else None,
         "oracle_gain_median": goal["oracle_edge_precision_gain"]["median"] if "oracle" in goal else None,
     }
-    if not results["acceptance"]["met"]:
-        missed.append(f"edge precision gain at {GOAL_RATE:.0%} corruption is {fmt(goal_gain)} "
-                      f"(goal >= {GOAL_MARGIN})")
-    if not all(b["summary"]["same_stream"] for b in util.values()):
-        missed.append("gate-on and gate-off runs saw different episode streams")
-    if not results["llm_wiring"]["off_without_key"]:
-        missed.append("LLM validators not reported off without a key")
-    if results["llm_wiring"]["fake_requests"] != results["llm_wiring"]["expected_requests"]:
-        missed.append("the fake LLM did not receive one request per validator and episode")
-    if results["llm_wiring"]["task_in_judge_prompts"] != results["llm_wiring"]["expected_task_in_judge_prompts"]:
-        missed.append("a logical or alignment prompt did not quote its episode's task")
+    checks.add(f"edge precision gain >= {GOAL_MARGIN} at {GOAL_RATE:.0%} corruption", results["acceptance"]["met"],
+               f"edge precision gain at {GOAL_RATE:.0%} corruption is {fmt(goal_gain)} (goal >= {GOAL_MARGIN})")
+    checks.add("gate-on and gate-off see the same episodes", all(b["summary"]["same_stream"] for b in util.values()),
+               "gate-on and gate-off runs saw different episode streams")
+    wiring = results["llm_wiring"]
+    checks.add("LLM validators reported off without a key", wiring["off_without_key"],
+               "LLM validators not reported off without a key")
+    checks.add("one LLM request per validator and episode", wiring["fake_requests"] == wiring["expected_requests"],
+               "the fake LLM did not receive one request per validator and episode")
+    checks.add("judge prompts quote the episode's task",
+               wiring["task_in_judge_prompts"] == wiring["expected_task_in_judge_prompts"],
+               "a logical or alignment prompt did not quote its episode's task")
+    missed = [c.detail for c in checks.missed]
     results["missed"] = missed
     results["elapsed_s"] = time.perf_counter() - started
-    suffix = ".quick" if args.quick else ""
-    (HERE / f"results{suffix}.json").write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
-    (HERE / f"results{suffix}.md").write_text(render(results) + "\n")
+    stem = benchkit.results_stem(args)  # --out DIR; a quick run writes results.quick.*
+    stem.with_name(stem.name + ".json").write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+    stem.with_name(stem.name + ".md").write_text(render(results) + "\n")
     print(render(results))
-    if missed:
-        print("goals missed: " + "; ".join(missed), file=sys.stderr)
-        return 1
-    return 0
+    return benchkit.finish(args, "demo_validation_gate_bench", checks, results["elapsed_s"])
 
 
 if __name__ == "__main__":
