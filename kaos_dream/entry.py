@@ -41,7 +41,7 @@ def version_line() -> str:
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI and return its exit code; ``--version`` without importing the command tree."""
     args = sys.argv[1:] if argv is None else argv
-    if asks_version(args) and all(_is_text(arg) for arg in args):
+    if asks_version(args) and all(is_utf8_text(arg) for arg in args):
         sys.stdout.write(version_line())
         sys.stdout.flush()
         return 0
@@ -50,9 +50,11 @@ def run(argv: list[str] | None = None) -> int:
     return run_cli(args)
 
 
-def _is_text(arg: str) -> bool:
+def is_utf8_text(text: str) -> bool:
+    """False for a string holding lone surrogates: how Python passes on bytes that are not UTF-8
+    (command-line arguments, file names, stdin in the C locale). SQLite cannot store them."""
     try:
-        arg.encode("utf-8")
+        text.encode("utf-8")
     except UnicodeEncodeError:
         return False
     return True

@@ -18,7 +18,7 @@ import typer
 import typer.core
 import typer.main
 
-from .. import __version__
+from ..entry import is_utf8_text, version_line
 from ..errors import KaosError
 from ..store.connect import describe_sqlite_error
 from .common import DbOption, forget_resolved_db, global_options, resolved_db
@@ -62,7 +62,7 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"kaos-dream {__version__}")
+        typer.echo(version_line(), nl=False)  # the same line kaos_dream.entry answers with
         raise typer.Exit()
 
 
@@ -93,16 +93,6 @@ def fail(message: str, code: int) -> int:
     first_line = " ".join(message.strip().splitlines()[:1]) or "unknown error"
     sys.stderr.write(f"kaos: {first_line}\n")
     return code
-
-
-def is_utf8_text(text: str) -> bool:
-    """False for a string holding lone surrogates: how Python passes on bytes that are not UTF-8
-    (command-line arguments, file names, stdin in the C locale). SQLite cannot store them."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def strict_stdin() -> None:
