@@ -24,6 +24,7 @@ import os
 import platform
 import random
 import resource
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -111,7 +112,9 @@ def measure(runs: int, db: Path) -> dict:
             w, c = timed(commands[name], env)
             wall[name].append(w)
             cpu[name].append(c)
-    result: dict = {"commands": {name: " ".join(argv) for name, argv in commands.items()}, "runs": runs}
+    shown = {name: shlex.join(["kaos", *argv[len(kaos):]] if name != "baseline" else ["python", *argv[1:]])
+             .replace(shlex.quote(str(db)), "LIBRARY.db") for name, argv in commands.items()}
+    result: dict = {"commands": shown, "runs": runs}
     result["cpu"] = {name: summary(values) for name, values in cpu.items()}
     result["wall"] = {name: summary(values) for name, values in wall.items()}
     base_cpu = statistics.median(cpu["baseline"])
@@ -134,7 +137,8 @@ def markdown(result: dict) -> str:
         "",
         f"Written by `scripts/measure_startup.py` ({result['runs']} rounds, {result['skills']} skills, "
         f"Python {result['python']}, {result['cpus']} CPUs, load average {result['load_average']} at the start). "
-        "Ratios compare medians of CPU time (user + system); wall time is shown for reference.",
+        "Ratios compare medians of CPU time (user + system); wall time is shown for reference. "
+        "LIBRARY.db holds the generated skills.",
         "",
         "| command | CPU median (ms) | CPU IQR (ms) | wall median (ms) | wall min-max (ms) "
         "| CPU ratio | wall ratio | budget | met |",
@@ -144,7 +148,7 @@ def markdown(result: dict) -> str:
         c, w = result["cpu"][name], result["wall"][name]
         ratio = result["ratios"].get(name)
         lines.append(
-            f"| `{result['commands'][name].replace(str(Path(sys.executable).parent) + '/', '')}` | {c['median_ms']} | "
+            f"| `{result['commands'][name]}` | {c['median_ms']} | "
             f"{c['iqr_ms']} | {w['median_ms']} | {w['min_ms']}-{w['max_ms']} | "
             + (f"{ratio['cpu']}x | {ratio['wall']}x | <= {ratio['budget']}x | {'yes' if ratio['met'] else 'NO'} |"
                if ratio else "1x | 1x | | |")
