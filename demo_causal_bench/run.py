@@ -34,7 +34,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from kaos_dream import Library, ManualClock, Settings  # noqa: E402
+from kaos_dream import Library, ManualClock, Settings, benchkit  # noqa: E402
 from kaos_dream.graph import (  # noqa: E402
     EvalQuery,
     GraphArrays,
@@ -435,6 +435,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=HERE, help="where results.json / results.md go")
     parser.add_argument("--charts-only", action="store_true",
                         help="only redraw the learning curves from the results.json already in --out")
+    benchkit.add_standard_args(parser, here=HERE, data=DEFAULT_DATA)  # --junit
     args = parser.parse_args(argv)
     stem = "results.quick" if args.quick else "results"  # a quick run never overwrites the full results
     if args.charts_only:
@@ -520,7 +521,14 @@ def main(argv: list[str] | None = None) -> int:
         g["lib"].close()
     print(render_md(results))
     print(write_curves(curve_panels(results), args.out / f"{stem}.curves.svg"))
-    return 0 if results["acceptance"]["passed"] else 1
+    acc = results["acceptance"]
+    checks = benchkit.Checks()
+    if "reason" in acc:  # without the data nothing can be judged: one failed case that says why
+        checks.add("CausalEval data present", False, acc["reason"])
+    for key in ("gated_or_adaptive_passed", "online_learning_separates", "latency_within_budget"):
+        if key in acc:
+            checks.add(key, acc[key])
+    return benchkit.finish(args, "demo_causal_bench", checks, results["elapsed_s"])
 
 
 def curve_panels(results: dict) -> list[Panel]:

@@ -36,6 +36,8 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(HERE))
 
+from kaos_dream import benchkit  # noqa: E402  (light: the library loads in the workers only)
+
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "bench-data" / "kaos"
 SCALES = (100, 1000, 10_000, 100_000)
 QUICK_SCALES = (100, 1000)
@@ -256,6 +258,7 @@ def main() -> int:
     ap.add_argument("--no-exact-100k", action="store_true", help="skip the (slow) exact scan at 100k")
     ap.add_argument("--worker", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--exact", type=int, help=argparse.SUPPRESS)
+    benchkit.add_standard_args(ap, here=HERE, data=DEFAULT_DATA)  # --out, --junit
     args = ap.parse_args()
     if args.worker:
         print(json.dumps(worker(args.worker, args.data, args.repeats)))
@@ -267,7 +270,8 @@ def main() -> int:
         print(f"bench data not found in {args.data}: nothing to measure (pass --data PATH)", file=sys.stderr)
         return 1
     scales = QUICK_SCALES if args.quick else SCALES
-    rows, failures = [], []
+    rows: list[dict] = []
+    checks = benchkit.Checks()
     for n in scales:
         print(f"[{n:,} skills] seeding and timing {args.repeats}x dry-run + {args.repeats}x apply …", flush=True)
         row = run_child(["--worker", str(n), "--data", str(args.data), "--repeats", str(args.repeats)])
@@ -277,25 +281,30 @@ def main() -> int:
         verdicts = []
         if budget is not None:
             for mode in ("dry-run", "apply"):
-                if row[mode]["p50_s"] > budget:
-                    failures.append(f"{n} skills {mode} p50 {row[mode]['p50_s']} s > {budget} s")
+                checks.add(f"{n} skills {mode} p50 <= {budget} s", row[mode]["p50_s"] <= budget,
+                           f"{n} skills {mode} p50 {row[mode]['p50_s']} s > {budget} s")
             verdicts.append(f"p50 <= {budget} s")
         if n in RSS_BUDGET_MB:
-            if row["peak_rss_mb"] > RSS_BUDGET_MB[n]:
-                failures.append(f"{n} skills peak RSS {row['peak_rss_mb']} MB > {RSS_BUDGET_MB[n]} MB")
+            checks.add(f"{n} skills peak RSS <= {RSS_BUDGET_MB[n]:.0f} MB", row["peak_rss_mb"] <= RSS_BUDGET_MB[n],
+                       f"{n} skills peak RSS {row['peak_rss_mb']} MB > {RSS_BUDGET_MB[n]} MB")
             verdicts.append(f"RSS <= {RSS_BUDGET_MB[n]:.0f} MB")
-        if row.get("exact") and row["exact"]["pairs"] != row["apply"]["merge_pairs"]:
-            failures.append(
-                f"{n} skills: {row['apply']['merge_pairs']} merge pairs, exact scan {row['exact']['pairs']}")
-        if row["generator_reproduces_reference"] is False:
-            failures.append(f"generator.py does not reproduce the reference library at {n}")
-        if row["apply_rerun"]["new_proposals"] or row["apply_rerun"]["promoted"] or row["apply_rerun"]["pruned"]:
-            failures.append(f"{n} skills: the second apply pass was not idempotent")
+        if row.get("exact"):
+            checks.add(f"{n} skills: merge pairs equal the exact scan",
+                       row["exact"]["pairs"] == row["apply"]["merge_pairs"],
+                       f"{n} skills: {row['apply']['merge_pairs']} merge pairs, exact scan {row['exact']['pairs']}")
+        checks.add(f"{n} skills: generator.py reproduces the reference library",
+                   row["generator_reproduces_reference"] is not False,
+                   f"generator.py does not reproduce the reference library at {n}")
+        rerun = row["apply_rerun"]
+        checks.add(f"{n} skills: a second apply pass changes nothing",
+                   not (rerun["new_proposals"] or rerun["promoted"] or rerun["pruned"]),
+                   f"{n} skills: the second apply pass was not idempotent")
         row["budget"] = ", ".join(verdicts) or "-"
         rows.append(row)
         print(f"  seeding {row['seeding_s']} s; dry-run p50 {row['dry-run']['p50_s']} s; apply p50 "
               f"{row['apply']['p50_s']} s; RSS {row['peak_rss_mb']} MB; merge pairs {row['apply']['merge_pairs']} "
               f"(exact {row.get('exact', {}).get('pairs', 'not run')})", flush=True)
+    failures = [c.detail for c in checks.missed]
     res = {
         "benchmark": "demo_consolidation_scale_bench", "quick": args.quick, "repeats": args.repeats,
         "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs",
@@ -306,11 +315,11 @@ def main() -> int:
         "growth": {"apply": growth(rows, "apply"), "dry-run": growth(rows, "dry-run")},
         "failures": failures,
     }
-    stem = "results.quick" if args.quick else "results"
-    (HERE / f"{stem}.json").write_text(json.dumps(res, indent=2) + "\n")
-    write_markdown(HERE / f"{stem}.md", res)
+    stem = benchkit.results_stem(args)  # --out DIR; a quick run writes results.quick.*
+    stem.with_name(stem.name + ".json").write_text(json.dumps(res, indent=2) + "\n")
+    write_markdown(stem.with_name(stem.name + ".md"), res)
     print("PASS" if not failures else "FAIL: " + "; ".join(failures))
-    return 1 if failures else 0
+    return benchkit.finish(args, "demo_consolidation_scale_bench", checks)
 
 
 if __name__ == "__main__":

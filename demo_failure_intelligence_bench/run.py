@@ -36,7 +36,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
-from kaos_dream import Library, ManualClock, Settings  # noqa: E402
+from kaos_dream import Library, ManualClock, Settings, benchkit  # noqa: E402
 from kaos_dream.failures import Diagnosis, FailureInput, normalize, register_diagnoser, unregister_diagnoser  # noqa: E402
 from kaos_dream.failures.diagnosis import REGISTRY  # noqa: E402
 from kaos_dream.failures.fingerprint import fingerprint_hash  # noqa: E402
@@ -535,6 +535,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="bench-data folder")
     parser.add_argument("--quick", action="store_true", help="one latency repeat (well under a minute)")
     parser.add_argument("--out", type=Path, default=HERE, help="where results.json / results.md go")
+    benchkit.add_standard_args(parser, here=HERE, data=DEFAULT_DATA)  # --junit
     args = parser.parse_args(argv)
     stem = "results.quick" if args.quick else "results"  # a quick run never overwrites the full results
     repeats = 1 if args.quick else 5
@@ -601,7 +602,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{key}: median {v['median']} µs (min {v['min']}, max {v['max']}, {v['repeats']} repeats)")
     for problem in problems:
         print(f"FAIL: {problem}")
-    return 0 if not problems else 1
+    budgets = benchkit.Checks()  # a list, not a dict: two validations may share a name
+    for i in scenario_checks.items:
+        budgets.add(f"{i['phase']}: {i['check']}", i["passed"])
+    for i in extra_checks.items:
+        budgets.add(f"extra: {i['check']}", i["passed"])
+    budgets.add("category accuracy >= 90 %", c["accuracy"]["all"] >= TARGETS["accuracy"])
+    budgets.add("grouping precision >= 0.95", c["grouping"]["precision"] >= TARGETS["precision"])
+    budgets.add("grouping recall >= 0.90", c["grouping"]["recall"] >= TARGETS["recall"])
+    return benchkit.finish(args, "demo_failure_intelligence_bench", budgets)
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ import anyio  # noqa: E402
 from mcp.client.session import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
-from kaos_dream import Library, Settings  # noqa: E402
+from kaos_dream import Library, Settings, benchkit  # noqa: E402
 from kaos_dream import agent_tools as tools  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -236,8 +236,8 @@ def summarise(rounds: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def write_results(results: dict[str, Any], stem: str) -> Path:
-    (HERE / f"{stem}.json").write_text(json.dumps(results, indent=2) + "\n")
+def write_results(results: dict[str, Any], stem: str, out: Path = HERE) -> Path:
+    (out / f"{stem}.json").write_text(json.dumps(results, indent=2) + "\n")
     summary = results["summary"]
     n = len(results["rounds"])
     lines = ["# MCP server benchmark", "", f"Mode: {results['mode']}, {n} rounds, {results['repeats']} calls per "
@@ -266,14 +266,15 @@ def write_results(results: dict[str, Any], stem: str) -> Path:
               f"{m['writes_per_s']:.0f} writes/s.", "",
               f"Machine load (1-minute average) at the start of each round: {results['load_averages']}. The "
               "machine is shared by several engineers' test suites; the ranges and p99 show the noise.", ""]
-    (HERE / f"{stem}.md").write_text("\n".join(lines))
-    return HERE / f"{stem}.md"
+    (out / f"{stem}.md").write_text("\n".join(lines))
+    return out / f"{stem}.md"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one round, fewer repeats (CI)")
     parser.add_argument("--rounds", type=int, default=None, help="rounds of sections 1 and 2 (default 3; quick 1)")
+    benchkit.add_standard_args(parser, here=HERE)  # --out, --junit
     args = parser.parse_args()
     repeats, skills, hosts, writes = (30, 300, 3, 10) if args.quick else (200, 2000, 4, 40)
     rounds = args.rounds or (1 if args.quick else 3)
@@ -297,13 +298,20 @@ def main() -> int:
         path = Path(tmp) / "bench.db"
         build_library(path, skills)
         results["many_hosts"] = anyio.run(many_hosts, path, hosts, writes)
-    report = write_results(results, "results.quick" if args.quick else "results")
+    stem = benchkit.results_stem(args)
+    report = write_results(results, stem.name, stem.parent)
     m = results["many_hosts"]
     ok = call_errors == 0 and m["failed_calls"] == 0 and m["lost"] == 0 and not m["integrity_problems"]
     print(report.read_text())
     if not ok:
         print("FAILED: a call failed or a write was lost", file=sys.stderr)
-    return 0 if ok else 1
+    checks = benchkit.Checks()  # no latency budget is set for MCP (see the docstring): correctness only
+    checks.add("no failed round-trip call", call_errors == 0, f"{call_errors} round-trip calls failed")
+    checks.add("no failed call with many hosts", m["failed_calls"] == 0, f"{m['failed_calls']} calls failed")
+    checks.add("no lost write with many hosts", m["lost"] == 0, f"{m['lost']} writes lost")
+    checks.add("integrity clean after many hosts", not m["integrity_problems"],
+               "; ".join(map(str, m["integrity_problems"])))
+    return benchkit.finish(args, "demo_mcp_bench", checks)
 
 
 if __name__ == "__main__":

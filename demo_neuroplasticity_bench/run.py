@@ -40,7 +40,7 @@ sys.path.insert(0, str(HERE.parent))  # this checkout's kaos_dream, not whicheve
 
 from drift import ARMS, drift_goal, drift_summary  # noqa: E402
 
-from kaos_dream import Library, ManualClock, Settings  # noqa: E402
+from kaos_dream import Library, ManualClock, Settings, benchkit  # noqa: E402
 from kaos_dream.report.curves import Panel, write_curves  # noqa: E402
 
 T0 = 1_767_225_600.0
@@ -121,8 +121,9 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=HERE)
     parser.add_argument("--charts-only", action="store_true",
                         help="only redraw the learning curves from the results.json already in --out")
+    benchkit.add_standard_args(parser, here=HERE, data=default_data())  # --junit
     args = parser.parse_args()
-    stem = "results.quick" if args.quick else "results"  # a quick run never overwrites the full results
+    stem = benchkit.results_stem(args).name  # a quick run never overwrites the full results
     if args.charts_only:
         print(write_curves(curve_panels(json.loads((args.out / f"{stem}.json").read_text())),
                            args.out / f"{stem}.curves.svg"))
@@ -206,7 +207,8 @@ def main() -> int:
     (args.out / f"{stem}.md").write_text(render_markdown(results))
     print(render_markdown(results))
     print(write_curves(curve_panels(results), args.out / f"{stem}.curves.svg"))
-    return 0 if results["passed"] else 1
+    return benchkit.finish(args, "demo_neuroplasticity_bench", benchkit.Checks.from_mapping(checks),
+                           results["seconds"])
 
 
 def curve_panels(results: dict[str, Any]) -> list[Panel]:

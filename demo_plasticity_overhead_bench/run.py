@@ -50,7 +50,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # this checkout's kaos_dream, not whichever copy pip installed
 
-from kaos_dream import Library, ManualClock, Settings  # noqa: E402
+from kaos_dream import Library, ManualClock, Settings, benchkit  # noqa: E402
 
 T0 = 1_767_225_600.0
 DELTA_P50_BUDGET_US = {"record_outcome": 20.0, "memory_search": 50.0, "agent_complete": 300.0}
@@ -312,8 +312,9 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=None, help="on/off rounds (default 10, quick 2)")
     parser.add_argument("--scale", type=int, action="append", default=[], help="extra library size to time")
     parser.add_argument("--out", type=Path, default=HERE)
+    benchkit.add_standard_args(parser, here=HERE, data=default_data())  # --junit
     args = parser.parse_args()
-    stem = "results.quick" if args.quick else "results"  # a quick run never overwrites the full results
+    stem = benchkit.results_stem(args).name  # a quick run never overwrites the full results
     repeats = args.repeats or (2 if args.quick else 10)
     started = time.perf_counter()
     results: dict[str, Any] = {"quick": args.quick, "repeats": repeats}
@@ -333,7 +334,12 @@ def main() -> int:
     (args.out / f"{stem}.json").write_text(json.dumps(results, indent=2) + "\n")
     (args.out / f"{stem}.md").write_text(render_markdown(results))
     print(render_markdown(results))
-    return 0 if results["passed"] else 1
+    budgets = {f"{op} delta p50 and p99": e["within_budget"] for op, e in (results["overhead"] or {}).items()
+               if op in DELTA_P50_BUDGET_US}
+    budgets |= {f"{s['skills']} skills: weighted search and record_outcome p50": s["within_budget"]
+                for s in results["scale"]}
+    return benchkit.finish(args, "demo_plasticity_overhead_bench", benchkit.Checks.from_mapping(budgets),
+                           results["seconds"])
 
 
 def render_markdown(r: dict[str, Any]) -> str:

@@ -37,7 +37,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from rank_bm25 import BM25Plus  # noqa: E402
 
-from kaos_dream import Library, ManualClock, Settings  # noqa: E402
+from kaos_dream import Library, ManualClock, Settings, benchkit  # noqa: E402
 from kaos_dream.search import content_tokens  # noqa: E402
 
 T0 = 1_767_225_600.0
@@ -158,8 +158,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="2 samples per size")
     parser.add_argument("--out", type=Path, default=HERE)
+    benchkit.add_standard_args(parser, here=HERE)  # --junit
     args = parser.parse_args()
-    stem = "results.quick" if args.quick else "results"
+    stem = benchkit.results_stem(args).name  # results or results.quick, in a folder that exists
     seeds = SEEDS[:2] if args.quick else SEEDS
     started = time.perf_counter()
     results: dict[str, Any] = {"quick": args.quick, "sizes": {}, "repro": repro()}
@@ -178,7 +179,7 @@ def main() -> int:
     (args.out / f"{stem}.json").write_text(json.dumps(results, indent=2) + "\n")
     (args.out / f"{stem}.md").write_text(render(results))
     print(render(results))
-    return 0 if results["passed"] else 1
+    return benchkit.finish(args, "demo_relevance_bench", benchkit.Checks.from_mapping(checks), results["seconds"])
 
 
 if __name__ == "__main__":

@@ -46,7 +46,7 @@ import poisoning  # noqa: E402
 import workload  # noqa: E402
 import writers  # noqa: E402
 
-from kaos_dream import Library  # noqa: E402
+from kaos_dream import Library, benchkit  # noqa: E402
 
 OPS = ("start", "search", "outcome", "failure", "log", "complete", "fail")
 MIX = {"search": 40, "outcome": 30, "failure": 10, "log": 20}  # weights between episode start and end
@@ -246,9 +246,9 @@ def figures(reports: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
             "ops_over_100ms": slow}
 
 
-def write_results(result: dict[str, Any], quick: bool) -> None:
-    stem = "results.quick" if quick else "results"
-    (HERE / f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n")
+def write_results(result: dict[str, Any], stem: Path) -> None:
+    """``stem`` is OUT/results or OUT/results.quick (:func:`kaos_dream.benchkit.results_stem`)."""
+    stem.with_name(stem.name + ".json").write_text(json.dumps(result, indent=2) + "\n")
     f = result["figures"]
     lines = [
         "# Reliability under load — measured", "",
@@ -277,7 +277,7 @@ def write_results(result: dict[str, Any], quick: bool) -> None:
         lines += poisoning.markdown(result["poisoning"])
     if result["problems"]:
         lines += ["", "## Problems", "", *[f"* {p}" for p in result["problems"]]]
-    (HERE / f"{stem}.md").write_text("\n".join(lines) + "\n")
+    stem.with_name(stem.name + ".md").write_text("\n".join(lines) + "\n")
 
 
 def main() -> int:
@@ -289,6 +289,7 @@ def main() -> int:
     parser.add_argument("--b2b-writers", type=int, default=4,
                         help="writer processes in the back-to-back writers mode (writers.py; default 4)")
     parser.add_argument("--keep", help="keep the database at this path instead of a temporary folder")
+    benchkit.add_standard_args(parser, here=HERE)  # --out, --junit (--seed is this script's own)
     args = parser.parse_args()
     seconds = 5.0 if args.quick else args.seconds
     folder = Path(tempfile.mkdtemp(prefix="kaos-reliability-"))
@@ -314,12 +315,17 @@ def main() -> int:
         p.join(timeout=60)
     crashed = [p.exitcode for p in procs if p.exitcode != 0]
     verification, problems = verify(db, reports, dream)
+    checks = benchkit.Checks()
+    checks.add("verification: no lost or doubled rows, integrity clean", not problems, "; ".join(problems[:5]))
     errors = [e for r in reports for e in r["errors"]]
     busy = sum(("locked" in e or "busy" in e.lower()) for e in errors)
     problems += [f"worker error: {e}" for e in errors[:20]]
     problems += [f"dream invocation failed: {d}" for d in dream["errors"][:5]]
     if crashed:
         problems.append(f"worker processes exited with {crashed}")
+    checks.add("no worker error surfaced", not errors, "; ".join(errors[:3]))
+    checks.add("every dream invocation succeeded", not dream["errors"], "; ".join(map(str, dream["errors"][:3])))
+    checks.add("no worker process crashed", not crashed, f"exit codes {crashed}")
     lost = sum(1 for p in problems if ":" in p and "workers wrote" in p)
     back_to_back, b2b_problems = writers.run(f"{db}.writers.db", seed=args.seed, seconds=seconds,
                                              writers=args.b2b_writers, dream_loop=dream_loop)
@@ -344,7 +350,7 @@ def main() -> int:
         "poisoning": poisoned,
         "problems": problems,
     }
-    write_results(result, args.quick)
+    write_results(result, benchkit.results_stem(args))
     print(f"{fig['ops_total']} ops in {seconds:g} s = {fig['ops_per_s']} ops/s; dream runs {dream['completed']}")
     for op, s in fig["per_op"].items():
         print(f"  {op:9} n={s['count']:6}  p50 {s['p50_ms']:8.3f} ms  p99 {s['p99_ms']:8.3f} ms")
@@ -354,7 +360,7 @@ def main() -> int:
     for p in problems:
         print(f"PROBLEM: {p}")
     print("PASS" if not problems else "FAIL")
-    return 0 if not problems else 1
+    return benchkit.finish(args, "demo_reliability_bench", checks, seconds)
 
 
 if __name__ == "__main__":

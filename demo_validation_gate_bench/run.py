@@ -37,6 +37,8 @@ from llm_wiring import run_llm_wiring  # noqa: E402
 from mechanical import run_mechanical  # noqa: E402
 from utility import run_stream  # noqa: E402
 
+from kaos_dream import benchkit  # noqa: E402
+
 GOAL_MARGIN = 0.3  # issue 6's goal, reported only
 GOAL_RATE = 0.3
 GOAL_SHARE = 0.6  # share of a perfect detector's gain the LLM-off gate must reach
@@ -232,6 +234,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
                         help="CI: 5 seeds, 160 episodes, 30 %% only, no sensitivity arm; same goals")
+    benchkit.add_standard_args(parser, here=HERE)  # --out, --junit
     args = parser.parse_args()
     os.environ.pop("ANTHROPIC_API_KEY", None)  # the measured runs are the default, heuristic-only setting
     started = time.perf_counter()
@@ -259,11 +262,11 @@ def main() -> int:
     print("LLM wiring ...", flush=True)
     results["llm_wiring"] = run_llm_wiring(episodes=llm_episodes)
 
-    missed: list[str] = []
-    if mech["max_abs_error"] > mech["tolerance"]:
-        missed.append(f"mechanical max abs error {mech['max_abs_error']:.3g} > {mech['tolerance']:g}")
-    if not mech["emergent_all_at_count_3"]:
-        missed.append("an emergent edge formed at a count other than 3")
+    checks = benchkit.Checks()
+    checks.add("mechanical updates match the independent model", mech["max_abs_error"] <= mech["tolerance"],
+               f"mechanical max abs error {mech['max_abs_error']:.3g} > {mech['tolerance']:g}")
+    checks.add("emergent edges form at count 3", mech["emergent_all_at_count_3"],
+               "an emergent edge formed at a count other than 3")
     goal = util[f"{GOAL_RATE:.2f}"]["summary"]
     goal_gain = goal["edge_precision_gain"]["median"]
     share = goal.get("share_of_oracle_gain")
@@ -285,32 +288,34 @@ def main() -> int:
         and false_positive <= MAX_FALSE_POSITIVE and (sweep is None or bool(sweep["met"])),
         "old_goal_gain": GOAL_MARGIN, "old_goal_met": goal_gain is not None and goal_gain >= GOAL_MARGIN,
     }
-    if share is None or share < GOAL_SHARE:
-        missed.append(f"share of the oracle's gain at {GOAL_RATE:.0%} corruption is {fmt(share)} "
-                      f"(goal >= {GOAL_SHARE})")
-    if false_positive is None or false_positive > MAX_FALSE_POSITIVE:
-        missed.append(f"the gate rejected {fmt(false_positive)} of honest episodes (at most {MAX_FALSE_POSITIVE})")
-    if sweep is not None and not sweep["met"]:
-        missed.append(f"sweep.json: median share {fmt(sweep['median_share'])} over its workloads or a false-positive "
-                      f"share {fmt(sweep['max_honest_rejected_share'])} misses the budget")
-    if not all(b["summary"]["same_stream"] for b in util.values()):
-        missed.append("gate-on and gate-off runs saw different episode streams")
-    if not results["llm_wiring"]["off_without_key"]:
-        missed.append("LLM validators not reported off without a key")
-    if results["llm_wiring"]["fake_requests"] != results["llm_wiring"]["expected_requests"]:
-        missed.append("the fake LLM did not receive one request per validator and episode")
-    if results["llm_wiring"]["task_in_judge_prompts"] != results["llm_wiring"]["expected_task_in_judge_prompts"]:
-        missed.append("a logical or alignment prompt did not quote its episode's task")
+    checks.add(f"share of the oracle's gain >= {GOAL_SHARE} at {GOAL_RATE:.0%} corruption",
+               share is not None and share >= GOAL_SHARE,
+               f"share of the oracle's gain at {GOAL_RATE:.0%} corruption is {fmt(share)} (goal >= {GOAL_SHARE})")
+    checks.add(f"honest episodes rejected <= {MAX_FALSE_POSITIVE}",
+               false_positive is not None and false_positive <= MAX_FALSE_POSITIVE,
+               f"the gate rejected {fmt(false_positive)} of honest episodes (at most {MAX_FALSE_POSITIVE})")
+    if sweep is not None:
+        checks.add("sweep.json: median share and false positives within the budget", bool(sweep["met"]),
+                   f"sweep.json: median share {fmt(sweep['median_share'])} over its workloads or a false-positive "
+                   f"share {fmt(sweep['max_honest_rejected_share'])} misses the budget")
+    checks.add("gate-on and gate-off see the same episodes", all(b["summary"]["same_stream"] for b in util.values()),
+               "gate-on and gate-off runs saw different episode streams")
+    wiring = results["llm_wiring"]
+    checks.add("LLM validators reported off without a key", wiring["off_without_key"],
+               "LLM validators not reported off without a key")
+    checks.add("one LLM request per validator and episode", wiring["fake_requests"] == wiring["expected_requests"],
+               "the fake LLM did not receive one request per validator and episode")
+    checks.add("judge prompts quote the episode's task",
+               wiring["task_in_judge_prompts"] == wiring["expected_task_in_judge_prompts"],
+               "a logical or alignment prompt did not quote its episode's task")
+    missed = [c.detail for c in checks.missed]
     results["missed"] = missed
     results["elapsed_s"] = time.perf_counter() - started
-    suffix = ".quick" if args.quick else ""
-    (HERE / f"results{suffix}.json").write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
-    (HERE / f"results{suffix}.md").write_text(render(results) + "\n")
+    stem = benchkit.results_stem(args)  # --out DIR; a quick run writes results.quick.*
+    stem.with_name(stem.name + ".json").write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+    stem.with_name(stem.name + ".md").write_text(render(results) + "\n")
     print(render(results))
-    if missed:
-        print("goals missed: " + "; ".join(missed), file=sys.stderr)
-        return 1
-    return 0
+    return benchkit.finish(args, "demo_validation_gate_bench", checks, results["elapsed_s"])
 
 
 if __name__ == "__main__":

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import validation as _validation  # noqa: F401 - installs the validation gate
 from .clock import Clock, SystemClock
 from .coordination import CoordinationLog
 from .dream import Dream
-from .embedding.store import Vectors
 from .episodes import Episodes, Outcome
 from .errors import InvalidInputError, StoreError
 from .failures import Failures
@@ -21,7 +21,6 @@ from .graph import episode_evidence as _graph_episode_evidence
 from .graph.edges import Graph
 from .llm import LLMClient
 from .memories import Memories
-from .plasticity.evidence import Effective, effective_records, skill_record
 from .plasticity.task import task_hash
 from .policies import Policies
 from .preferences import Preferences
@@ -42,7 +41,6 @@ from .search.candidates import (
     ranked_memories,
 )
 from .search.lexical import with_skill_counts
-from .search.ranking import RankParams, best_relevance, score_pool, top
 from .search.semantic import Fusion, IdealRelevance, SemanticMatches, gate, semantic_matches
 from .settings import Settings
 from .skills import Skills
@@ -50,6 +48,10 @@ from .store import LATEST_VERSION, apply_migrations, connect, schema_version, tr
 from .store.connect import describe_sqlite_error, enable_wal
 from .store.counters import counter_mismatches
 from .store.migrations import check_ownership, refuse_foreign_file, require_current
+
+if TYPE_CHECKING:
+    from .embedding.store import Vectors
+    from .plasticity.evidence import Effective
 
 # Causal evidence from ended episodes (skill -caused-> failure, memory -enabled-> skill, and checks of
 # caused/prevented predictions) is recorded by the graph's episode-end hook.
@@ -103,7 +105,6 @@ class Library(AbstractContextManager["Library"]):
             self.conn.close()
             raise
         ensure_sql_math(self.conn)
-        self.vectors = Vectors(self)  # the embedding model loads on first search or write, never here
         self._ideal_relevance = IdealRelevance()
         self.skills = Skills(self)
         self.memories = Memories(self)
@@ -238,6 +239,8 @@ class Library(AbstractContextManager["Library"]):
             if p.kind in semantic else p
             for p in pools
         ]
+        from .search.ranking import RankParams, best_relevance, score_pool, top  # numpy: only ranking needs it
+
         params = RankParams(
             alpha=s.rank_alpha,
             half_life_days=s.rank_half_life_days,
@@ -277,6 +280,8 @@ class Library(AbstractContextManager["Library"]):
         if pool.kind != "skill" or not len(pool):
             return None
         m = pool.matrix
+        from .plasticity.evidence import effective_records
+
         return effective_records(
             self.conn, m[:, ID], (m[:, USES], m[:, SUCCESSES], m[:, TASK_USES], m[:, TASK_SUCCESSES]), digest,
             self.settings.evidence_half_life,
@@ -285,7 +290,17 @@ class Library(AbstractContextManager["Library"]):
     def skill_record(self, ref: int | str) -> dict[str, Any]:
         """A skill's outcome record: exact all-time counters beside the effective (aged) record,
         globally and per task (``kaos skill show``). Reads only."""
+        from .plasticity.evidence import skill_record
+
         return skill_record(self.conn, self.skills.resolve_id(ref), self.settings.evidence_half_life)
+
+    @functools.cached_property
+    def vectors(self) -> Vectors:
+        """Stored vectors (issue 22), built on first use: they need numpy, which opening a library for
+        `kaos skill list` does not; the embedding model itself loads later still, on first embed."""
+        from .embedding.store import Vectors
+
+        return Vectors(self)
 
     def _semantic(
         self, query: str, best_lexical: dict[str, float], include_deprecated: bool

@@ -22,7 +22,7 @@ def bench_module(name: str):
     module = importlib.util.module_from_spec(spec)
     assert spec.loader is not None
     folder = str(PROJECT_ROOT / name)
-    sys.path.insert(0, folder)  # a benchmark imports its sibling modules (drift.py, workload.py), as `python run.py` does
+    sys.path.insert(0, folder)  # a benchmark imports its sibling modules (drift.py), as `python run.py` does
     try:
         spec.loader.exec_module(module)
     finally:

@@ -12,7 +12,8 @@ import pytest
 
 from kaos_dream.store import LATEST_VERSION
 
-from .conftest import file_digest, run_kaos
+from .conftest import file_digest
+from .conftest import run_kaos_in_process as run_kaos  # parsing and rendering: no new process needed
 
 
 @pytest.fixture

@@ -17,7 +17,8 @@ import pytest
 from kaos_dream import Library, Settings
 from kaos_dream.errors import InvalidInputError
 
-from .conftest import PROJECT_ROOT, file_digest, run_kaos
+from .conftest import PROJECT_ROOT, file_digest
+from .conftest import run_kaos_in_process as run_kaos  # parsing and rendering: no new process needed
 
 
 @pytest.fixture

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import file_digest, run_kaos
+from .conftest import file_digest
+from .conftest import run_kaos_in_process as run_kaos  # parsing and rendering: no new process needed
 
 
 @pytest.fixture

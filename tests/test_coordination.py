@@ -13,7 +13,8 @@ from kaos_dream import ConflictError, InvalidInputError, Library, ManualClock, N
 from kaos_dream.coordination import normalise_action
 from kaos_dream.store import apply_migrations, connect
 
-from .conftest import file_digest, run_kaos
+from .conftest import file_digest
+from .conftest import run_kaos_in_process as run_kaos  # parsing and rendering: no new process needed
 
 
 def approve_intent(lib: Library, action: str, approve: bool = True, agent: str = "worker") -> int:

@@ -8,7 +8,7 @@ from pathlib import Path
 from kaos_dream import Library
 from kaos_dream.failures import Diagnosis, register_diagnoser, unregister_diagnoser
 
-from .conftest import run_kaos
+from .conftest import run_kaos_in_process as run_kaos  # parsing and rendering: no new process needed
 
 
 def approve(lib: Library, action: str) -> None:

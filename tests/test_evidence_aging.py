@@ -13,6 +13,12 @@ from kaos_dream.plasticity.evidence import aged, horizon_of
 
 from .conftest import T0
 
+
+@pytest.fixture
+def kaos(kaos_in_process):
+    """This file's CLI tests check parsing, rendering and effects: run `kaos` in-process."""
+    return kaos_in_process
+
 TASK = "deploy the payments service"
 
 

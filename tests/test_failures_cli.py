@@ -11,6 +11,12 @@ from kaos_dream import Library, Settings
 
 from .conftest import file_digest
 
+
+@pytest.fixture
+def kaos(kaos_in_process):
+    """This file's CLI tests check parsing, rendering and effects: run `kaos` in-process."""
+    return kaos_in_process
+
 REFUSED = "ConnectionRefusedError: localhost:8000"
 
 

@@ -10,7 +10,8 @@ import pytest
 from kaos_dream import Library, Settings
 from kaos_dream.graph import Node
 
-from .conftest import file_digest, run_kaos
+from .conftest import file_digest
+from .conftest import run_kaos_in_process as run_kaos  # parsing and rendering: no new process needed
 from .failure_nodes import add_fingerprints
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from kaos_dream import Library
 from kaos_dream.dream.state import current_cycle
 
-from .conftest import run_kaos
+from .conftest import run_kaos_in_process as run_kaos  # parsing and rendering: no new process needed
 
 ERROR = "Error from server: deployment 'web' timed out waiting for rollout to finish"
 

@@ -202,7 +202,8 @@ def test_rejected_episode_reinforces_nothing_and_is_kept_for_audit(lib: Library)
 def test_cli_shows_validations(tmp_path) -> None:
     import json
 
-    from .conftest import file_digest, run_kaos
+    from .conftest import file_digest
+    from .conftest import run_kaos_in_process as run_kaos  # parsing and rendering: no new process needed
 
     db = tmp_path / "v.db"
     run_kaos("skill", "add", "a", db=db)

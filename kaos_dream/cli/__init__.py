@@ -18,27 +18,37 @@ import typer
 import typer.core
 import typer.main
 
-from .. import __version__
+from ..entry import is_utf8_text, version_line
 from ..errors import KaosError
 from ..store.connect import describe_sqlite_error
-from . import agents as agents_cli
-from . import coordination as coordination_cli
-from . import db as db_cli
-from . import demo as demo_cli
-from . import dream as dream_cli
-from . import dream_run as dream_run_cli  # noqa: F401  (adds run/consolidate/runs/show/merges)
-from . import failures as failures_cli
-from . import graph as graph_cli
-from . import mcp as mcp_cli
-from . import memories as memories_cli
-from . import related as related_cli  # noqa: F401  (registers `kaos dream related`)
-from . import report as report_cli
-from . import search as search_cli
-from . import skills as skills_cli
-from . import validation as validation_cli
 from .common import DbOption, forget_resolved_db, global_options, resolved_db
 from .compat import Abort, ClickException, Exit, NoArgsIsHelpError, UsageError
+from .lazy import Lazy, lazy_group
 from .output import error_line, shorten
+
+# Every subcommand, in help order, by where it lives: a call imports only the one it runs.
+COMMANDS = {
+    "init": Lazy("kaos_dream.cli.db", "init"),
+    "search": Lazy("kaos_dream.cli.search", "search"),
+    "demo": Lazy("kaos_dream.cli.demo", "demo"),
+    "report": Lazy("kaos_dream.cli.report", "report_cmd"),
+    "record-outcome": Lazy("kaos_dream.cli.agents", "record_outcome"),
+    "agent": Lazy("kaos_dream.cli.agents", "app"),
+    "skill": Lazy("kaos_dream.cli.skills", "app"),
+    "memory": Lazy("kaos_dream.cli.memories", "app"),
+    "db": Lazy("kaos_dream.cli.db", "app"),
+    # modules that add commands to `kaos dream` when imported (run, failures, related, validations, ...)
+    "dream": Lazy("kaos_dream.cli.dream", "app", also=(
+        "kaos_dream.cli.dream_run", "kaos_dream.cli.failures", "kaos_dream.cli.related", "kaos_dream.cli.validation"
+    )),
+    "log": Lazy("kaos_dream.cli.coordination", "log_app"),
+    "policy": Lazy("kaos_dream.cli.coordination", "policy_app"),
+    "prefs": Lazy("kaos_dream.cli.validation", "prefs_app"),
+    "failure": Lazy("kaos_dream.cli.failures", "app"),
+    "alerts": Lazy("kaos_dream.cli.failures", "alerts_app"),
+    "graph": Lazy("kaos_dream.cli.graph", "app"),
+    "mcp": Lazy("kaos_dream.cli.mcp", "app"),
+}
 
 app = typer.Typer(
     name="kaos",
@@ -46,13 +56,14 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=lazy_group(COMMANDS),
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"kaos-dream {__version__}")
+        typer.echo(version_line(), nl=False)  # the same line kaos_dream.entry answers with
         raise typer.Exit()
 
 
@@ -71,24 +82,6 @@ def root(
     options.json = json_out
 
 
-app.command("init")(db_cli.init)
-app.command("search")(search_cli.search)
-app.command("demo")(demo_cli.demo)
-app.command("report")(report_cli.report_cmd)
-app.command("record-outcome")(agents_cli.record_outcome)
-app.add_typer(agents_cli.app, name="agent")
-app.add_typer(skills_cli.app, name="skill")
-app.add_typer(memories_cli.app, name="memory")
-app.add_typer(db_cli.app, name="db")
-app.add_typer(dream_cli.app, name="dream")
-app.add_typer(coordination_cli.log_app, name="log")
-app.add_typer(coordination_cli.policy_app, name="policy")
-app.add_typer(validation_cli.prefs_app, name="prefs")
-app.add_typer(failures_cli.app, name="failure")
-app.add_typer(failures_cli.alerts_app, name="alerts")
-app.add_typer(graph_cli.app, name="graph")
-app.add_typer(mcp_cli.app, name="mcp")
-
 
 @functools.cache
 def click_command() -> typer.core.TyperGroup:
@@ -101,16 +94,6 @@ def fail(message: str, code: int) -> int:
     first_line = " ".join(message.strip().splitlines()[:1]) or "unknown error"
     sys.stderr.write(f"kaos: {error_line(first_line)}\n")
     return code
-
-
-def is_utf8_text(text: str) -> bool:
-    """False for a string holding lone surrogates: how Python passes on bytes that are not UTF-8
-    (command-line arguments, file names, stdin in the C locale). SQLite cannot store them."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def strict_stdin() -> None:
@@ -188,9 +171,7 @@ def global_options_path() -> str:
 
 
 def main() -> None:
-    # Started with stdout or stderr closed (`kaos … >&-`): Python leaves them None. Nobody is
-    # listening, but the command must still run and report through its exit code.
-    for name in ("stdout", "stderr"):
-        if getattr(sys, name) is None:
-            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115 - lives as long as the process
-    sys.exit(run())
+    """The console script (see :mod:`kaos_dream.entry`, which answers ``--version`` without this module)."""
+    from ..entry import main as entry_main
+
+    entry_main()

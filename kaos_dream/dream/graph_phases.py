@@ -5,8 +5,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
 from .phases import ORDER_DECAY, ORDER_EMERGENT, ORDER_REPLAY, DreamContext, PhaseResult, register_phase
 from .state import current_cycle, set_state
 
@@ -110,6 +108,8 @@ def decay(ctx: DreamContext, _: Any) -> PhaseResult:
     total_loss = 0.0
     updates: list[tuple[float, float, int]] = []
     if rows:
+        import numpy as np  # here, not at import: only a dream pass needs it
+
         arr = np.asarray([(r[0], r[1], r[2]) for r in rows], dtype=np.float64)
         ids, strength, last = arr[:, 0].astype(np.int64), arr[:, 1], arr[:, 2]
         dormant = np.maximum(before - last, 0.0)

@@ -32,7 +32,6 @@ from typing import Any
 
 from ..skills import MAX_NAME
 from .phases import ORDER_PROPOSALS, DreamContext, PhaseResult, register_phase
-from .similarity import similar_skill_pairs
 
 KINDS = ("promote", "prune", "merge")
 _EPS = 1e-9
@@ -123,6 +122,8 @@ def prune_candidates(
 
 
 def merge_candidates(conn: sqlite3.Connection, threshold: float) -> list[Candidate]:
+    from .similarity import similar_skill_pairs  # numpy-based: imported by a dream pass, not by every command
+
     rows = conn.execute("SELECT id, name, description FROM skills WHERE deprecated = 0 ORDER BY id").fetchall()
     info = {r[0]: (r[1], r[2]) for r in rows}
     out = []

@@ -8,6 +8,7 @@ first and the broad ones (any timeout, any 5xx, any Python exception type) last.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -25,13 +26,13 @@ class PatternDiagnoser:
     confidence: float
     patterns: tuple[str, ...]
 
-    def __post_init__(self) -> None:
-        object.__setattr__(
-            self, "_regex", re.compile("|".join(f"(?:{p})" for p in self.patterns), re.IGNORECASE | re.MULTILINE)
-        )
+    @functools.cached_property
+    def _regex(self) -> re.Pattern[str]:
+        """Compiled on first use, not at import: every `kaos` call imports the built-ins."""
+        return re.compile("|".join(f"(?:{p})" for p in self.patterns), re.IGNORECASE | re.MULTILINE)
 
     def __call__(self, failure: FailureInput) -> Diagnosis | None:
-        if self._regex.search(failure.text):  # type: ignore[attr-defined]
+        if self._regex.search(failure.text):
             return Diagnosis(
                 self.category, self.root_cause, self.suggested_action, self.confidence, "heuristic", self.name
             )

@@ -19,13 +19,14 @@ import sqlite3
 from dataclasses import dataclass
 from itertools import combinations
 from math import comb
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from .lexical import SNIPPET_CHARS
 from .query import content_tokens, fts_query
 from .semantic import SemanticMatches
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MAX_GROUPS_PER_LEVEL = 16  # past this many word subsets a level is skipped in favour of plain OR
 
@@ -194,6 +195,8 @@ def hybrid_memories(
 ) -> list[RankedMemory]:
     """The lexical best ``limit`` and the semantic neighbours, re-scored with the fused relevance
     (same formula as SQL's: relevance x 0.5 x recency), best ``limit`` first, ties by id."""
+    import numpy as np
+
     floor, now, half_life_s, limit = memory_order
     seen = {r[0] for r in lexical}
     extra = [i for i, _ in semantic.top if i not in seen]
@@ -227,6 +230,8 @@ def candidate_pool(
     the loosest level: its whole match set fits in the pool. For memories ``memory_order`` is
     (floor, now, half-life in seconds, limit) and the pool is the best ``limit`` by weighted score
     (:func:`ranked_memories`). :func:`hybrid_pool` adds semantic neighbours afterwards."""
+    import numpy as np  # here, not at import: opening a library for `kaos skill list` needs none of it
+
     if kind == "memory":
         return memory_pool(ranked_memories(conn, text, pool=pool, memory_order=memory_order))
     if kind != "skill":
@@ -251,6 +256,8 @@ def candidate_pool(
 
 def memory_pool(ranked: list[RankedMemory]) -> Pool:
     """Ranked memories as a pool (already in final order, scored)."""
+    import numpy as np
+
     matrix = (np.array([(r[0], r[3], r[5], 0, 0, 0, 0) for r in ranked], dtype=np.float64)
               if ranked else np.zeros((0, COLUMNS)))
     shown = {r[0]: (r[1], r[2], False) for r in ranked}
@@ -270,6 +277,8 @@ def hybrid_pool(
 ) -> Pool:
     """``pool`` with the semantic neighbours added and ``BM25`` holding the fused relevance
     (:mod:`.semantic`); the lexical value is kept in ``Pool.lexical``."""
+    import numpy as np
+
     if pool.kind == "memory":
         return memory_pool(hybrid_memories(conn, pool_memories(pool), semantic, memory_order))
     matrix = pool.matrix.copy()

@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import cached_property
-from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 from ..hooks import EpisodeEnd
@@ -135,6 +134,8 @@ def load_entry_points() -> None:
     if _ENTRY_POINTS_LOADED:
         return
     _ENTRY_POINTS_LOADED = True
+    from importlib import metadata  # here: reading every installed package's metadata is slow
+
     for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
         hook = entry.load()
         if callable(hook):
