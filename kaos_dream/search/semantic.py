@@ -27,11 +27,14 @@ from __future__ import annotations
 import math
 import sqlite3
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from ..embedding.store import KindIndex
 from .query import content_tokens
+
+if TYPE_CHECKING:  # numpy loads with the first search that needs it, not with the library
+    import numpy as np
+
+    from ..embedding.store import KindIndex
 
 _TOKENIZER = "porter unicode61"  # the tokenizer of skills_fts and memories_fts (migration 0001)
 _VOCAB = {"skill": ("skills_fts", "kaos_skills_vocab"), "memory": ("memories_fts", "kaos_memories_vocab")}
@@ -65,6 +68,7 @@ class SemanticMatches:
 
     def cosine_of(self, ids: np.ndarray) -> np.ndarray:
         """Cosine of each id (0 for an entry with no current vector)."""
+        import numpy as np
         rows = [self.index.row_of.get(int(i), -1) for i in ids]
         out = np.zeros(len(rows), dtype=np.float64)
         for n, r in enumerate(rows):
@@ -74,6 +78,7 @@ class SemanticMatches:
 
     def fuse(self, bm25: np.ndarray, ids: np.ndarray) -> np.ndarray:
         """Fused relevance of candidates (``bm25`` lexical, higher is better; 0 when not matched)."""
+        import numpy as np
         tau, full = self.fusion.threshold, self.fusion.full
         s = np.clip((self.cosine_of(ids) - tau) / (full - tau), 0.0, 1.0)
         # The better the best lexical match covers the query, the less a neighbour found by meaning
@@ -162,6 +167,7 @@ def nearest(
     """All cosines, and the ``k`` nearest live entries (cosine descending, ties by id). Candidates are
     checked against the live table in growing batches, so deprecated or deleted rows never crowd the
     top ``k`` out."""
+    import numpy as np
     # einsum, not ``@``: a matrix-vector product through a multithreaded BLAS took 15 ms instead of
     # 0.4 ms for 10k rows on a busy 2-core machine, and its summation order depends on the thread count.
     cosine = np.einsum("ij,j->i", index.matrix, np.asarray(query_vector, dtype=np.float32))
