@@ -55,7 +55,10 @@ def forget_resolved_db() -> None:
 
 
 def wants_json(ctx: typer.Context, json_flag: bool) -> bool:
-    return json_flag or global_options(ctx).json
+    """``--json`` (here or before the command) or ``--format json``: the command prints its JSON form."""
+    from . import output
+
+    return json_flag or global_options(ctx).json or output.wants_json_format()
 
 
 @contextlib.contextmanager
@@ -76,6 +79,19 @@ def open_for_read(ctx: typer.Context, db: str | None) -> Iterator[Library]:
         yield lib
     finally:
         lib.close()
+
+
+def allowed_values(*allowed: str, extra: tuple[str, ...] = ()):
+    """A typer callback that makes any other value a usage error (exit 2), like click's Choice,
+    while the help keeps the sentence that explains the values."""
+    names = tuple(allowed) + tuple(extra)
+
+    def check(value: str | None) -> str | None:
+        if value is not None and value not in names:
+            raise typer.BadParameter(f"{value!r} is not one of {', '.join(names)}")
+        return value
+
+    return check
 
 
 def one_of(first: bool, second: bool, first_name: str, second_name: str) -> bool:

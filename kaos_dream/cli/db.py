@@ -7,7 +7,6 @@ from dataclasses import asdict
 from typing import Annotated
 
 import typer
-from rich.text import Text
 
 from ..clock import SystemClock
 from ..errors import KaosError
@@ -138,9 +137,7 @@ def export(
         result = export_database(path, sys.stdout, busy_timeout_ms=settings.busy_timeout_ms)
         return
     result = export_database(path, target, force=force, busy_timeout_ms=settings.busy_timeout_ms)
-    output.err_console.print(
-        Text(f"exported {result.rows} rows (schema version {result.schema_version}) to {result.target}")
-    )
+    output.note(f"exported {result.rows} rows (schema version {result.schema_version}) to {result.target}")
 
 
 @app.command("import")

@@ -14,7 +14,7 @@ import typer
 from ..errors import InvalidInputError
 from ..failures.diagnosis import CATEGORIES
 from . import output
-from .common import DbOption, JsonOption, one_of, open_for_read, open_for_write, wants_json
+from .common import DbOption, JsonOption, allowed_values, one_of, open_for_read, open_for_write, wants_json
 from .dream import app as dream_app
 
 app = typer.Typer(help="Report failures and look up what is known about them.", no_args_is_help=True)
@@ -158,7 +158,8 @@ def check(
 def failures(
     ctx: typer.Context,
     min_count: Annotated[int, typer.Option("--min-count", min=0, help="Only fingerprints seen at least N times.")] = 1,
-    category: Annotated[str | None, typer.Option("--category", help=f"One of {', '.join(CATEGORIES)}.")] = None,
+    category: Annotated[str | None, typer.Option("--category", help=f"One of {', '.join(CATEGORIES)}.",
+                                                                   callback=allowed_values(*CATEGORIES))] = None,
     tool: Annotated[str | None, typer.Option("--tool", help="Only this tool.")] = None,
     limit: Annotated[int, typer.Option("--limit", min=0, help="At most this many rows.")] = 100,
     db: DbOption = None,
@@ -200,7 +201,8 @@ def failures(
 def diagnose(
     ctx: typer.Context,
     fingerprint: FpArg,
-    category: Annotated[str | None, typer.Option("--category", help=f"Override: {', '.join(CATEGORIES)}.")] = None,
+    category: Annotated[str | None, typer.Option("--category", help=f"Override: {', '.join(CATEGORIES)}.",
+                                                                   callback=allowed_values(*CATEGORIES))] = None,
     root_cause: Annotated[str | None, typer.Option("--root-cause", help="Override the root cause.")] = None,
     action: Annotated[str | None, typer.Option("--action", help="Override the suggested action.")] = None,
     by: ByOption = None,

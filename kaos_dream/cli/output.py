@@ -1,10 +1,18 @@
-"""Rendering: rich tables for people, JSON for programs. The only module that prints results."""
+"""Rendering: rich tables for people, tab-separated lines for pipes, JSON for programs.
+
+The only module that prints results. Every value a person or a pipe sees goes through
+:func:`plain` (one place for number, list and flag formatting, so no Python repr leaks out), and
+the output format is chosen once per command: ``table`` on a terminal, ``tsv`` when stdout is not a
+terminal, or what ``--format`` / ``--json`` asked for.
+"""
 
 from __future__ import annotations
 
 import json
 import sys
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from rich.console import Console
@@ -14,8 +22,73 @@ from rich.text import Text
 from ..clock import iso
 from ..graph.nodes import Node
 
-console = Console(soft_wrap=False, highlight=False)
-err_console = Console(stderr=True, highlight=False)
+FORMATS = ("table", "tsv", "json")
+TERMINAL_ROW_LIMIT = 50  # rows a listing shows on a terminal before "N more; use --limit"
+NO_WRAP_WIDTH = 1_000_000  # a console this wide never wraps: pipes get whole lines
+
+
+def stdout_is_terminal() -> bool:
+    isatty = getattr(sys.stdout, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except ValueError:  # a closed stdout
+        return False
+
+
+@dataclass
+class OutputMode:
+    """What the running command was asked for; reset by :func:`reset` before each command."""
+
+    format: str | None = None  # None: table on a terminal, tsv otherwise
+    header: bool = False  # tsv: print the column names as the first line
+    quiet: bool = False  # --quiet: nothing on stdout but JSON that was asked for; errors still on stderr
+
+    def resolved(self) -> str:
+        return self.format or ("table" if stdout_is_terminal() else "tsv")
+
+
+mode = OutputMode()
+
+
+def reset() -> None:
+    mode.format, mode.header, mode.quiet = None, False, False
+
+
+def limit_given() -> bool:
+    """True when the running command's ``--limit`` came from the command line: the user chose the
+    length, so a terminal listing is not cut short."""
+    from .compat import ParameterSource, get_current_context
+
+    ctx = get_current_context(silent=True)
+    return bool(ctx and "limit" in ctx.params and ctx.get_parameter_source("limit") == ParameterSource.COMMANDLINE)
+
+
+def set_format(name: str) -> None:
+    if name not in FORMATS:
+        raise ValueError(f"unknown format {name!r}")
+    mode.format = name
+
+
+def wants_json_format() -> bool:
+    return mode.format == "json"
+
+
+def _console() -> Console:
+    """A console for the current stdout: wrapped to the terminal, never wrapped into a pipe."""
+    if stdout_is_terminal():
+        return Console(soft_wrap=False, highlight=False)
+    return Console(soft_wrap=True, highlight=False, width=NO_WRAP_WIDTH, color_system=None)
+
+
+class _StdoutConsole:
+    """Looks like a rich Console; built per call so a redirected sys.stdout (tests, pipes) is used."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        _console().print(*objects, **kwargs)
+
+
+console = _StdoutConsole()
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def emit_json(value: Any) -> None:
@@ -24,37 +97,105 @@ def emit_json(value: Any) -> None:
     sys.stdout.flush()
 
 
+def number(value: float) -> str:
+    """Four significant digits, never in exponent form (``0.000001055``, not ``1.055e-06``)."""
+    if value != value or value in (float("inf"), float("-inf")):
+        return str(value)
+    short = f"{value:.4g}"
+    if "e" not in short:
+        return short
+    text = format(Decimal(short), "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def plain(value: Any) -> str:
+    """The one text form of a value shown to a person or a pipe: no Python reprs, no brackets.
+
+    ``None`` is ``-``; booleans are yes/no; floats keep four significant digits; lists and tuples
+    are comma-separated; graph nodes are ``KIND:ID``.
+    """
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return number(value)
+    if isinstance(value, Node):  # a named tuple, but people read and type graph nodes as KIND:ID
+        return str(value)
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = sorted(value, key=str) if isinstance(value, (set, frozenset)) else value
+        return ", ".join(plain(v) for v in items) if items else "none"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={plain(v)}" for k, v in value.items()) if value else "none"
+    return str(value)
+
+
 def cell(value: Any) -> Text:
     """User text rendered literally: a skill named ``[bold]`` must not become markup."""
     if value is None:
         return Text("-", style="dim")
-    if isinstance(value, bool):
-        return Text("yes" if value else "no")
-    if isinstance(value, float):
-        return Text(f"{value:.4g}")
-    if isinstance(value, Node):  # a named tuple, but people read and type graph nodes as KIND:ID
-        return Text(str(value))
-    if isinstance(value, (list, tuple)):
-        return Text(", ".join(str(v) for v in value))
-    return Text(str(value))
+    return Text(plain(value))
+
+
+def tsv_field(value: Any) -> str:
+    """One tab-separated field: tabs and line breaks inside a value become spaces."""
+    return " ".join(plain(value).replace("\t", " ").splitlines()) if value is not None else "-"
+
+
+def _write_lines(lines: Iterable[str]) -> None:
+    for line in lines:
+        sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def _limit_hint(hidden: int) -> str:
+    return f"… {hidden} more; use --limit to see them (or pipe the output for every row)"
 
 
 def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+    """A listing: a rich table on a terminal, one tab-separated row a line into a pipe.
+
+    On a terminal a listing longer than :data:`TERMINAL_ROW_LIMIT` shows that many rows and a
+    "N more" line unless the user gave ``--limit``; pipes always get every row.
+    """
+    if mode.quiet and mode.format != "json":
+        return
+    fmt = mode.resolved()
+    if fmt == "json":  # a command that has no JSON form of its own: rows as objects
+        emit_json([dict(zip(columns, row, strict=False)) for row in rows])
+        return
+    if fmt == "tsv":
+        header = ["\t".join(columns)] if mode.header else []
+        _write_lines(header + ["\t".join(tsv_field(v) for v in row) for row in rows])
+        return
     grid = Table(title=title, title_justify="left", show_lines=False)
     for name in columns:
         grid.add_column(name, overflow="fold")
+    whole = limit_given()
     count = 0
     for row in rows:
-        grid.add_row(*(cell(v) for v in row))
         count += 1
+        if count <= TERMINAL_ROW_LIMIT or whole:
+            grid.add_row(*(cell(v) for v in row))
     if count == 0:
         console.print(Text(f"{title or 'result'}: nothing to show", style="dim"))
         return
     console.print(grid)
+    if count > TERMINAL_ROW_LIMIT and not whole:
+        console.print(Text(_limit_hint(count - TERMINAL_ROW_LIMIT), style="dim"))
 
 
 def fields(title: str | None, pairs: Iterable[tuple[str, Any]]) -> None:
-    """A two-column key/value view for ``show`` commands."""
+    """A two-column key/value view for ``show`` commands (``key<TAB>value`` lines into a pipe)."""
+    if mode.quiet and mode.format != "json":
+        return
+    fmt = mode.resolved()
+    if fmt == "json":
+        emit_json({key: value for key, value in pairs})
+        return
+    if fmt == "tsv":
+        _write_lines(f"{tsv_field(key)}\t{tsv_field(value)}" for key, value in pairs)
+        return
     grid = Table(title=title, title_justify="left", show_header=False, box=None, pad_edge=False)
     grid.add_column(style="bold")
     grid.add_column(overflow="fold")
@@ -64,6 +205,12 @@ def fields(title: str | None, pairs: Iterable[tuple[str, Any]]) -> None:
 
 
 def message(text: str, style: str | None = None) -> None:
+    """A sentence for a person; into a pipe it is written as is, never wrapped."""
+    if mode.quiet:
+        return
+    if not stdout_is_terminal():
+        _write_lines([text])
+        return
     console.print(Text(text, style=style or ""))
 
 
@@ -87,7 +234,18 @@ def emit_json_line(value: Any) -> None:
 
 
 def markdown(text: str) -> None:
-    """Render a markdown report (the dream digest) for people."""
+    """Render a markdown report (the dream digest) for people; a pipe gets the markdown source."""
+    if mode.quiet:
+        return
+    if not stdout_is_terminal():
+        _write_lines(text.rstrip("\n").splitlines())
+        return
     from rich.markdown import Markdown
 
     console.print(Markdown(text))
+
+
+def note(text: str) -> None:
+    """A progress or status line on stderr (kept off stdout so pipes get only results); --quiet hides it."""
+    if not mode.quiet:
+        err_console.print(Text(text))
