@@ -10,9 +10,10 @@ from typing import Annotated
 
 import typer
 
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, StoreError
 from ..library import Library
 from ..settings import Settings
+from ..store.connect import missing_library_message
 
 DbOption = Annotated[
     str | None,
@@ -62,9 +63,17 @@ def wants_json(ctx: typer.Context, json_flag: bool) -> bool:
 
 
 @contextlib.contextmanager
-def open_for_write(ctx: typer.Context, db: str | None) -> Iterator[Library]:
-    """Open (creating and migrating if needed) for a command that changes the library."""
-    lib = Library(resolve_db(ctx, db))
+def open_for_write(ctx: typer.Context, db: str | None, *, create: bool = False) -> Iterator[Library]:
+    """Open (migrating if needed) for a command that changes the library.
+
+    Only the commands that add content (``create=True``; listed in ``store.connect.CREATING_COMMANDS``)
+    create a missing file: for every other command a missing file is a mistyped ``--db``, and a cron
+    job must hear about it instead of working on a new empty library.
+    """
+    path = resolve_db(ctx, db)
+    if not create and path != ":memory:" and not path.startswith("file:") and not os.path.exists(path):
+        raise StoreError(missing_library_message(path))
+    lib = Library(path)
     try:
         yield lib
     finally:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import asdict
 from typing import Annotated
@@ -9,12 +10,13 @@ from typing import Annotated
 import typer
 
 from ..clock import SystemClock
-from ..errors import KaosError
+from ..errors import KaosError, StoreError
 from ..health import check_file
 from ..library import Library
 from ..settings import Settings
 from ..store import LATEST_VERSION, file_schema_version
 from ..store.backup import backup_database
+from ..store.connect import missing_library_message
 from ..store.jsonl import export_database, import_database
 from . import output
 from .common import DbOption, JsonOption, open_for_read, resolve_db, wants_json
@@ -76,6 +78,8 @@ def check(ctx: typer.Context, db: DbOption = None, json_out: JsonOption = False)
 def migrate(ctx: typer.Context, db: DbOption = None, json_out: JsonOption = False) -> None:
     """Upgrade the file to the current schema (a no-op when it is current)."""
     path = resolve_db(ctx, db)
+    if path != ":memory:" and not os.path.exists(path):
+        raise StoreError(missing_library_message(path))
     before = file_schema_version(path)
     with Library(path) as lib:
         after = lib.info()["schema_version"]

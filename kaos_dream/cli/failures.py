@@ -76,7 +76,7 @@ def record(
     a message starting with "-": kaos failure record --tool sh -- "-bash: jq: command not found")
     """
     text = read_message(message)
-    with open_for_write(ctx, db) as lib:
+    with open_for_write(ctx, db, create=True) as lib:
         result = lib.failures.record(tool, text, agent)
     if wants_json(ctx, json_out):
         output.emit_json(result.to_dict())

@@ -68,7 +68,7 @@ def add(
 
     Example: kaos skill add csv-to-parquet -d "Convert CSV files to Parquet" -t "Convert {path}" --tag data
     """
-    with open_for_write(ctx, db) as lib:
+    with open_for_write(ctx, db, create=True) as lib:
         skill = lib.skills.add(name, description, template, tag or [])
     show_skill(ctx, skill, json_out, verb="added")
 
