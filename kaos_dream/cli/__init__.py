@@ -142,6 +142,9 @@ def _plain_help_labels(command) -> None:
     reads as if ``--json`` took a value.
     """
     for param in command.params:
+        if getattr(param, "param_type_name", "") == "argument" and hasattr(param, "display_type_rich"):
+            _plain_argument_label(param)
+            continue
         if getattr(param, "param_type_name", "") != "option" or param.metavar is not None:
             continue
         if getattr(param, "is_flag", False):
@@ -151,6 +154,16 @@ def _plain_help_labels(command) -> None:
         label = display(None) if display is not None else None
         if label in _TYPE_LABELS:
             param.metavar = _TYPE_LABELS[label]
+
+
+def _plain_argument_label(param) -> None:
+    built = param.display_type_rich
+
+    def display_type_rich(ctx):
+        label = built(ctx)
+        return _TYPE_LABELS.get(label, label)
+
+    param.display_type_rich = display_type_rich
 
 
 def _plain_help_option(command) -> None:

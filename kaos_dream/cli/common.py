@@ -126,3 +126,18 @@ def parse_params(pairs: list[str]) -> dict[str, str]:
             raise InvalidInputError(f"--param expects NAME=VALUE, got {pair!r}")
         params[key.strip()] = value
     return params
+
+
+def complete_skill_names(ctx: typer.Context, incomplete: str) -> list[str]:
+    """Shell completion for a skill argument: live skill names starting with what was typed.
+
+    Reads the library read-only (``--db`` given so far, else ``$KAOS_DB`` / ./kaos.db); a missing
+    or unreadable file completes nothing rather than printing an error into the shell.
+    """
+    root = ctx.find_root()
+    path = (ctx.params.get("db") or root.params.get("db") or os.environ.get("KAOS_DB") or "kaos.db")
+    try:
+        with Library(path, readonly=True) as lib:
+            return [s.name for s in lib.skills.list() if s.name.startswith(incomplete)]
+    except Exception:  # completion must never break the shell: no file, a damaged one, a bad setting
+        return []

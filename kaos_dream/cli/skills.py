@@ -9,11 +9,12 @@ import typer
 from ..errors import SchemaOutdatedError
 from ..skills import Skill
 from . import output
-from .common import DbOption, JsonOption, open_for_read, open_for_write, parse_params, wants_json
+from .common import DbOption, JsonOption, complete_skill_names, open_for_read, open_for_write, parse_params, wants_json
 
 app = typer.Typer(help="Manage skills: parameterised procedures agents can find and apply.", no_args_is_help=True)
 
-SkillRef = Annotated[str, typer.Argument(help="Skill name or id.", show_default=False)]
+SkillRef = Annotated[str, typer.Argument(help="Skill name or id.", show_default=False,
+                                         autocompletion=complete_skill_names)]
 
 
 def _record_text(record: dict) -> str:

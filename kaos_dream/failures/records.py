@@ -41,6 +41,23 @@ FALLBACK = Diagnosis(
 )
 
 
+NO_SESSION_CONCLUSION = "no session: registered by a failure report"
+
+
+def register_reporting_agent(conn, agent: str, now: float) -> None:
+    """Make sure ``agent`` has a row (occurrences reference it) without inventing a session.
+
+    An agent id nobody started gets an *ended* row (state ``failed``, already processed, so no
+    episode-end learning runs for it): a failure report must not leave a "running" session that
+    never ends. An agent that did ``agent start`` keeps its own session untouched.
+    """
+    conn.execute(
+        "INSERT OR IGNORE INTO agents (id, state, started_at, ended_at, conclusion, processed_at)"
+        " VALUES (?, 'failed', ?, ?, ?, ?)",
+        (agent, now, now, NO_SESSION_CONCLUSION, now),
+    )
+
+
 def checked_agent(agent: object) -> str | None:
     """An agent id checked by the same rules as everywhere else (:func:`clean_agent_id`), or None."""
     if agent is None:
@@ -128,7 +145,7 @@ class Failures:
         conn = self.conn
         with transaction(conn):
             if agent is not None:
-                conn.execute("INSERT OR IGNORE INTO agents (id, started_at) VALUES (?, ?)", (agent, now))
+                register_reporting_agent(conn, agent, now)
             row = conn.execute("SELECT id FROM failure_fingerprints WHERE hash = ?", (digest,)).fetchone()
             new = row is None
             if new:
@@ -397,7 +414,7 @@ class Failures:
             fp_id = self.resolve_id(ref)
             now = self.lib.now()
             if agent is not None:
-                self.conn.execute("INSERT OR IGNORE INTO agents (id, started_at) VALUES (?, ?)", (agent, now))
+                register_reporting_agent(self.conn, agent, now)
             fix = fixes.active_fix(self.conn, fp_id)
             result = fixes.record_outcome(self.conn, fp_id, bool(succeeded), agent, now, self.lib.settings)
             if fix is not None and fix["skill_id"] is not None:
