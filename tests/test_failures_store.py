@@ -29,10 +29,11 @@ def test_record_creates_fingerprint_occurrence_and_diagnosis(lib: Library) -> No
     assert len(lib.failures.history(rec.fingerprint_id)) == 1
 
 
-def test_unknown_agent_is_inserted_as_running(lib: Library) -> None:
+def test_unknown_agent_is_registered_as_an_ended_session(lib: Library) -> None:
+    """Issue 18: a failure report must not leave a running session that never ends."""
     lib.failures.record("t", "boom", agent="agent-7")
-    row = lib.conn.execute("SELECT state, started_at FROM agents WHERE id = 'agent-7'").fetchone()
-    assert tuple(row) == ("running", T0)
+    row = lib.conn.execute("SELECT state, started_at, ended_at, processed_at FROM agents WHERE id = 'agent-7'").fetchone()
+    assert tuple(row) == ("failed", T0, T0, T0)
 
 
 def test_huge_message_is_accepted_and_stored_bounded(lib: Library) -> None:

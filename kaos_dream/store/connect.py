@@ -130,7 +130,7 @@ def _check_header(path: str) -> None:
 
 
 CREATING_COMMANDS = ("init", "db import", "demo", "skill add", "memory add", "agent start", "record-outcome",
-                     "failure record")
+                     "failure record", "prefs set")
 
 
 def missing_library_message(path: str) -> str:
