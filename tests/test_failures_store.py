@@ -32,7 +32,8 @@ def test_record_creates_fingerprint_occurrence_and_diagnosis(lib: Library) -> No
 def test_unknown_agent_is_registered_as_an_ended_session(lib: Library) -> None:
     """Issue 18: a failure report must not leave a running session that never ends."""
     lib.failures.record("t", "boom", agent="agent-7")
-    row = lib.conn.execute("SELECT state, started_at, ended_at, processed_at FROM agents WHERE id = 'agent-7'").fetchone()
+    row = lib.conn.execute(
+        "SELECT state, started_at, ended_at, processed_at FROM agents WHERE id = 'agent-7'").fetchone()
     assert tuple(row) == ("failed", T0, T0, T0)
 
 
