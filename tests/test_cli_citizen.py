@@ -254,3 +254,31 @@ def test_failure_record_does_not_leave_a_running_session(tmp_path: Path) -> None
     run_kaos("agent", "start", "--id", "a8", db=db)
     run_kaos("failure", "record", "--tool", "http_get", "--agent", "a8", "HTTP 429 Too Many Requests", db=db)
     assert json.loads(run_kaos("agent", "show", "a8", "--json", db=db).stdout)["state"] == "running"
+
+
+# -- Python users -------------------------------------------------------------------------------------
+
+def test_package_ships_py_typed() -> None:
+    import tomllib
+
+    assert (PROJECT_ROOT / "kaos_dream" / "py.typed").exists()
+    config = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "py.typed" in config["tool"]["setuptools"]["package-data"]["kaos_dream"]
+    assert not any(dep.startswith(("sqlite-utils", "rank-bm25")) for dep in config["project"]["dependencies"])
+
+
+def test_citations_accept_kind_colon_ref_strings(tmp_path: Path) -> None:
+    import pytest
+
+    from kaos_dream import Library
+    from kaos_dream.errors import InvalidInputError
+
+    with Library(tmp_path / "k.db", settings=Settings()) as lib:
+        lib.skills.add("csv-to-parquet", "Convert CSV files to Parquet")
+        lib.memories.add("mixed columns need a schema", key="parquet-schema")
+        agent = lib.episodes.start(name="e").id
+        result = lib.episodes.complete(agent, "done", ["skill:csv-to-parquet", ("memory", "parquet-schema")])
+        assert result.episode.citations == (("skill", "csv-to-parquet"), ("memory", "parquet-schema"))
+        other = lib.episodes.start(name="f").id
+        with pytest.raises(InvalidInputError, match="KIND:REF"):
+            lib.episodes.complete(other, "done", ["sk"])  # a two-letter string is not a (kind, ref) pair

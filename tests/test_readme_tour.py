@@ -48,6 +48,11 @@ def test_readme_shell_blocks_run_in_order_on_a_fresh_library(tmp_path: Path) -> 
     assert run_document(PROJECT_ROOT / "README.md", tmp_path) == []
 
 
+def test_cli_reference_examples_run_in_order_on_a_fresh_library(tmp_path: Path) -> None:
+    assert shell_blocks(PROJECT_ROOT / "docs" / "cli.md")
+    assert run_document(PROJECT_ROOT / "docs" / "cli.md", tmp_path) == []
+
+
 def test_the_extractor_runs_only_marked_shell_blocks(tmp_path: Path) -> None:
     doc = tmp_path / "doc.md"
     doc.write_text(f"```bash\nkaos init\n# a comment\n```\n{SKIP_MARKER}\n```sh\nkaos mcp serve\n```\n"
