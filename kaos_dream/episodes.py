@@ -247,6 +247,7 @@ class Episodes:
         return self.get(agent_id)
 
     def get(self, agent_id: str) -> Episode:
+        """One episode (agent session) by id; NotFoundError when there is none."""
         row = self._conn.execute("SELECT * FROM agents WHERE id = ?", (agent_id.strip(),)).fetchone()
         if row is None:
             raise NotFoundError(f"no agent {agent_id!r}")

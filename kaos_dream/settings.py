@@ -153,6 +153,8 @@ class Settings:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Settings from ``KAOS_<FIELD>`` variables (and ANTHROPIC_API_KEY); an unparsable or out-of-range
+        value is an InvalidInputError naming the variable."""
         env = os.environ if environ is None else environ
         values: dict[str, object] = {}
         for f in fields(cls):
@@ -185,6 +187,7 @@ class Settings:
         return settings
 
     def validate(self) -> None:
+        """Refuse values outside their documented ranges (and every non-finite float)."""
         for f in fields(self):
             value = getattr(self, f.name)
             # nan passes every comparison below (and becomes NaN scores, invalid JSON or a TypeError

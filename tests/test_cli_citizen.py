@@ -282,3 +282,22 @@ def test_citations_accept_kind_colon_ref_strings(tmp_path: Path) -> None:
         other = lib.episodes.start(name="f").id
         with pytest.raises(InvalidInputError, match="KIND:REF"):
             lib.episodes.complete(other, "done", ["sk"])  # a two-letter string is not a (kind, ref) pair
+
+
+def test_every_public_method_of_the_library_has_a_docstring() -> None:
+    import inspect
+
+    from kaos_dream import Library
+
+    lib = Library(":memory:", settings=Settings())
+    try:
+        components = [lib] + [value for name, value in vars(lib).items() if not name.startswith("_")
+                              and type(value).__module__.startswith("kaos_dream")]
+        missing = []
+        for component in components:
+            for name, member in inspect.getmembers(type(component), callable):
+                if not name.startswith("_") and not (inspect.getdoc(member) or "").strip():
+                    missing.append(f"{type(component).__name__}.{name}")
+        assert len(components) >= 10 and missing == []
+    finally:
+        lib.close()

@@ -372,6 +372,7 @@ class Failures:
         return out
 
     def history(self, ref: int | str) -> list[dict[str, Any]]:
+        """How a fingerprint's diagnosis changed over time, oldest first."""
         fp_id = self.resolve_id(ref)
         return [
             dict(r)
@@ -389,6 +390,7 @@ class Failures:
         )
 
     def occurrences(self, ref: int | str, limit: int = 20) -> list[dict[str, Any]]:
+        """The latest ``limit`` occurrences of a fingerprint (agent, message sample, time)."""
         fp_id = self.resolve_id(ref)
         return [
             dict(r)
@@ -403,12 +405,14 @@ class Failures:
     def attach_fix(
         self, ref: int | str, *, summary: str | None = None, skill: int | str | None = None, by: str | None = None
     ) -> dict[str, Any]:
+        """Attach a fix (a summary and/or a skill) to a fingerprint; it becomes the current fix."""
         with transaction(self.conn):
             fp_id = self.resolve_id(ref)
             skill_id = self.lib.skills.resolve_id(skill) if skill is not None else None
             return fixes.attach(self.conn, fp_id, summary, skill_id, by, self.lib.now())
 
     def record_fix_outcome(self, ref: int | str, succeeded: bool, *, agent: str | None = None) -> dict[str, Any]:
+        """Report whether the current fix worked; a fix under the success floor after enough attempts is withdrawn."""
         agent = checked_agent(agent)
         with transaction(self.conn):
             fp_id = self.resolve_id(ref)
@@ -427,18 +431,23 @@ class Failures:
             return result
 
     def fix_history(self, ref: int | str) -> list[dict[str, Any]]:
+        """Every fix attached to a fingerprint with its outcomes, oldest first."""
         return fixes.history(self.conn, self.resolve_id(ref))
 
     def alerts(self, *, include_resolved: bool = False) -> list[dict[str, Any]]:
+        """Systemic alerts, resolved ones too when ``include_resolved``."""
         return alerts.list_alerts(self.conn, include_resolved=include_resolved)
 
     def active_alerts(self) -> list[dict[str, Any]]:
+        """Systemic alerts not yet resolved (active and acknowledged)."""
         return alerts.list_alerts(self.conn, include_resolved=False)
 
     def ack_alert(self, alert_id: int, by: str | None = None) -> bool:
+        """Acknowledge an active systemic alert; False when it was not active."""
         with transaction(self.conn):
             return alerts.ack(self.conn, alert_id, by, self.lib.now())
 
     def resolve_alert(self, alert_id: int, by: str | None = None) -> bool:
+        """Resolve a systemic alert; False when it was already resolved."""
         with transaction(self.conn):
             return alerts.resolve(self.conn, alert_id, by, self.lib.now())
