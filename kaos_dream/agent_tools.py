@@ -139,7 +139,7 @@ def failure_lookup(lib: Library, tool: str, message: str) -> dict[str, Any]:
     found = lib.failures.lookup(tool, message)
     if found is None:
         return {"known": False}
-    return {"known": True, **found}
+    return {"known": True, **found.to_dict()}
 
 
 def alerts_check(lib: Library, *, include_acked: bool = True) -> dict[str, Any]:

@@ -76,7 +76,8 @@ def test_lookup_is_read_only_and_returns_none_when_unknown(db_path: Path, clock:
         lib.failures.attach_fix(rec.fingerprint_id, summary="start vllm")
     with Library(db_path, readonly=True, settings=Settings()) as ro:
         found = ro.failures.lookup("llm_call", "ConnectionRefusedError: localhost:9999")
-        assert found is not None and found["fix"]["summary"] == "start vllm" and found["category"] == "infra"
+        assert found is not None and found.fix["summary"] == "start vllm" and found.category == "infra"
+        assert found.to_dict()["fingerprint_id"] == rec.fingerprint_id  # the same style as record's result
         assert ro.failures.lookup("llm_call", "something else entirely") is None
         assert ro.failures.lookup("other_tool", REFUSED) is None
 
@@ -88,7 +89,7 @@ def test_fix_withdrawn_at_five_attempts_below_half(lib: Library) -> None:
     assert results == [False] * 4 and lib.failures.get(fp)["fix_summary"] == "retry with backoff"
     last = lib.failures.record_fix_outcome(fp, False)
     assert last["downgraded"] and last["fix"]["status"] == "withdrawn"
-    assert lib.failures.get(fp)["fix"] is None and lib.failures.lookup("t", REFUSED)["fix"] is None
+    assert lib.failures.get(fp)["fix"] is None and lib.failures.lookup("t", REFUSED).fix is None
     with pytest.raises(NotFoundError):
         lib.failures.record_fix_outcome(fp, True)
     fresh = lib.failures.attach_fix(fp, summary="restart the server")

@@ -105,7 +105,8 @@ def lookup(
     """
     text = read_message(message)
     with open_for_read(ctx, db) as lib:
-        found = lib.failures.lookup(tool, text)
+        known = lib.failures.lookup(tool, text)
+    found = None if known is None else known.to_dict()
     if wants_json(ctx, json_out):
         output.emit_json(found)
         return

@@ -9,7 +9,7 @@ sight, check the systemic detector — all in one short transaction. The optiona
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..episodes import clean_agent_id
@@ -65,6 +65,27 @@ def checked_agent(agent: object) -> str | None:
     if not isinstance(agent, str):
         raise InvalidInputError("agent id must be a string")
     return clean_agent_id(agent)
+
+
+@dataclass(frozen=True)
+class Known:
+    """What :meth:`Failures.lookup` knows about a message: the same style as :class:`Recorded`
+    (attributes, and ``to_dict()`` for JSON)."""
+
+    fingerprint_id: int
+    hash: str
+    tool: str
+    occurrences: int
+    category: str
+    root_cause: str | None
+    suggested_action: str | None
+    confidence: float | None
+    diagnostic_method: str | None
+    fix: dict[str, Any] | None
+    preventing_skills: list[dict[str, Any]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -337,7 +358,7 @@ class Failures:
             params.append(int(limit))
         return [fingerprint_dict(r) for r in self.conn.execute(sql, params)]
 
-    def lookup(self, tool: str, message: str) -> dict[str, Any] | None:
+    def lookup(self, tool: str, message: str) -> Known | None:
         """The agent fast path: this message's fingerprint, diagnosis and current fix, or None. Reads only."""
         tool = clean_tool(tool)
         digest = fingerprint_hash(tool, normalize(clean_message(message)))
@@ -345,19 +366,12 @@ class Failures:
         if row is None:
             return None
         fp = self.get(int(row[0]))
-        return {
-            "fingerprint_id": fp["id"],
-            "hash": fp["hash"],
-            "tool": fp["tool"],
-            "occurrences": fp["occurrences"],
-            "category": fp["category"],
-            "root_cause": fp["root_cause"],
-            "suggested_action": fp["suggested_action"],
-            "confidence": fp["confidence"],
-            "diagnostic_method": fp["diagnostic_method"],
-            "fix": fp["fix"],
-            "preventing_skills": self.preventing_skills(fp["id"]),
-        }
+        return Known(
+            fingerprint_id=fp["id"], hash=fp["hash"], tool=fp["tool"], occurrences=fp["occurrences"],
+            category=fp["category"], root_cause=fp["root_cause"], suggested_action=fp["suggested_action"],
+            confidence=fp["confidence"], diagnostic_method=fp["diagnostic_method"], fix=fp["fix"],
+            preventing_skills=self.preventing_skills(fp["id"]),
+        )
 
     def preventing_skills(self, fp_id: int, limit: int = 5) -> list[dict[str, Any]]:
         """Live skills with a ``prevented`` edge to this fingerprint, most confident first (reads only)."""
