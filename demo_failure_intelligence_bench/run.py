@@ -148,7 +148,7 @@ def replay_scenario(spec: dict[str, Any], workdir: Path, checks: Checks) -> None
         after = lib.conn.execute("SELECT COUNT(*) FROM systemic_alerts").fetchone()[0]
         fp = lib.failures.lookup(wave[0]["tool"], wave[0]["error"])
         fp_alerts = [
-            a for a in lib.failures.alerts(include_resolved=True) if a["fingerprint_id"] == fp["fingerprint_id"]
+            a for a in lib.failures.alerts(include_resolved=True) if a["fingerprint_id"] == fp.fingerprint_id
         ]
         active = lib.failures.active_alerts()
         checks.add("systemic", "alert count increases", after > before, {"before": before, "after": after})

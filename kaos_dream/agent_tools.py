@@ -162,7 +162,7 @@ def failure_lookup(lib: Library, tool: str, message: str) -> dict[str, Any]:
     found = lib.failures.lookup(tool, message)
     if found is None:
         return {"known": False}
-    return {"known": True, **for_agents(found, found["fingerprint_id"])}
+    return {"known": True, **for_agents(found.to_dict(), found.fingerprint_id)}
 
 
 def alerts_check(lib: Library, *, include_acked: bool = True) -> dict[str, Any]:

@@ -18,6 +18,7 @@ class SystemClock:
     """Wall-clock time."""
 
     def now(self) -> float:
+        """The wall clock: UTC epoch seconds."""
         return time.time()
 
 
@@ -28,6 +29,7 @@ class ManualClock:
         self._now = float(start)
 
     def now(self) -> float:
+        """The time the test set (it moves only when told to)."""
         return self._now
 
     def set(self, t: float) -> None:

@@ -152,12 +152,14 @@ class CoordinationLog:
         return self.get(int(cur.lastrowid))
 
     def intent(self, agent: str, action: str, meta: str | Mapping[str, Any] | None = None) -> LogEntry:
+        """Append an intent: ``agent`` announces ``action`` for others to vote on."""
         agent, action = _clean_agent(agent), _clean_action(action)
         key = normalise_action(action)
         with transaction(self._conn):
             return self._append("intent", agent, action=action, action_key=key, meta=meta)
 
     def vote(self, agent: str, intent: int, approve: bool, reason: str | None = None) -> LogEntry:
+        """Append ``agent``'s vote on ``intent``; one vote per agent and intent."""
         agent = _clean_agent(agent)
         with transaction(self._conn):
             self._require_open_intent(intent)
@@ -184,6 +186,7 @@ class CoordinationLog:
             return self._append("decision", agent, intent=intent, approve=int(approved), reason=reason)
 
     def commit(self, intent: int, agent: str, meta: str | Mapping[str, Any] | None = None) -> LogEntry:
+        """Append a commit of ``intent`` by ``agent``."""
         agent = _clean_agent(agent)
         with transaction(self._conn):
             decision = self._entry_of(intent, "decision")
@@ -193,6 +196,7 @@ class CoordinationLog:
             return self._append("commit", agent, intent=intent, meta=meta)
 
     def abort(self, intent: int, agent: str, reason: str | None = None) -> LogEntry:
+        """Append an abort of ``intent`` by ``agent``."""
         agent = _clean_agent(agent)
         with transaction(self._conn):
             self._require_intent(intent)
@@ -200,6 +204,7 @@ class CoordinationLog:
             return self._append("abort", agent, intent=intent, reason=reason)
 
     def result(self, intent: int, agent: str, meta: str | Mapping[str, Any] | None = None) -> LogEntry:
+        """Append the result of ``intent`` as reported by ``agent``."""
         agent = _clean_agent(agent)
         with transaction(self._conn):
             if self._entry_of(intent, "commit") is None:
@@ -235,6 +240,7 @@ class CoordinationLog:
 
     # -- reading ----------------------------------------------------------------------------------
     def get(self, position: int) -> LogEntry:
+        """The entry at ``position``; NotFoundError when there is none."""
         row = self._conn.execute("SELECT * FROM coordination_log WHERE position = ?", (position,)).fetchone()
         if row is None:
             raise NotFoundError(f"no log entry at position {position}")
@@ -266,6 +272,7 @@ class CoordinationLog:
         return self.tail(n, upto=cursor), cursor
 
     def after(self, position: int, limit: int = 1000) -> list[LogEntry]:
+        """Entries after ``position``, oldest first, at most ``limit`` (what `log tail --follow` polls)."""
         rows = self._conn.execute(
             "SELECT * FROM coordination_log WHERE position > ? ORDER BY position LIMIT ?", (position, limit)
         ).fetchall()
@@ -280,6 +287,7 @@ class CoordinationLog:
         return [LogEntry.from_row(r) for r in rows]
 
     def count(self) -> int:
+        """Number of entries in the log."""
         return int(self._conn.execute("SELECT count(*) FROM coordination_log").fetchone()[0])
 
     # -- protocol checks --------------------------------------------------------------------------

@@ -11,8 +11,8 @@ import sys
 
 from . import __version__
 
-_VALUE_OPTIONS = {"--db"}  # root options that take a value: `kaos --db --version` names a file "--version"
-_FLAG_OPTIONS = {"--json"}
+_VALUE_OPTIONS = {"--db", "--format"}  # root options that take a value: `kaos --db --version` names a file "--version"
+_FLAG_OPTIONS = {"--json", "--header", "--quiet"}
 
 
 def asks_version(args: list[str]) -> bool:

@@ -137,9 +137,16 @@ def clean_agent_id(agent_id: str) -> str:
     return cleaned
 
 
-def clean_citations(citations: Iterable[Sequence[str]]) -> tuple[tuple[str, str], ...]:
+def clean_citations(citations: Iterable[Sequence[str] | str]) -> tuple[tuple[str, str], ...]:
+    """Citations as ``(kind, ref)`` pairs, from tuples or the CLI's ``"KIND:REF"`` strings
+    (``"skill:csv-to-parquet"``); duplicates dropped, order kept."""
     out: list[tuple[str, str]] = []
     for item in citations:
+        if isinstance(item, str):  # "skill:NAME" (a bare two-letter string must not pass as a pair)
+            kind_text, sep, ref_text = item.partition(":")
+            if not sep:
+                raise InvalidInputError(f"a citation is KIND:REF or (kind, name-or-key), got {item!r}")
+            item = (kind_text.lower(), ref_text)
         if len(item) != 2:
             raise InvalidInputError(f"a citation is (kind, name-or-key), got {item!r}")
         kind, ref = str(item[0]).strip(), str(item[1]).strip()
@@ -240,6 +247,7 @@ class Episodes:
         return self.get(agent_id)
 
     def get(self, agent_id: str) -> Episode:
+        """One episode (agent session) by id; NotFoundError when there is none."""
         row = self._conn.execute("SELECT * FROM agents WHERE id = ?", (agent_id.strip(),)).fetchone()
         if row is None:
             raise NotFoundError(f"no agent {agent_id!r}")

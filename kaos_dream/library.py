@@ -119,6 +119,7 @@ class Library(AbstractContextManager["Library"]):
 
     # -- plumbing ---------------------------------------------------------------------------------
     def now(self) -> float:
+        """The library clock's current time (seconds since the epoch; injectable for tests)."""
         return self.clock.now()
 
     def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
@@ -126,6 +127,7 @@ class Library(AbstractContextManager["Library"]):
         return transaction(self.conn)
 
     def close(self) -> None:
+        """Close the connection (also done by ``with``)."""
         self.conn.close()
 
     def __exit__(self, *exc: object) -> None:
@@ -338,6 +340,7 @@ class Library(AbstractContextManager["Library"]):
 
     # -- inspection -------------------------------------------------------------------------------
     def info(self) -> dict[str, Any]:
+        """Path, schema version, size and row counts of the file."""
         size = None
         if self.path != ":memory:" and Path(self.path).exists():
             size = Path(self.path).stat().st_size
@@ -401,6 +404,7 @@ class Library(AbstractContextManager["Library"]):
         return problems
 
     def iter_tables(self) -> Iterator[str]:
+        """Names of every table in the file except SQLite's own, in name order."""
         for (name,) in self.conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
         ):

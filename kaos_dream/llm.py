@@ -125,6 +125,7 @@ class LLMClient:
         return self.disabled_reason is None
 
     def status(self) -> dict[str, Any]:
+        """Whether LLM calls are on, and if not why (what the CLI prints as "LLM … off")."""
         return {
             "enabled": self.enabled,
             "reason": self.disabled_reason,
@@ -154,6 +155,7 @@ class LLMClient:
 
     @staticmethod
     def cache_key(purpose: str, model: str, key: str) -> str:
+        """The cache row's key: one answer per purpose, model and input."""
         return hashlib.sha256(f"{purpose}\x1f{model}\x1f{key}".encode()).hexdigest()
 
     def cached(self, conn: sqlite3.Connection, purpose: str, key: str, validate: Callable[[Any], T]) -> T | None:

@@ -125,6 +125,7 @@ class Memories:
         key: str | None = None,
         metadata: str | Mapping[str, Any] | None = None,
     ) -> Memory:
+        """Store a memory (``kind``, an optional unique ``key``, JSON ``metadata``) and return it."""
         content = clean_text(content, "content")
         if not content.strip():
             raise InvalidInputError("memory content must not be empty")
@@ -155,10 +156,12 @@ class Memories:
         return resolve_ref(self._conn, "memories", "key", ref, "memory")
 
     def get(self, ref: int | str) -> Memory:
+        """One memory by id or key; NotFoundError when there is none."""
         memory_id = self.resolve_id(ref)
         return Memory.from_row(self._conn.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone())
 
     def list(self, *, kind: str | None = None, limit: int | None = None, offset: int = 0) -> list[Memory]:
+        """Memories in id order, optionally of one ``kind``, paged by ``limit``/``offset``."""
         if limit is not None and limit < 0:
             raise InvalidInputError("limit must not be negative")
         if offset < 0:
@@ -172,9 +175,11 @@ class Memories:
         return [Memory.from_row(r) for r in self._conn.execute(sql, params)]
 
     def count(self) -> int:
+        """Number of memories."""
         return int(self._conn.execute("SELECT count(*) FROM memories").fetchone()[0])
 
     def delete(self, ref: int | str) -> Memory:
+        """Delete a memory by id or key and return what was deleted."""
         with transaction(self._conn):
             memory = self.get(ref)
             self._conn.execute("DELETE FROM memories WHERE id = ?", (memory.id,))

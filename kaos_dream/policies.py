@@ -85,6 +85,7 @@ class Policies:
         return self._lib.conn
 
     def list(self, status: str | None = None) -> list[Policy]:
+        """Policies in id order, optionally in one ``status``."""
         if status is not None and status not in POLICY_STATES:
             raise InvalidInputError(f"unknown policy status {status!r}: use one of {', '.join(POLICY_STATES)}")
         sql, params = "SELECT * FROM policies", []
@@ -94,6 +95,7 @@ class Policies:
         return [Policy.from_row(r) for r in self._conn.execute(sql + " ORDER BY id", params)]
 
     def get(self, ref: int | str) -> Policy:
+        """One policy by id or action key; NotFoundError when there is none."""
         if isinstance(ref, str) and not ref.strip().isdigit():
             from .coordination import normalise_action
 
@@ -114,9 +116,11 @@ class Policies:
         return self.get(policy.id)
 
     def enable(self, ref: int | str, by: str = "human", reason: str | None = None) -> Policy:
+        """Enable a policy so matching intents are approved at once."""
         return self._set_status(ref, "enabled", by, reason)
 
     def disable(self, ref: int | str, by: str = "human", reason: str | None = None) -> Policy:
+        """Disable a policy (by a person); it is never re-enabled automatically."""
         return self._set_status(ref, "disabled", by, reason)
 
     def mine(self, *, apply: bool) -> MiningReport:

@@ -26,6 +26,7 @@ class Preferences:
         return self._lib.conn
 
     def set(self, key: str, value: str) -> None:
+        """Set (or replace) a preference."""
         key = key.strip()
         if not key or len(key) > MAX_KEY or any(ord(c) < 32 for c in key):
             raise InvalidInputError(f"preference key must be 1-{MAX_KEY} printable characters")
@@ -42,9 +43,11 @@ class Preferences:
             )
 
     def all(self) -> dict[str, str]:
+        """Every preference as ``{key: value}``, in key order (what the alignment validator reads)."""
         return {k: v for k, v in self._conn.execute("SELECT key, value FROM preferences ORDER BY key")}
 
     def remove(self, key: str) -> None:
+        """Delete a preference; NotFoundError when there is none."""
         with transaction(self._conn):
             if self._conn.execute("DELETE FROM preferences WHERE key = ?", (key.strip(),)).rowcount == 0:
                 raise NotFoundError(f"no preference {key!r}")

@@ -28,6 +28,52 @@ def parse_bool(text: str, name: str) -> bool:
     raise InvalidInputError(f"{name}={text!r} is not a boolean (use 1/0, true/false, yes/no, on/off)")
 
 
+# Variables kaos reads besides the Settings fields (the CLI's traceback switch).
+OTHER_VARIABLES = ("KAOS_DEBUG",)
+
+
+def variable_name(field_name: str) -> str:
+    return "KAOS_" + field_name.upper()
+
+
+def known_variables() -> tuple[str, ...]:
+    """Every ``KAOS_…`` environment variable kaos reads, in Settings field order."""
+    names = [variable_name(f.name) for f in fields(Settings) if f.name not in ("extra", "anthropic_api_key")]
+    return (*names, *OTHER_VARIABLES)
+
+
+def unknown_variables(environ: Mapping[str, str] | None = None) -> list[tuple[str, str | None]]:
+    """``KAOS_…`` variables that kaos does not read (a typo such as KAOS_DREAM_TRESHOLD), each with
+    the closest known name when one is close enough to be the intended one."""
+    import difflib
+
+    env = os.environ if environ is None else environ
+    known = known_variables()
+    unknown = sorted(k for k in env if k.startswith("KAOS_") and k not in known)
+    return [(name, next(iter(difflib.get_close_matches(name, known, n=1, cutoff=0.8)), None)) for name in unknown]
+
+
+def describe_settings(environ: Mapping[str, str] | None = None) -> list[dict[str, object]]:
+    """Every setting with its effective value and where it came from (``env`` or ``default``).
+
+    The API key is reported as set or not, never shown.
+    """
+    env = os.environ if environ is None else environ
+    current = Settings.from_env(env)
+    rows: list[dict[str, object]] = []
+    for f in fields(Settings):
+        if f.name == "extra":
+            continue
+        name = "ANTHROPIC_API_KEY" if f.name == "anthropic_api_key" else variable_name(f.name)
+        value: object = getattr(current, f.name)
+        if f.name == "anthropic_api_key":
+            value = "set" if value else "not set"
+        source = "env" if env.get(name, "") != "" else "default"
+        rows.append({"variable": name, "value": value, "default": getattr(Settings, f.name, None)
+                     if f.name != "anthropic_api_key" else "not set", "source": source})
+    return rows
+
+
 @dataclass(frozen=True)
 class Settings:
     """Tunables. Each field maps to an environment variable ``KAOS_<FIELD NAME IN CAPITALS>``."""
@@ -133,6 +179,8 @@ class Settings:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Settings from ``KAOS_<FIELD>`` variables (and ANTHROPIC_API_KEY); an unparsable or out-of-range
+        value is an InvalidInputError naming the variable."""
         env = os.environ if environ is None else environ
         values: dict[str, object] = {}
         for f in fields(cls):
@@ -165,6 +213,7 @@ class Settings:
         return settings
 
     def validate(self) -> None:
+        """Refuse values outside their documented ranges (and every non-finite float)."""
         for f in fields(self):
             value = getattr(self, f.name)
             # nan passes every comparison below (and becomes NaN scores, invalid JSON or a TypeError

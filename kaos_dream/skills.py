@@ -197,6 +197,7 @@ class Skills:
     def add(
         self, name: str, description: str = "", template: str = "", tags: Iterable[str] = ()
     ) -> Skill:
+        """Add a skill with a unique name and return it."""
         name = clean_name(name)
         description = clean_text(description, "description")
         template = check_template(clean_text(template, "template"))
@@ -222,6 +223,7 @@ class Skills:
         return resolve_ref(self._conn, "skills", "name", ref, "skill")
 
     def get(self, ref: int | str) -> Skill:
+        """One skill by id or name; NotFoundError when there is none."""
         skill_id = self.resolve_id(ref)
         row = self._conn.execute("SELECT * FROM skills WHERE id = ?", (skill_id,)).fetchone()
         return Skill.from_row(row)
@@ -255,6 +257,7 @@ class Skills:
         return [Skill.from_row(r) for r in self._conn.execute(sql, params)]
 
     def count(self, *, deprecated: bool | None = None) -> int:
+        """Number of skills: all (None, the default), live (False) or deprecated (True)."""
         if deprecated is None:
             return int(self._conn.execute("SELECT count(*) FROM skills").fetchone()[0])
         return int(
@@ -270,6 +273,7 @@ class Skills:
         template: str | None = None,
         tags: Iterable[str] | None = None,
     ) -> Skill:
+        """Change a skill's name, description, template or tags (None leaves a field as it is)."""
         changes: dict[str, Any] = {}
         if name is not None:
             changes["name"] = clean_name(name)
@@ -302,6 +306,7 @@ class Skills:
         return self.get(skill_id)
 
     def deprecate(self, ref: int | str, reason: str | None = None) -> Skill:
+        """Soft-delete a skill (hidden from search and lists, history kept); undo with ``restore``."""
         with transaction(self._conn):
             skill_id = self.resolve_id(ref)
             self._conn.execute(
@@ -333,4 +338,5 @@ class Skills:
         return skill
 
     def render(self, ref: int | str, params: Mapping[str, str], max_chars: int | None = None) -> str:
+        """The skill's template with ``params`` filled in (at most ``max_chars``); a missing parameter is an error."""
         return render_template(self.get(ref).template, params, max_chars)

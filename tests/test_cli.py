@@ -220,7 +220,8 @@ def test_demo_builds_and_reruns(tmp_path: Path) -> None:
 
 
 def test_demo_table_output_shows_digest_merges_and_alerts(tmp_path: Path) -> None:
-    r = run_kaos("demo", "--db", str(tmp_path / "d.db"))
+    # Into a pipe listings are tab-separated without titles (issue 18), so ask for the tables.
+    r = run_kaos("demo", "--db", str(tmp_path / "d.db"), "--format", "table")
     assert r.returncode == 0, r.stderr
     for needle in ("Dream digest", "pending merges", "systemic alerts", "next, try:"):
         assert needle in r.stdout

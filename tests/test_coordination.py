@@ -225,6 +225,7 @@ def test_file_without_log_tables_upgrades_cleanly(db_path: Path) -> None:
 
 def test_policy_lifecycle_through_the_cli(tmp_path: Path) -> None:
     db = tmp_path / "cli.db"
+    assert run_kaos("init", db=db).returncode == 0  # log commands act on an existing library only
     for _ in range(3):
         intent = json.loads(run_kaos("log", "intent", "worker", "deploy staging", "--json", db=db).stdout)
         assert run_kaos("log", "vote", "alice", str(intent["position"]), "--approve", db=db).returncode == 0
@@ -253,6 +254,7 @@ def test_policy_lifecycle_through_the_cli(tmp_path: Path) -> None:
 
 def test_log_read_commands_are_read_only_and_errors_are_one_line(tmp_path: Path) -> None:
     db = tmp_path / "ro.db"
+    run_kaos("init", db=db)
     run_kaos("log", "intent", "a1", "deploy", db=db)
     run_kaos("log", "vote", "r1", "1", "--approve", db=db)
     before = file_digest(db)
@@ -277,6 +279,7 @@ def test_tail_follow_prints_entries_appended_by_another_process(tmp_path: Path) 
     from .conftest import PROJECT_ROOT
 
     db = tmp_path / "follow.db"
+    run_kaos("init", db=db)
     run_kaos("log", "intent", "a1", "first", db=db)
     env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
     proc = subprocess.Popen(

@@ -29,10 +29,12 @@ def test_record_creates_fingerprint_occurrence_and_diagnosis(lib: Library) -> No
     assert len(lib.failures.history(rec.fingerprint_id)) == 1
 
 
-def test_unknown_agent_is_inserted_as_running(lib: Library) -> None:
+def test_unknown_agent_is_registered_as_an_ended_session(lib: Library) -> None:
+    """Issue 18: a failure report must not leave a running session that never ends."""
     lib.failures.record("t", "boom", agent="agent-7")
-    row = lib.conn.execute("SELECT state, started_at FROM agents WHERE id = 'agent-7'").fetchone()
-    assert tuple(row) == ("running", T0)
+    row = lib.conn.execute(
+        "SELECT state, started_at, ended_at, processed_at FROM agents WHERE id = 'agent-7'").fetchone()
+    assert tuple(row) == ("failed", T0, T0, T0)
 
 
 def test_huge_message_is_accepted_and_stored_bounded(lib: Library) -> None:
@@ -74,7 +76,8 @@ def test_lookup_is_read_only_and_returns_none_when_unknown(db_path: Path, clock:
         lib.failures.attach_fix(rec.fingerprint_id, summary="start vllm")
     with Library(db_path, readonly=True, settings=Settings()) as ro:
         found = ro.failures.lookup("llm_call", "ConnectionRefusedError: localhost:9999")
-        assert found is not None and found["fix"]["summary"] == "start vllm" and found["category"] == "infra"
+        assert found is not None and found.fix["summary"] == "start vllm" and found.category == "infra"
+        assert found.to_dict()["fingerprint_id"] == rec.fingerprint_id  # the same style as record's result
         assert ro.failures.lookup("llm_call", "something else entirely") is None
         assert ro.failures.lookup("other_tool", REFUSED) is None
 
@@ -86,7 +89,7 @@ def test_fix_withdrawn_at_five_attempts_below_half(lib: Library) -> None:
     assert results == [False] * 4 and lib.failures.get(fp)["fix_summary"] == "retry with backoff"
     last = lib.failures.record_fix_outcome(fp, False)
     assert last["downgraded"] and last["fix"]["status"] == "withdrawn"
-    assert lib.failures.get(fp)["fix"] is None and lib.failures.lookup("t", REFUSED)["fix"] is None
+    assert lib.failures.get(fp)["fix"] is None and lib.failures.lookup("t", REFUSED).fix is None
     with pytest.raises(NotFoundError):
         lib.failures.record_fix_outcome(fp, True)
     fresh = lib.failures.attach_fix(fp, summary="restart the server")

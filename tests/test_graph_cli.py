@@ -82,8 +82,9 @@ def test_bad_node_syntax_and_unknown_nodes(graph_db: Path) -> None:
         line = one_line_error(run_kaos("graph", "show", bad, db=graph_db))
         assert "bad node" in line
     assert "no skill" in one_line_error(run_kaos("graph", "link", "skill:nope", "caused", "failure:1", db=graph_db))
-    assert "unknown relation" in one_line_error(
-        run_kaos("graph", "link", "skill:rollback", "causes", "failure:1", db=graph_db))
+    # an invalid value is a usage error (exit 2; it was 1 before issue 18)
+    assert "'causes' is not one of" in one_line_error(
+        run_kaos("graph", "link", "skill:rollback", "causes", "failure:1", db=graph_db), code=2)
 
 
 def test_observe_and_evidence(graph_db: Path) -> None:
@@ -207,7 +208,7 @@ def test_negative_random_seed_is_a_usage_error(graph_db: Path) -> None:
 
 def test_tables_print_nodes_as_kind_colon_id(graph_db: Path) -> None:
     """The activation table showed a node as `failure, 12` (the tuple joined); it is `failure:12`."""
-    r = run_kaos("graph", "activate", "--from", "failure:12", "--top", "5", db=graph_db)
+    r = run_kaos("graph", "activate", "--from", "failure:12", "--top", "5", "--format", "table", db=graph_db)
     assert r.returncode == 0, r.stderr
     rows = [line for line in r.stdout.splitlines() if line.startswith("│")]
     assert rows and all(", " not in row.split("│")[2] for row in rows)

@@ -32,10 +32,10 @@ def test_fix_skill_outcomes_become_prevented_evidence_and_show_in_lookup(lib: Li
     lib.failures.record_fix_outcome(rec.fingerprint_id, True)
     found = lib.failures.lookup("kubectl", ERROR)
     assert found is not None
-    assert [p["name"] for p in found["preventing_skills"]] == ["canary-release"]
-    strength_after_success = found["preventing_skills"][0]["strength"]
+    assert [p["name"] for p in found.preventing_skills] == ["canary-release"]
+    strength_after_success = found.preventing_skills[0]["strength"]
     lib.failures.record_fix_outcome(rec.fingerprint_id, False)
-    weaker = lib.failures.lookup("kubectl", ERROR)["preventing_skills"][0]["strength"]
+    weaker = lib.failures.lookup("kubectl", ERROR).preventing_skills[0]["strength"]
     assert weaker < strength_after_success
 
 

@@ -118,7 +118,7 @@ def test_readonly_open_refuses_outdated_schema(db_path: Path) -> None:
 
 def test_readonly_open_of_missing_file_does_not_create_it(tmp_path: Path) -> None:
     path = tmp_path / "missing.db"
-    with pytest.raises(StoreError, match="no database"):
+    with pytest.raises(StoreError, match="no library at .*kaos --db .* init"):
         Library(path, readonly=True)
     assert not path.exists()
 

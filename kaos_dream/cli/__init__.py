@@ -8,6 +8,7 @@ only with ``KAOS_DEBUG=1``.
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import os
 import sqlite3
@@ -21,6 +22,7 @@ import typer.main
 from ..entry import is_utf8_text, version_line
 from ..errors import KaosError
 from ..store.connect import describe_sqlite_error
+from . import output
 from .common import DbOption, forget_resolved_db, global_options, resolved_db
 from .compat import Abort, ClickException, Exit, NoArgsIsHelpError, UsageError
 from .lazy import Lazy, lazy_group
@@ -29,6 +31,7 @@ from .output import error_line, shorten
 # Every subcommand, in help order, by where it lives: a call imports only the one it runs.
 COMMANDS = {
     "init": Lazy("kaos_dream.cli.db", "init"),
+    "config": Lazy("kaos_dream.cli.config", "config"),
     "search": Lazy("kaos_dream.cli.search", "search"),
     "demo": Lazy("kaos_dream.cli.demo", "demo"),
     "report": Lazy("kaos_dream.cli.report", "report_cmd"),
@@ -54,7 +57,7 @@ app = typer.Typer(
     name="kaos",
     help="kaos-dream: a skill and memory library for AI agents that learns from use.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     cls=lazy_group(COMMANDS),
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -72,6 +75,13 @@ def root(
     ctx: typer.Context,
     db: DbOption = None,
     json_out: Annotated[bool, typer.Option("--json", help="JSON output for every command.")] = False,
+    format_: Annotated[str | None, typer.Option(
+        "--format", help="table, tsv or json (default: table on a terminal, tsv into a pipe).",
+        callback=lambda v: _choose_format(v), show_default=False)] = None,
+    header: Annotated[bool, typer.Option("--header", help="tsv: print the column names first.",
+                                         callback=lambda v: _header(v))] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", help="Print nothing but errors (and JSON asked for).",
+                                        callback=lambda v: _quiet(v))] = False,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
     ] = False,
@@ -83,11 +93,115 @@ def root(
 
 
 
+def _choose_format(value: str | None) -> str | None:
+    if value is not None:
+        if value not in output.FORMATS:
+            raise typer.BadParameter(f"{value!r} is not one of {', '.join(output.FORMATS)}", param_hint="--format")
+        output.set_format(value)
+    return value
+
+
+def _header(value: bool) -> bool:
+    output.mode.header = output.mode.header or value
+    return value
+
+
+def _quiet(value: bool) -> bool:
+    output.mode.quiet = output.mode.quiet or value
+    return value
+
+
+def _shared_options(command, root_params: dict) -> None:
+    """Give a command the output options every command takes, in one place rather than per command:
+    ``--format``/``--header`` where it prints results, and ``--quiet`` where it has none of its own.
+    They are copies of the root's options (so ``kaos --quiet X`` and ``kaos X --quiet`` are one thing)."""
+    names = {param.name for param in command.params}
+    wanted = (["format_", "header"] if "json_out" in names else []) + ([] if "quiet" in names else ["quiet"])
+    extra = []
+    for name in wanted:
+        option = copy.copy(root_params[name])
+        option.expose_value = False  # the command's function does not take it; the callback records it
+        extra.append(option)
+    command.params.extend(extra)
+
+
+_TYPE_LABELS = {"<str>": "TEXT", "<int>": "INTEGER", "<float>": "FLOAT", "<int range>": "INTEGER",
+                "<float range>": "FLOAT", "<list[str]>": "TEXT", "<list[int]>": "INTEGER", "<path>": "PATH"}
+
+
+def _plain_help_labels(command) -> None:
+    """Help reads as for any CLI: a flag shows no value, an option its value's kind (TEXT, INTEGER).
+
+    This typer prints ``<bool>`` after flags and ``<str>``/``<list[str]>`` after options, which
+    reads as if ``--json`` took a value.
+    """
+    for param in command.params:
+        if getattr(param, "param_type_name", "") == "argument" and hasattr(param, "display_type_rich"):
+            _plain_argument_label(param)
+            continue
+        if getattr(param, "param_type_name", "") != "option" or param.metavar is not None:
+            continue
+        if getattr(param, "is_flag", False):
+            param.metavar = ""
+            continue
+        display = getattr(param, "display_type", None)
+        label = display(None) if display is not None else None
+        if label in _TYPE_LABELS:
+            param.metavar = _TYPE_LABELS[label]
+
+
+def _plain_argument_label(param) -> None:
+    built = param.display_type_rich
+
+    def display_type_rich(ctx):
+        label = built(ctx)
+        return _TYPE_LABELS.get(label, label)
+
+    param.display_type_rich = display_type_rich
+
+
+def _plain_help_option(command) -> None:
+    built = command.get_help_option
+
+    def get_help_option(ctx):
+        option = built(ctx)
+        if option is not None:
+            option.metavar = ""
+        return option
+
+    command.get_help_option = get_help_option
+
+
+def _walk(command, root_params: dict) -> None:
+    subcommands = getattr(command, "commands", None)
+    if subcommands is None:
+        _shared_options(command, root_params)
+    _plain_help_labels(command)
+    _plain_help_option(command)
+    for sub in (subcommands or {}).values():
+        _walk(sub, root_params)
+
+
 @functools.cache
 def click_command() -> typer.core.TyperGroup:
     """The click command tree, built once per process: typer rebuilds it from the function
     signatures on every ``app(...)`` call (~0.4 s here), which in-process callers would pay each time."""
-    return typer.main.get_command(app)  # type: ignore[return-value]
+    command = typer.main.get_command(app)
+    root_params = {param.name: param for param in command.params}
+    _plain_help_labels(command)
+    _plain_help_option(command)
+    # Subcommands are built on first use (lazy.py); each gets the shared options and help labels then.
+    command.on_load = lambda loaded: _walk(loaded, root_params)  # type: ignore[attr-defined]
+    return command  # type: ignore[return-value]
+
+
+def warn_unknown_variables() -> None:
+    """One stderr line per ``KAOS_…`` variable kaos does not read: a typo must not be ignored silently."""
+    from ..settings import unknown_variables
+
+    for name, guess in unknown_variables():
+        hint = f" (did you mean {guess}?)" if guess else ""
+        sys.stderr.write(f"kaos: warning: {name} is not a kaos setting{hint}; ignored (see `kaos config`)\n")
 
 
 def fail(message: str, code: int) -> int:
@@ -108,6 +222,9 @@ def run(argv: list[str] | None = None) -> int:
     """Run the CLI and return its exit code instead of exiting (tests and ``main`` use this)."""
     debug = os.environ.get("KAOS_DEBUG", "").lower() in {"1", "true", "yes", "on"}
     forget_resolved_db()
+    output.reset()
+    if not any(k.startswith("_KAOS_COMPLETE") for k in os.environ):  # completion output must stay clean
+        warn_unknown_variables()
     args = sys.argv[1:] if argv is None else argv
     for position, arg in enumerate(args, 1):
         if not is_utf8_text(arg):

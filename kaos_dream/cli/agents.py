@@ -66,7 +66,7 @@ def start(
 
     Example: kaos agent start --id run-42 --name "nightly ETL"
     """
-    with open_for_write(ctx, db) as lib:
+    with open_for_write(ctx, db, create=True) as lib:
         ep = lib.episodes.start(agent_id, name)
     if wants_json(ctx, json_out):
         output.emit_json(ep.to_dict())
@@ -208,7 +208,7 @@ def record_outcome(
     Example: kaos record-outcome csv-to-parquet --success --agent run-42 --task "convert csv to parquet"
     """
     success = one_of(success, failure, "--success", "--failure")
-    with open_for_write(ctx, db) as lib:
+    with open_for_write(ctx, db, create=True) as lib:
         outcome = lib.record_outcome(skill, success, agent=agent, task=task)
     if wants_json(ctx, json_out):
         output.emit_json(outcome.to_dict())

@@ -10,9 +10,10 @@ from typing import Annotated
 
 import typer
 
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, StoreError
 from ..library import Library
 from ..settings import Settings
+from ..store.connect import missing_library_message
 
 DbOption = Annotated[
     str | None,
@@ -55,13 +56,24 @@ def forget_resolved_db() -> None:
 
 
 def wants_json(ctx: typer.Context, json_flag: bool) -> bool:
-    return json_flag or global_options(ctx).json
+    """``--json`` (here or before the command) or ``--format json``: the command prints its JSON form."""
+    from . import output
+
+    return json_flag or global_options(ctx).json or output.wants_json_format()
 
 
 @contextlib.contextmanager
-def open_for_write(ctx: typer.Context, db: str | None) -> Iterator[Library]:
-    """Open (creating and migrating if needed) for a command that changes the library."""
-    lib = Library(resolve_db(ctx, db))
+def open_for_write(ctx: typer.Context, db: str | None, *, create: bool = False) -> Iterator[Library]:
+    """Open (migrating if needed) for a command that changes the library.
+
+    Only the commands that add content (``create=True``; listed in ``store.connect.CREATING_COMMANDS``)
+    create a missing file: for every other command a missing file is a mistyped ``--db``, and a cron
+    job must hear about it instead of working on a new empty library.
+    """
+    path = resolve_db(ctx, db)
+    if not create and path != ":memory:" and not path.startswith("file:") and not os.path.exists(path):
+        raise StoreError(missing_library_message(path))
+    lib = Library(path)
     try:
         yield lib
     finally:
@@ -76,6 +88,19 @@ def open_for_read(ctx: typer.Context, db: str | None) -> Iterator[Library]:
         yield lib
     finally:
         lib.close()
+
+
+def allowed_values(*allowed: str, extra: tuple[str, ...] = ()):
+    """A typer callback that makes any other value a usage error (exit 2), like click's Choice,
+    while the help keeps the sentence that explains the values."""
+    names = tuple(allowed) + tuple(extra)
+
+    def check(value: str | None) -> str | None:
+        if value is not None and value not in names:
+            raise typer.BadParameter(f"{value!r} is not one of {', '.join(names)}")
+        return value
+
+    return check
 
 
 def one_of(first: bool, second: bool, first_name: str, second_name: str) -> bool:
@@ -101,3 +126,18 @@ def parse_params(pairs: list[str]) -> dict[str, str]:
             raise InvalidInputError(f"--param expects NAME=VALUE, got {pair!r}")
         params[key.strip()] = value
     return params
+
+
+def complete_skill_names(ctx: typer.Context, incomplete: str) -> list[str]:
+    """Shell completion for a skill argument: live skill names starting with what was typed.
+
+    Reads the library read-only (``--db`` given so far, else ``$KAOS_DB`` / ./kaos.db); a missing
+    or unreadable file completes nothing rather than printing an error into the shell.
+    """
+    root = ctx.find_root()
+    path = (ctx.params.get("db") or root.params.get("db") or os.environ.get("KAOS_DB") or "kaos.db")
+    try:
+        with Library(path, readonly=True) as lib:
+            return [s.name for s in lib.skills.list() if s.name.startswith(incomplete)]
+    except Exception:  # completion must never break the shell: no file, a damaged one, a bad setting
+        return []

@@ -278,6 +278,6 @@ def policy_mine(
         output.emit_json(report.to_dict())
     else:
         output.message(
-            f"{report.actions_seen} actions seen; proposed {report.proposed or 'none'}, "
-            f"enabled {report.enabled or 'none'}, demoted {report.demoted or 'none'}"
+            f"{report.actions_seen} actions seen; proposed {output.plain(report.proposed)}, "
+            f"enabled {output.plain(report.enabled)}, demoted {output.plain(report.demoted)}"
         )

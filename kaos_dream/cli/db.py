@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import asdict
 from typing import Annotated
@@ -9,12 +10,13 @@ from typing import Annotated
 import typer
 
 from ..clock import SystemClock
-from ..errors import KaosError
+from ..errors import KaosError, StoreError
 from ..health import check_file
 from ..library import Library
 from ..settings import Settings
 from ..store import LATEST_VERSION, file_schema_version
 from ..store.backup import backup_database
+from ..store.connect import missing_library_message
 from ..store.jsonl import export_database, import_database
 from . import output
 from .common import DbOption, JsonOption, open_for_read, open_for_write, resolve_db, wants_json
@@ -77,6 +79,8 @@ def check(ctx: typer.Context, db: DbOption = None, json_out: JsonOption = False)
 def migrate(ctx: typer.Context, db: DbOption = None, json_out: JsonOption = False) -> None:
     """Upgrade the file to the current schema (a no-op when it is current)."""
     path = resolve_db(ctx, db)
+    if path != ":memory:" and not os.path.exists(path):
+        raise StoreError(missing_library_message(path))
     before = file_schema_version(path)
     with Library(path) as lib:
         after = lib.info()["schema_version"]
@@ -167,7 +171,7 @@ def export(
         result = export_database(path, sys.stdout, busy_timeout_ms=settings.busy_timeout_ms)
         return
     result = export_database(path, target, force=force, busy_timeout_ms=settings.busy_timeout_ms)
-    output.warn(f"exported {result.rows} rows (schema version {result.schema_version}) to {result.target}")
+    output.note(f"exported {result.rows} rows (schema version {result.schema_version}) to {result.target}")
 
 
 @app.command("import")

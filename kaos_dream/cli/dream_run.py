@@ -11,10 +11,11 @@ from typing import Annotated
 import typer
 
 from ..clock import MAX_TIMESTAMP, MIN_TIMESTAMP, iso, representable
-from ..dream import Progress, RunOutcome
+from ..dream import PROPOSAL_STATUSES, Progress, RunOutcome
+from ..dream.proposals import KINDS as PROPOSAL_KINDS
 from ..errors import InvalidInputError
 from . import output
-from .common import DbOption, JsonOption, open_for_read, open_for_write, wants_json
+from .common import DbOption, JsonOption, allowed_values, open_for_read, open_for_write, wants_json
 from .dream import app
 from .numbers import finite
 
@@ -71,7 +72,7 @@ def progress_bar(enabled: bool) -> Iterator[Progress | None]:
 
 def print_markdown(text: str) -> None:
     """The digest as it is stored: plain markdown, never re-wrapped or styled (it is meant to be pasted)."""
-    output.plain("\n" + text)
+    output.write_visible("\n" + text)
 
 
 def render_outcome(outcome: RunOutcome, as_json: bool, quiet: bool) -> None:
@@ -196,8 +197,10 @@ def show(
 @app.command("proposals")
 def proposals(
     ctx: typer.Context,
-    kind: Annotated[str | None, typer.Option("--kind", help="promote, prune or merge.")] = None,
-    status: Annotated[str, typer.Option("--status", help="pending, applied, rejected, superseded or all.")]
+    kind: Annotated[str | None, typer.Option("--kind", help="promote, prune or merge.",
+                                             callback=allowed_values(*PROPOSAL_KINDS))] = None,
+    status: Annotated[str, typer.Option("--status", help="pending, applied, rejected, superseded or all.",
+                                        callback=allowed_values(*PROPOSAL_STATUSES, extra=("all",)))]
     = "pending",
     db: DbOption = None,
     json_out: JsonOption = False,

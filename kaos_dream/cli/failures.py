@@ -14,7 +14,7 @@ import typer
 from ..errors import InvalidInputError
 from ..failures.diagnosis import CATEGORIES, UNREVIEWED, diagnosis_source
 from . import output
-from .common import DbOption, JsonOption, one_of, open_for_read, open_for_write, wants_json
+from .common import DbOption, JsonOption, allowed_values, one_of, open_for_read, open_for_write, wants_json
 from .dream import app as dream_app
 
 app = typer.Typer(help="Report failures and look up what is known about them.", no_args_is_help=True)
@@ -78,7 +78,7 @@ def record(
     a message starting with "-": kaos failure record --tool sh -- "-bash: jq: command not found")
     """
     text = read_message(message)
-    with open_for_write(ctx, db) as lib:
+    with open_for_write(ctx, db, create=True) as lib:
         result = lib.failures.record(tool, text, agent)
     if wants_json(ctx, json_out):
         output.emit_json(result.to_dict())
@@ -110,13 +110,14 @@ def lookup(
     """
     text = read_message(message)
     with open_for_read(ctx, db) as lib:
-        found = lib.failures.lookup(tool, text)
+        known = lib.failures.lookup(tool, text)
+        found = None if known is None else known.to_dict()
         neighbours = []
         if similar:
             from ..failures.semantic import semantic_neighbours
 
             neighbours = semantic_neighbours(lib, text, k=similar,
-                                             exclude_id=found["fingerprint_id"] if found else None)
+                                             exclude_id=known.fingerprint_id if known else None)
             off = lib.vectors.off_reason()
     if wants_json(ctx, json_out):
         output.emit_json({"match": found, "similar": neighbours} if similar else found)
@@ -184,7 +185,8 @@ def check(
 def failures(
     ctx: typer.Context,
     min_count: Annotated[int, typer.Option("--min-count", min=0, help="Only fingerprints seen at least N times.")] = 1,
-    category: Annotated[str | None, typer.Option("--category", help=f"One of {', '.join(CATEGORIES)}.")] = None,
+    category: Annotated[str | None, typer.Option("--category", help=f"One of {', '.join(CATEGORIES)}.",
+                                                                   callback=allowed_values(*CATEGORIES))] = None,
     tool: Annotated[str | None, typer.Option("--tool", help="Only this tool.")] = None,
     limit: Annotated[int, typer.Option("--limit", min=0, help="At most this many rows.")] = 100,
     db: DbOption = None,
@@ -226,7 +228,8 @@ def failures(
 def diagnose(
     ctx: typer.Context,
     fingerprint: FpArg,
-    category: Annotated[str | None, typer.Option("--category", help=f"Override: {', '.join(CATEGORIES)}.")] = None,
+    category: Annotated[str | None, typer.Option("--category", help=f"Override: {', '.join(CATEGORIES)}.",
+                                                                   callback=allowed_values(*CATEGORIES))] = None,
     root_cause: Annotated[str | None, typer.Option("--root-cause", help="Override the root cause.")] = None,
     action: Annotated[str | None, typer.Option("--action", help="Override the suggested action.")] = None,
     confirm: Annotated[bool, typer.Option("--confirm", help="Vouch for the model's (unreviewed) diagnosis as it "

@@ -14,9 +14,9 @@ from .. import graph as kg
 from ..errors import InvalidInputError
 from ..graph.export import MAX_DEPTH, graph_data, render
 from ..graph.nodes import resolve_node
-from ..graph.relations import DEFAULT_EXTRA, DEFAULT_SEEDS
+from ..graph.relations import DEFAULT_EXTRA, DEFAULT_SEEDS, RELATIONS
 from . import output
-from .common import DbOption, JsonOption, open_for_read, open_for_write, wants_json
+from .common import DbOption, JsonOption, allowed_values, open_for_read, open_for_write, wants_json
 from .numbers import finite, finite_days
 
 app = typer.Typer(
@@ -27,7 +27,7 @@ app = typer.Typer(
 NodeArg = Annotated[str, typer.Argument(help="KIND:REF, e.g. skill:deploy, memory:tls, failure:12.",
                                         show_default=False)]
 RelationArg = Annotated[str, typer.Argument(help="caused, enabled, prevented, fact, meta or co_occurs_with.",
-                                            show_default=False)]
+                                            show_default=False, callback=allowed_values(*RELATIONS))]
 
 
 class Mode(StrEnum):
@@ -122,7 +122,8 @@ def evidence(
 def show(
     ctx: typer.Context,
     node: NodeArg,
-    relation: Annotated[str | None, typer.Option(help="Only this relation.")] = None,
+    relation: Annotated[str | None, typer.Option(help="Only this relation.",
+                                                 callback=allowed_values(*RELATIONS))] = None,
     include_pruned: Annotated[bool, typer.Option("--pruned", help="Also list pruned edges.")] = False,
     db: DbOption = None,
     json_out: JsonOption = False,

@@ -52,6 +52,7 @@ class LazyGroup(typer.core.TyperGroup):
     """The root group: ``lazy`` maps a subcommand name to where it lives (set by the subclass)."""
 
     lazy: dict[str, Lazy] = {}
+    on_load: Callable[[Command], None] | None = None  # called once on each subcommand as it is built
 
     @property  # type: ignore[override]
     def commands(self) -> MutableMapping[str, Command]:
@@ -67,6 +68,8 @@ class LazyGroup(typer.core.TyperGroup):
         command = self._commands.get(name)
         if command is None and name in self.lazy:
             command = self._commands[name] = self.lazy[name].build(name)
+            if self.on_load is not None:
+                self.on_load(command)
         return command
 
     def get_command(self, ctx: typer.Context, cmd_name: str) -> Command | None:  # type: ignore[override]

@@ -52,7 +52,7 @@ def add(
     """
     if content == "-":
         content = sys.stdin.read()
-    with open_for_write(ctx, db) as lib:
+    with open_for_write(ctx, db, create=True) as lib:
         memory = lib.memories.add(content, kind=kind, key=key, metadata=meta)
     show_memory(ctx, memory, json_out, verb="added")
 

@@ -1,12 +1,15 @@
-"""Rendering: rich tables for people, JSON for programs. The only module that prints results.
+"""Rendering: rich tables for people, tab-separated lines for pipes, JSON for programs.
 
-Everything a person reads passes :func:`visible` here, once: library text is written by agents and
-models (skill descriptions, memory content, failure messages, model diagnoses), and a control
-character in it would otherwise reach the terminal raw — a clear-screen, a cursor move, an OSC
-title string or hidden text planted for whoever triages. Each C0 character except newline and tab,
-DEL and each C1 character is shown as its ``\\xNN`` escape instead, which also defuses every
-ESC/CSI/OSC sequence (its introducer is shown, the rest is plain text). JSON output escapes the same
-characters the JSON way (``\\u001b``), so programs get the exact value back.
+The only module that prints results. Every value a person or a pipe sees goes through
+:func:`plain` (one place for number, list and flag formatting, so no Python repr leaks out) and then
+:func:`visible`, once: library text is written by agents and models (skill descriptions, memory
+content, failure messages, model diagnoses), and a control character in it would otherwise reach
+the terminal raw — a clear-screen, a cursor move, an OSC title string or hidden text planted for
+whoever triages. Each C0 character except newline and tab, DEL and each C1 character is shown as its
+``\\xNN`` escape instead, which also defuses every ESC/CSI/OSC sequence (its introducer is shown,
+the rest is plain text). JSON output escapes the same characters the JSON way (``\\u001b``), so
+programs get the exact value back. The output format is chosen once per command: ``table`` on a
+terminal, ``tsv`` when stdout is not a terminal, or what ``--format`` / ``--json`` asked for.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ import json
 import re
 import sys
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from rich.console import Console
@@ -24,8 +29,73 @@ from rich.text import Text
 from ..clock import iso
 from ..graph.nodes import Node
 
-console = Console(soft_wrap=False, highlight=False)
-err_console = Console(stderr=True, highlight=False)
+FORMATS = ("table", "tsv", "json")
+TERMINAL_ROW_LIMIT = 50  # rows a listing shows on a terminal before "N more; use --limit"
+NO_WRAP_WIDTH = 1_000_000  # a console this wide never wraps: pipes get whole lines
+
+
+def stdout_is_terminal() -> bool:
+    isatty = getattr(sys.stdout, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except ValueError:  # a closed stdout
+        return False
+
+
+@dataclass
+class OutputMode:
+    """What the running command was asked for; reset by :func:`reset` before each command."""
+
+    format: str | None = None  # None: table on a terminal, tsv otherwise
+    header: bool = False  # tsv: print the column names as the first line
+    quiet: bool = False  # --quiet: nothing on stdout but JSON that was asked for; errors still on stderr
+
+    def resolved(self) -> str:
+        return self.format or ("table" if stdout_is_terminal() else "tsv")
+
+
+mode = OutputMode()
+
+
+def reset() -> None:
+    mode.format, mode.header, mode.quiet = None, False, False
+
+
+def limit_given() -> bool:
+    """True when the running command's ``--limit`` came from the command line: the user chose the
+    length, so a terminal listing is not cut short."""
+    from .compat import ParameterSource, get_current_context
+
+    ctx = get_current_context(silent=True)
+    return bool(ctx and "limit" in ctx.params and ctx.get_parameter_source("limit") == ParameterSource.COMMANDLINE)
+
+
+def set_format(name: str) -> None:
+    if name not in FORMATS:
+        raise ValueError(f"unknown format {name!r}")
+    mode.format = name
+
+
+def wants_json_format() -> bool:
+    return mode.format == "json"
+
+
+def _console() -> Console:
+    """A console for the current stdout: wrapped to the terminal, never wrapped into a pipe."""
+    if stdout_is_terminal():
+        return Console(soft_wrap=False, highlight=False)
+    return Console(soft_wrap=True, highlight=False, width=NO_WRAP_WIDTH, color_system=None)
+
+
+class _StdoutConsole:
+    """Looks like a rich Console; built per call so a redirected sys.stdout (tests, pipes) is used."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        _console().print(*objects, **kwargs)
+
+
+console = _StdoutConsole()
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # json.dumps(ensure_ascii=False) escapes C0 but writes DEL and C1 (U+009B is a one-character CSI) raw.
@@ -57,7 +127,7 @@ def emit_exact(text: str) -> None:
     """A value meant for a script (a rendered template), written byte-exact and unwrapped when stdout
     is a pipe or file, then one newline (as ``echo`` does). On a terminal a person reads
     it, so its control characters are shown visibly instead."""
-    if sys.stdout.isatty():
+    if stdout_is_terminal():
         text = visible(text)
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
@@ -69,7 +139,7 @@ def error_line(text: str) -> str:
 
 
 def warn(text: str, style: str | None = None) -> None:
-    """A note for the person on stderr (alerts, export summaries), neutralised, never wrapped."""
+    """A warning for the person on stderr (alerts), neutralised, never wrapped; shown even with --quiet."""
     if sys.stderr.isatty():
         err_console.print(Text(visible(text), style=style or ""), soft_wrap=True)
     else:
@@ -77,38 +147,112 @@ def warn(text: str, style: str | None = None) -> None:
         sys.stderr.flush()
 
 
+def note(text: str) -> None:
+    """A progress or status line on stderr (kept off stdout so pipes get only results); --quiet hides it."""
+    if not mode.quiet:
+        warn(text)
+
+
+def number(value: float) -> str:
+    """Four significant digits, never in exponent form (``0.000001055``, not ``1.055e-06``)."""
+    if value != value or value in (float("inf"), float("-inf")):
+        return str(value)
+    short = f"{value:.4g}"
+    if "e" not in short:
+        return short
+    text = format(Decimal(short), "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def plain(value: Any) -> str:
+    """The one text form of a value shown to a person or a pipe: no Python reprs, no brackets.
+
+    ``None`` is ``-``; booleans are yes/no; floats keep four significant digits; lists and tuples
+    are comma-separated; graph nodes are ``KIND:ID``.
+    """
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return number(value)
+    if isinstance(value, Node):  # a named tuple, but people read and type graph nodes as KIND:ID
+        return str(value)
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = sorted(value, key=str) if isinstance(value, (set, frozenset)) else value
+        return ", ".join(plain(v) for v in items) if items else "none"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={plain(v)}" for k, v in value.items()) if value else "none"
+    return str(value)
+
+
 def cell(value: Any) -> Text:
     """User text rendered literally: a skill named ``[bold]`` must not become markup."""
     if value is None:
         return Text("-", style="dim")
-    if isinstance(value, bool):
-        return Text("yes" if value else "no")
-    if isinstance(value, float):
-        return Text(f"{value:.4g}")
-    if isinstance(value, Node):  # a named tuple, but people read and type graph nodes as KIND:ID
-        return Text(visible(str(value)))
-    if isinstance(value, (list, tuple)):
-        return Text(visible(", ".join(str(v) for v in value)))
-    return Text(visible(str(value)))
+    return Text(visible(plain(value)))
+
+
+def tsv_field(value: Any) -> str:
+    """One tab-separated field: tabs and line breaks inside a value become spaces."""
+    return " ".join(visible(plain(value)).replace("\t", " ").splitlines()) if value is not None else "-"
+
+
+def _write_lines(lines: Iterable[str]) -> None:
+    for line in lines:
+        sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def _limit_hint(hidden: int) -> str:
+    return f"… {hidden} more; use --limit to see them (or pipe the output for every row)"
 
 
 def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+    """A listing: a rich table on a terminal, one tab-separated row a line into a pipe.
+
+    On a terminal a listing longer than :data:`TERMINAL_ROW_LIMIT` shows that many rows and a
+    "N more" line unless the user gave ``--limit``; pipes always get every row.
+    """
+    if mode.quiet and mode.format != "json":
+        return
+    fmt = mode.resolved()
+    if fmt == "json":  # a command that has no JSON form of its own: rows as objects
+        emit_json([dict(zip(columns, row, strict=False)) for row in rows])
+        return
+    if fmt == "tsv":
+        header = ["\t".join(tsv_field(c) for c in columns)] if mode.header else []
+        _write_lines(header + ["\t".join(tsv_field(v) for v in row) for row in rows])
+        return
     title = None if title is None else visible(title)
     grid = Table(title=title, title_justify="left", show_lines=False)
     for name in columns:
         grid.add_column(visible(name), overflow="fold")
+    whole = limit_given()
     count = 0
     for row in rows:
-        grid.add_row(*(cell(v) for v in row))
         count += 1
+        if count <= TERMINAL_ROW_LIMIT or whole:
+            grid.add_row(*(cell(v) for v in row))
     if count == 0:
         console.print(Text(f"{title or 'result'}: nothing to show", style="dim"))
         return
     console.print(grid)
+    if count > TERMINAL_ROW_LIMIT and not whole:
+        console.print(Text(_limit_hint(count - TERMINAL_ROW_LIMIT), style="dim"))
 
 
 def fields(title: str | None, pairs: Iterable[tuple[str, Any]]) -> None:
-    """A two-column key/value view for ``show`` commands."""
+    """A two-column key/value view for ``show`` commands (``key<TAB>value`` lines into a pipe)."""
+    if mode.quiet and mode.format != "json":
+        return
+    fmt = mode.resolved()
+    if fmt == "json":
+        emit_json({key: value for key, value in pairs})
+        return
+    if fmt == "tsv":
+        _write_lines(f"{tsv_field(key)}\t{tsv_field(value)}" for key, value in pairs)
+        return
     grid = Table(title=None if title is None else visible(title), title_justify="left", show_header=False,
                  box=None, pad_edge=False)
     grid.add_column(style="bold")
@@ -119,13 +263,15 @@ def fields(title: str | None, pairs: Iterable[tuple[str, Any]]) -> None:
 
 
 def message(text: str, style: str | None = None) -> None:
-    """A line for people. Never word-wrapped: rich's wrapping of one long line is quadratic (it splits
-    the wrapped text line by line, copying the rest each time: 10 MB took 47 s) and broke commands."""
-    if console.is_terminal:
-        console.print(Text(visible(text), style=style or ""), soft_wrap=True)
-    else:
-        sys.stdout.write(visible(text) + "\n")
-        sys.stdout.flush()
+    """A line for people; into a pipe it is written as is, never wrapped. Never word-wrapped on a
+    terminal either: rich's wrapping of one long line is quadratic (it splits the wrapped text line
+    by line, copying the rest each time: 10 MB took 47 s) and broke commands."""
+    if mode.quiet:
+        return
+    if not stdout_is_terminal():
+        _write_lines([visible(text)])
+        return
+    console.print(Text(visible(text), style=style or ""), soft_wrap=True)
 
 
 def when(ts: float | None) -> str | None:
@@ -153,14 +299,19 @@ def emit_json_line(value: Any) -> None:
     sys.stdout.flush()
 
 
-def plain(text: str) -> None:
+def write_visible(text: str) -> None:
     """Stored text written as it is (the dream digest, meant to be pasted), control characters neutralised."""
     sys.stdout.write(visible(text))
     sys.stdout.flush()
 
 
 def markdown(text: str) -> None:
-    """Render a markdown report (the dream digest) for people."""
+    """Render a markdown report (the dream digest) for people; a pipe gets the markdown source."""
+    if mode.quiet:
+        return
+    if not stdout_is_terminal():
+        _write_lines(visible(text).rstrip("\n").splitlines())
+        return
     from rich.markdown import Markdown
 
     console.print(Markdown(visible(text)))

@@ -9,11 +9,12 @@ import typer
 from ..errors import SchemaOutdatedError
 from ..skills import Skill
 from . import output
-from .common import DbOption, JsonOption, open_for_read, open_for_write, parse_params, wants_json
+from .common import DbOption, JsonOption, complete_skill_names, open_for_read, open_for_write, parse_params, wants_json
 
 app = typer.Typer(help="Manage skills: parameterised procedures agents can find and apply.", no_args_is_help=True)
 
-SkillRef = Annotated[str, typer.Argument(help="Skill name or id.", show_default=False)]
+SkillRef = Annotated[str, typer.Argument(help="Skill name or id.", show_default=False,
+                                         autocompletion=complete_skill_names)]
 
 
 def _record_text(record: dict) -> str:
@@ -68,7 +69,7 @@ def add(
 
     Example: kaos skill add csv-to-parquet -d "Convert CSV files to Parquet" -t "Convert {path}" --tag data
     """
-    with open_for_write(ctx, db) as lib:
+    with open_for_write(ctx, db, create=True) as lib:
         skill = lib.skills.add(name, description, template, tag or [])
     show_skill(ctx, skill, json_out, verb="added")
 

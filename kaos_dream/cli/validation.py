@@ -27,7 +27,7 @@ def prefs_set(
 
     Example: kaos prefs set deploys "never deploy to production on Fridays"
     """
-    with open_for_write(ctx, db) as lib:
+    with open_for_write(ctx, db, create=True) as lib:
         lib.preferences.set(key, value)
         stored = lib.preferences.all()
     if wants_json(ctx, json_out):

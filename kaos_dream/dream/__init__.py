@@ -55,6 +55,7 @@ class Dream:
 
     def run(self, *, apply: bool = False, since: float | None = None, wait: float = 0.0, if_due: bool = False,
             trigger: str = "manual", progress: Progress | None = None) -> RunOutcome:
+        """Run one dream pass (a dry run unless ``apply``) under the lease and return its outcome."""
         return run_dream(self._lib, mode="apply" if apply else "dry-run", since=since, wait=wait, if_due=if_due,
                          trigger=trigger, progress=progress)
 
@@ -64,11 +65,12 @@ class Dream:
                          progress=progress)
 
     def cycle(self) -> int:
+        """The number of completed dream passes so far (the decay clock of the graph)."""
         return current_cycle(self._lib.conn)
 
     def due(self) -> dict[str, Any]:
         """Both marks: the automatic dry run counts from the last pass of any kind, ``--apply --if-due``
-        from the last applied pass."""
+        from the last applied pass (``KAOS_DREAM_THRESHOLD`` episodes each)."""
         threshold = self._lib.settings.dream_threshold
         n, marker = completed_since_marker(self._lib.conn, ANY_PASS)
         n_applied, applied_marker = completed_since_marker(self._lib.conn, APPLIED_PASS)
@@ -77,10 +79,12 @@ class Dream:
                 "applied_marker": applied_marker}
 
     def lease(self) -> dict[str, Any] | None:
+        """Who holds the dream lease right now (holder, expiry), or None when no pass is running."""
         held = lease_holder(self._lib.conn)
         return None if held is None else held.__dict__.copy()
 
     def runs(self, limit: int = 20) -> list[dict[str, Any]]:
+        """The latest ``limit`` passes, newest first, with status and counts."""
         if limit < 0:
             raise InvalidInputError("limit must not be negative")
         return [
@@ -90,6 +94,7 @@ class Dream:
         ]
 
     def show(self, run_id: int) -> dict[str, Any]:
+        """One pass with its phases, timings and digest."""
         r = self._lib.conn.execute("SELECT * FROM dream_runs WHERE id = ?", (run_id,)).fetchone()
         if r is None:
             raise NotFoundError(f"no dream run {run_id} (see `kaos dream runs`)")
@@ -105,6 +110,7 @@ class Dream:
 
     def proposals(self, *, kind: str | None = None, status: str | None = "pending",
                   limit: int | None = None) -> list[dict[str, Any]]:
+        """Proposals in id order, optionally of one ``kind`` and ``status`` (None: every status)."""
         if kind is not None and kind not in proposals.KINDS:
             raise InvalidInputError(f"unknown proposal kind {kind!r}: use promote, prune or merge")
         if status is not None and status not in PROPOSAL_STATUSES:
@@ -127,9 +133,12 @@ class Dream:
         return out
 
     def merges(self) -> list[dict[str, Any]]:
+        """Pending merge proposals, most similar first: what a person has to review."""
         return pending_merges(self._lib.conn)
 
     def accept_merge(self, proposal_id: int, keep: int | str | None = None) -> dict[str, Any]:
+        """Accept pending merge proposal ``proposal_id``, keeping ``keep`` (name or id; default the proposal's
+        first skill); the other skill's history moves to the keeper and it is deprecated."""
         return accept_merge(self._lib, proposal_id, keep)
 
     def promotions(self) -> list[dict[str, Any]]:
@@ -142,4 +151,5 @@ class Dream:
         return reject_promotion(self._lib, proposal_id, reason)
 
     def reject(self, proposal_id: int, reason: str) -> dict[str, Any]:
+        """Reject a pending proposal with a reason; it stays rejected until its targets change."""
         return reject_proposal(self._lib, proposal_id, reason)

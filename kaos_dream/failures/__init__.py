@@ -3,7 +3,7 @@
 from .diagnosis import CATEGORIES, DiagnoserRegistry, Diagnosis, FailureInput, register_diagnoser, unregister_diagnoser
 from .heuristics import BUILTINS, PatternDiagnoser
 from .normalize import ALGORITHM, normalize
-from .records import Failures, Recorded
+from .records import Failures, Known, Recorded
 
 __all__ = [
     "ALGORITHM",
@@ -13,6 +13,7 @@ __all__ = [
     "DiagnoserRegistry",
     "FailureInput",
     "Failures",
+    "Known",
     "PatternDiagnoser",
     "Recorded",
     "normalize",

@@ -9,7 +9,7 @@ sight, check the systemic detector — all in one short transaction. The optiona
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..episodes import clean_agent_id
@@ -42,6 +42,23 @@ FALLBACK = Diagnosis(
 )
 
 
+NO_SESSION_CONCLUSION = "no session: registered by a failure report"
+
+
+def register_reporting_agent(conn, agent: str, now: float) -> None:
+    """Make sure ``agent`` has a row (occurrences reference it) without inventing a session.
+
+    An agent id nobody started gets an *ended* row (state ``failed``, already processed, so no
+    episode-end learning runs for it): a failure report must not leave a "running" session that
+    never ends. An agent that did ``agent start`` keeps its own session untouched.
+    """
+    conn.execute(
+        "INSERT OR IGNORE INTO agents (id, state, started_at, ended_at, conclusion, processed_at)"
+        " VALUES (?, 'failed', ?, ?, ?, ?)",
+        (agent, now, now, NO_SESSION_CONCLUSION, now),
+    )
+
+
 def checked_agent(agent: object) -> str | None:
     """An agent id checked by the same rules as everywhere else (:func:`clean_agent_id`), or None."""
     if agent is None:
@@ -49,6 +66,30 @@ def checked_agent(agent: object) -> str | None:
     if not isinstance(agent, str):
         raise InvalidInputError("agent id must be a string")
     return clean_agent_id(agent)
+
+
+@dataclass(frozen=True)
+class Known:
+    """What :meth:`Failures.lookup` knows about a message: the same style as :class:`Recorded`
+    (attributes, and ``to_dict()`` for JSON)."""
+
+    fingerprint_id: int
+    hash: str
+    tool: str
+    occurrences: int
+    category: str
+    root_cause: str | None
+    suggested_action: str | None
+    confidence: float | None
+    diagnostic_method: str | None
+    diagnoser: str | None
+    learned_from: int | None
+    source: str | None
+    fix: dict[str, Any] | None
+    preventing_skills: list[dict[str, Any]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -132,7 +173,7 @@ class Failures:
         conn = self.conn
         with transaction(conn):
             if agent is not None:
-                conn.execute("INSERT OR IGNORE INTO agents (id, started_at) VALUES (?, ?)", (agent, now))
+                register_reporting_agent(conn, agent, now)
             row = conn.execute("SELECT id FROM failure_fingerprints WHERE hash = ?", (digest,)).fetchone()
             new = row is None
             if new:
@@ -343,7 +384,7 @@ class Failures:
             params.append(int(limit))
         return [fingerprint_dict(r) for r in self.conn.execute(sql, params)]
 
-    def lookup(self, tool: str, message: str) -> dict[str, Any] | None:
+    def lookup(self, tool: str, message: str) -> Known | None:
         """The agent fast path: this message's fingerprint, diagnosis and current fix, or None. Reads only."""
         tool = clean_tool(tool)
         digest = fingerprint_hash(tool, normalize(clean_message(message)))
@@ -351,22 +392,13 @@ class Failures:
         if row is None:
             return None
         fp = self.get(int(row[0]))
-        return {
-            "fingerprint_id": fp["id"],
-            "hash": fp["hash"],
-            "tool": fp["tool"],
-            "occurrences": fp["occurrences"],
-            "category": fp["category"],
-            "root_cause": fp["root_cause"],
-            "suggested_action": fp["suggested_action"],
-            "confidence": fp["confidence"],
-            "diagnostic_method": fp["diagnostic_method"],
-            "diagnoser": fp["diagnoser"],
-            "learned_from": fp["learned_from"],
-            "source": fp["source"],
-            "fix": fp["fix"],
-            "preventing_skills": self.preventing_skills(fp["id"]),
-        }
+        return Known(
+            fingerprint_id=fp["id"], hash=fp["hash"], tool=fp["tool"], occurrences=fp["occurrences"],
+            category=fp["category"], root_cause=fp["root_cause"], suggested_action=fp["suggested_action"],
+            confidence=fp["confidence"], diagnostic_method=fp["diagnostic_method"], diagnoser=fp["diagnoser"],
+            learned_from=fp["learned_from"], source=fp["source"], fix=fp["fix"],
+            preventing_skills=self.preventing_skills(fp["id"]),
+        )
 
     def preventing_skills(self, fp_id: int, limit: int = 5) -> list[dict[str, Any]]:
         """Live skills with a ``prevented`` edge to this fingerprint, most confident first (reads only)."""
@@ -381,6 +413,7 @@ class Failures:
         return out
 
     def history(self, ref: int | str) -> list[dict[str, Any]]:
+        """How a fingerprint's diagnosis changed over time, oldest first."""
         fp_id = self.resolve_id(ref)
         return [
             dict(r)
@@ -398,6 +431,7 @@ class Failures:
         )
 
     def occurrences(self, ref: int | str, limit: int = 20) -> list[dict[str, Any]]:
+        """The latest ``limit`` occurrences of a fingerprint (agent, message sample, time)."""
         fp_id = self.resolve_id(ref)
         return [
             dict(r)
@@ -412,18 +446,20 @@ class Failures:
     def attach_fix(
         self, ref: int | str, *, summary: str | None = None, skill: int | str | None = None, by: str | None = None
     ) -> dict[str, Any]:
+        """Attach a fix (a summary and/or a skill) to a fingerprint; it becomes the current fix."""
         with transaction(self.conn):
             fp_id = self.resolve_id(ref)
             skill_id = self.lib.skills.resolve_id(skill) if skill is not None else None
             return fixes.attach(self.conn, fp_id, summary, skill_id, by, self.lib.now())
 
     def record_fix_outcome(self, ref: int | str, succeeded: bool, *, agent: str | None = None) -> dict[str, Any]:
+        """Report whether the current fix worked; a fix under the success floor after enough attempts is withdrawn."""
         agent = checked_agent(agent)
         with transaction(self.conn):
             fp_id = self.resolve_id(ref)
             now = self.lib.now()
             if agent is not None:
-                self.conn.execute("INSERT OR IGNORE INTO agents (id, started_at) VALUES (?, ?)", (agent, now))
+                register_reporting_agent(self.conn, agent, now)
             fix = fixes.active_fix(self.conn, fp_id)
             result = fixes.record_outcome(self.conn, fp_id, bool(succeeded), agent, now, self.lib.settings)
             if fix is not None and fix["skill_id"] is not None:
@@ -436,18 +472,23 @@ class Failures:
             return result
 
     def fix_history(self, ref: int | str) -> list[dict[str, Any]]:
+        """Every fix attached to a fingerprint with its outcomes, oldest first."""
         return fixes.history(self.conn, self.resolve_id(ref))
 
     def alerts(self, *, include_resolved: bool = False) -> list[dict[str, Any]]:
+        """Systemic alerts, resolved ones too when ``include_resolved``."""
         return alerts.list_alerts(self.conn, include_resolved=include_resolved)
 
     def active_alerts(self) -> list[dict[str, Any]]:
+        """Systemic alerts not yet resolved (active and acknowledged)."""
         return alerts.list_alerts(self.conn, include_resolved=False)
 
     def ack_alert(self, alert_id: int, by: str | None = None) -> bool:
+        """Acknowledge an active systemic alert; False when it was not active."""
         with transaction(self.conn):
             return alerts.ack(self.conn, alert_id, by, self.lib.now())
 
     def resolve_alert(self, alert_id: int, by: str | None = None) -> bool:
+        """Resolve a systemic alert; False when it was already resolved."""
         with transaction(self.conn):
             return alerts.resolve(self.conn, alert_id, by, self.lib.now())

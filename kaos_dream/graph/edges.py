@@ -125,6 +125,7 @@ class Graph:
 
     # -- reading ---------------------------------------------------------------------------------
     def get(self, src: Node, relation: str, dst: Node, *, include_pruned: bool = False) -> Edge | None:
+        """The edge ``src -relation-> dst``, or None (pruned edges only with ``include_pruned``)."""
         relation = check_relation(relation)
         src, dst = canonical(src, relation, dst)
         sql = (
@@ -136,6 +137,7 @@ class Graph:
         return None if row is None else Edge.from_row(row)
 
     def edge(self, edge_id: int) -> Edge:
+        """One edge by id; NotFoundError when there is none."""
         row = self._conn.execute("SELECT * FROM edges WHERE id = ?", (edge_id,)).fetchone()
         if row is None:
             raise NotFoundError(f"no edge {edge_id}")
@@ -184,6 +186,7 @@ class Graph:
         return [Edge.from_row(r) for r in rows]
 
     def count(self, *, include_pruned: bool = False) -> int:
+        """Number of edges (live ones unless ``include_pruned``)."""
         sql = "SELECT count(*) FROM edges" + ("" if include_pruned else " WHERE pruned_at IS NULL")
         return int(self._conn.execute(sql).fetchone()[0])
 

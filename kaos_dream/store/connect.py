@@ -151,6 +151,15 @@ def _check_header(path: str) -> None:
         raise StoreError(f"{path} is not a SQLite database (wrong file header); refusing to touch it")
 
 
+CREATING_COMMANDS = ("init", "db import", "demo", "skill add", "memory add", "agent start", "record-outcome",
+                     "failure record", "prefs set")
+
+
+def missing_library_message(path: str) -> str:
+    """One line for a library file that does not exist: a mistyped --db must not become a new file."""
+    return f"no library at {path}; create it with `kaos --db {path} init` (or check --db / $KAOS_DB)"
+
+
 def connect(
     path: str,
     *,
@@ -168,7 +177,7 @@ def connect(
     _check_header(path)
     if readonly and path != ":memory:":
         if not os.path.exists(path):
-            raise StoreError(f"no database at {path} (create one with `kaos init` or any write command)")
+            raise StoreError(missing_library_message(path))
         uri = "file:" + quote(Path(path).resolve().as_posix()) + "?mode=ro"
         target, is_uri = uri, True
     else:
