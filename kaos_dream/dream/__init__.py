@@ -142,12 +142,15 @@ class Dream:
         return accept_merge(self._lib, proposal_id, keep)
 
     def promotions(self) -> list[dict[str, Any]]:
+        """Pending promotion proposals (memory, hits, agents, content): they wait for a person."""
         return pending_promotions(self._lib)
 
     def accept_promotion(self, proposal_id: int) -> dict[str, Any]:
+        """Accept pending promotion ``proposal_id``: its memory becomes a skill."""
         return accept_promotion(self._lib, proposal_id)
 
     def reject_promotion(self, proposal_id: int, reason: str) -> dict[str, Any]:
+        """Reject pending promotion ``proposal_id`` with a reason; it stays rejected until the memory changes."""
         return reject_promotion(self._lib, proposal_id, reason)
 
     def reject(self, proposal_id: int, reason: str) -> dict[str, Any]:
