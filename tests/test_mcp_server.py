@@ -146,8 +146,8 @@ def test_tools_act_on_the_library(library_file: Path) -> None:
         assert known["known"] is True and known["occurrences"] == 2 and known["preventing_skills"] == []
         assert await call(s, "failure_lookup", {"tool": "http_get", "message": "disk full"}) == {"known": False}
         status = await call(s, "dream_status", {})
-        # a1 and a2 never started a session: their failure reports register ended ones (issue 18), not running
-        assert status["agents"] == {"failed": 2} and status["failures"] == {"fingerprints": 1, "open_alerts": 0}
+        # a1 and a2 started their sessions above (issue 17), so their failure reports leave them running
+        assert status["agents"] == {"running": 2} and status["failures"] == {"fingerprints": 1, "open_alerts": 0}
         assert await call(s, "alerts_check", {}) == {"clear": True, "alerts": []}
 
     drive(library_file, script)
