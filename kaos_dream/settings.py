@@ -28,8 +28,9 @@ def parse_bool(text: str, name: str) -> bool:
     raise InvalidInputError(f"{name}={text!r} is not a boolean (use 1/0, true/false, yes/no, on/off)")
 
 
-# Variables kaos reads besides the Settings fields (the CLI's traceback switch).
-OTHER_VARIABLES = ("KAOS_DEBUG",)
+# Variables kaos knows besides the Settings fields: the CLI's traceback switch, and the report browser
+# test's screenshot target (set around `pytest`, so every `kaos` the test starts inherits it).
+OTHER_VARIABLES = ("KAOS_DEBUG", "KAOS_REPORT_SCREENSHOT")
 
 
 def variable_name(field_name: str) -> str:
