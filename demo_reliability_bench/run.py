@@ -330,8 +330,12 @@ def main() -> int:
     back_to_back, b2b_problems = writers.run(f"{db}.writers.db", seed=args.seed, seconds=seconds,
                                              writers=args.b2b_writers, dream_loop=dream_loop)
     problems += b2b_problems
+    checks.add("back-to-back writers: every writer gets the lock, no error", not b2b_problems,
+               "; ".join(b2b_problems[:3]))
     poisoned = poisoning.run_scenario(args.seed, folder)  # one hostile agent among honest ones
     problems += poisoned["problems"]
+    checks.add("poisoning: no skill deprecated or created by one agent alone", not poisoned["problems"],
+               "; ".join(poisoned["problems"][:3]))
     fig = figures(reports, seconds)
     result = {
         "ok": not problems,

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import file_digest
+from .conftest import run_kaos as run_kaos_process
 from .conftest import run_kaos_in_process as run_kaos  # parsing and rendering: no new process needed
 
 
@@ -66,7 +67,9 @@ def test_related_hides_deprecated_skills_unless_asked_and_marks_them(db: Path) -
     shown = json.loads(run_kaos("dream", "related", "skill", "twin-a", "--include-deprecated", "--json",
                                 db=db).stdout)
     assert [(n["name"], n["deprecated"]) for n in shown["neighbours"]] == [("twin-b", True), ("note", False)]
-    table = run_kaos("dream", "related", "skill", "twin-a", "--include-deprecated", db=db, env={"COLUMNS": "200"})
+    # A real process: the in-process console keeps the width it was built with, and COLUMNS sets it.
+    table = run_kaos_process("dream", "related", "skill", "twin-a", "--include-deprecated", db=db,
+                             env={"COLUMNS": "200"})
     assert "twin-b (deprecated)" in table.stdout
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import resource
 import sys
 import time
 from pathlib import Path
@@ -99,12 +100,17 @@ def test_big_library_renders_within_budget(tmp_path: Path) -> None:
     db = tmp_path / "big.db"
     big_library(db)
     out = tmp_path / "big.html"
+    # CPU seconds of the `kaos report` process, not wall time: the budget is the command's own work,
+    # which a loaded machine (or a parallel test worker) stretches in wall time but not in CPU time.
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     doc = report_of(db, out)
     elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     size = out.stat().st_size
-    print(f"10k-skill report: {elapsed:.2f} s, {size / 1e6:.2f} MB")
-    assert elapsed <= 5.0, f"took {elapsed:.2f} s"
+    print(f"10k-skill report: {cpu:.2f} s CPU ({elapsed:.2f} s wall), {size / 1e6:.2f} MB")
+    assert cpu <= 5.0, f"took {cpu:.2f} s of CPU ({elapsed:.2f} s wall)"
     assert size <= 5_000_000
     assert "10000 skills; the 1000 most used are listed" in doc
     assert "more not shown; all: <code>kaos dream merges</code>" in doc
