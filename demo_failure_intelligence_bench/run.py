@@ -610,6 +610,8 @@ def main(argv: list[str] | None = None) -> int:
     budgets.add("category accuracy >= 90 %", c["accuracy"]["all"] >= TARGETS["accuracy"])
     budgets.add("grouping precision >= 0.95", c["grouping"]["precision"] >= TARGETS["precision"])
     budgets.add("grouping recall >= 0.90", c["grouping"]["recall"] >= TARGETS["recall"])
+    budgets.add(f"blind set {newest['file']}: category accuracy >= {BLIND_GOAL:.0%} with the LLM off",
+                results["blind_goal"]["met"])
     return benchkit.finish(args, "demo_failure_intelligence_bench", budgets)
 
 
