@@ -18,6 +18,7 @@ from ..llm import LLMClient
 from ..store import transaction
 from . import alerts, fixes
 from . import heuristics as _heuristics  # noqa: F401  (registers the built-in diagnosers)
+from .cues import generic_diagnosis
 from .diagnosis import CATEGORIES, LLM_METHODS, REGISTRY, Diagnosis, FailureInput, diagnosis_source
 from .fingerprint import bounded_sample, fingerprint_hash, message_hash
 from .learned import learned_diagnosis, learned_from
@@ -178,8 +179,9 @@ class Failures:
             new = row is None
             if new:
                 diagnosis = (
-                    REGISTRY.diagnose(FailureInput(tool, key_text, sample, norm.exception_type))
+                    REGISTRY.diagnose(failure := FailureInput(tool, key_text, sample, norm.exception_type))
                     or learned_diagnosis(conn, tool, normalized)
+                    or generic_diagnosis(failure)
                     or FALLBACK
                 )
                 fp_id = int(
@@ -294,16 +296,18 @@ class Failures:
     def recategorize(self, *, use_llm: bool = True) -> int:
         """Re-diagnose every ``unknown`` fingerprint that was not set by hand (after a new diagnoser
         was registered, a fingerprint labelled by hand, or a key configured): heuristics, then the
-        nearest labelled example, then the LLM. Returns how many now have a known category."""
+        nearest labelled example, then the generic cues, then the LLM. Returns how many now have a
+        known category."""
         rows = self.conn.execute(
             "SELECT id, hash, tool, exception_type, normalized, key_text, example FROM failure_fingerprints"
             " WHERE category = 'unknown' AND diagnostic_method <> 'manual' ORDER BY id"
         ).fetchall()
         changed = 0
         for row in rows:
-            found = REGISTRY.diagnose(FailureInput(row["tool"], row["key_text"], row["example"], row["exception_type"]))
+            failure = FailureInput(row["tool"], row["key_text"], row["example"], row["exception_type"])
+            found = REGISTRY.diagnose(failure) or learned_diagnosis(self.conn, row["tool"], row["normalized"])
             if found is None:
-                found = learned_diagnosis(self.conn, row["tool"], row["normalized"])
+                found = generic_diagnosis(failure)
             if found is None and use_llm and self.llm.enabled:
                 found, _ = llm_diagnose(self.llm, self.conn, row["hash"], row["tool"], row["key_text"], self.lib.now())
             if found is None or found.category == "unknown":
