@@ -1,0 +1,108 @@
+"""The generic cue tier: families, precedence, conflicts, the audit, and its place in the diagnosis chain."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kaos_dream import Library, ManualClock, Settings
+from kaos_dream.failures import FailureInput, cues, normalize
+from kaos_dream.failures.diagnosis import REGISTRY
+
+
+def failure(message: str, tool: str = "svc") -> FailureInput:
+    norm = normalize(message)
+    return FailureInput(tool, norm.key_lines, message, norm.exception_type)
+
+
+@pytest.mark.parametrize(
+    ("message", "category", "cue"),
+    [
+        ("acme.errors.UpstreamTimeoutFault: ledger did not answer", "transient", "class-name/Timeout"),
+        ("acme.LedgerUnavailableException: try later", "transient", "class-name/Unavailable"),
+        ("acme.errors.QuotaThrottledFault: slow down", "transient", "class-name/Throttl"),
+        ("acme.ShelfPermissionFault: user 7 on shelf 9", "config", "class-name/Permission"),
+        ("acme.PlannerSyntaxError: near 'SELEKT'", "code", "class-name/Syntax"),
+        ("acme.WidgetNotFoundFault: widget 12", "code", "class-name/NotFound"),
+        ("rpc failed: StatusCode.PERMISSION_DENIED on ledger.Write", "config", "grpc-status/PERMISSION_DENIED"),
+        ("ledger call failed: code = Unavailable desc = draining", "transient", "grpc-status/UNAVAILABLE"),
+        ("pod ledger-7 status OOMKilled after 3 restarts", "infra", "orchestrator-state/OOMKilled"),
+        ("ledger store answered LOADING, dataset not ready", "transient", "datastore-state/LOADING"),
+        ("mail relay said (451, b'4.7.1 greylisted') for ana", "transient", "smtp-status/4.x.x"),
+        ("ledger/render.go:14:2: error: frob undeclared", "code", "source-location/file:line error"),
+        ("frob: too many connections for role ledger", "infra", "wording/connection limit"),
+        ("frobnicate: command not found", "config", "wording/not installed"),
+    ],
+)
+def test_cue_families_name_the_category_and_the_cue(message: str, category: str, cue: str) -> None:
+    found = cues.generic_diagnosis(failure(message))
+    assert found is not None, message
+    assert (found.category, found.diagnoser) == (category, f"{cues.DIAGNOSER_PREFIX}{cue}")
+    assert found.confidence <= 0.6
+    assert "Generic cue" in found.root_cause
+
+
+def test_states_come_before_class_names_and_wording() -> None:
+    """An explicit status beats a class-name part that names another category."""
+    found = cues.generic_diagnosis(failure("acme.PlannerSyntaxError: upstream said HTTP 503 Service Unavailable"))
+    assert found is not None and found.category == "transient" and found.diagnoser == "cue:http-status/503"
+
+
+def test_disagreeing_cues_of_one_rank_leave_the_failure_unknown() -> None:
+    """A timeout class name and 'invalid input' wording name different categories: no answer."""
+    assert cues.generic_diagnosis(failure("acme.LedgerTimeoutFault: invalid input for frob")) is None
+    assert cues.decide(cues.matches(failure("acme.LedgerTimeoutFault: invalid input"), cues.CUES)) is None
+
+
+def test_a_match_inside_a_longer_one_gives_way() -> None:
+    """'not found' lies inside 'command not found': the longer cue decides."""
+    found = cues.matches(failure("frobnicate: command not found"), cues.CUES)
+    assert {m.cue.name for m in found} >= {"wording/not installed", "wording/not found"}
+    assert [m.cue.name for m in cues.contenders(found)] == ["wording/not installed"]
+
+
+def test_retired_cues_never_answer_and_no_cue_means_no_answer() -> None:
+    assert "wording/not found" in cues.RETIRED
+    assert cues.generic_diagnosis(failure("ledger widget not found")) is None
+    assert cues.CueDiagnoser(retired=frozenset())(failure("ledger widget not found")) is not None
+    assert cues.generic_diagnosis(failure("merchant account suspended by the risk review team")) is None
+
+
+def test_class_names_reads_types_identifiers_snake_case_and_service_codes() -> None:
+    names = cues.class_names(failure(
+        "botocore.exceptions.ClientError: An error occurred (SlowDown) when calling PutObject: "
+        "mapper_parsing_exception raised"))
+    assert names.splitlines() == ["botocore", "exceptions", "ClientError", "MapperParsingException", "SlowDown"]
+
+
+def test_audit_retires_cues_wrong_more_than_one_time_in_four() -> None:
+    timeout = cues.matches(failure("acme.LedgerTimeoutFault: x"), cues.CUES)
+    assert [m.cue.name for m in cues.contenders(timeout)] == ["class-name/Timeout"]
+    assert cues.audit([(timeout, "transient"), (timeout, "infra")]) == {"class-name/Timeout"}
+    assert cues.audit([(timeout, "transient")] * 3 + [(timeout, "infra")]) == frozenset()
+    assert cues.audit([(timeout, "infra")]) == frozenset()  # fired once: too little to judge
+
+
+def test_record_uses_cues_only_after_the_specific_rules(tmp_path: Path) -> None:
+    with Library(tmp_path / "k.db", clock=ManualClock(1_767_225_600.0), settings=Settings(llm=False)) as lib:
+        cue = lib.failures.record("ledger", "acme.errors.UpstreamTimeoutFault: ledger did not answer")
+        specific = lib.failures.record("ledger", "psql: error: connection to server failed: Connection refused")
+        row = lib.failures.get(cue.fingerprint_id)
+        assert (row["category"], row["diagnoser"], row["diagnostic_method"]) == (
+            "transient", "cue:class-name/Timeout", "heuristic")
+        assert "UpstreamTimeoutFault" in row["root_cause"]
+        assert lib.failures.get(specific.fingerprint_id)["diagnoser"] == "connection_refused"
+        assert REGISTRY.diagnose(failure("acme.errors.UpstreamTimeoutFault: ledger did not answer")) is None
+
+
+def test_a_label_learned_from_a_person_comes_before_a_cue(tmp_path: Path) -> None:
+    """A person said this fault is config; a close new variant follows the person, not the cue."""
+    with Library(tmp_path / "k.db", clock=ManualClock(1_767_225_600.0), settings=Settings(llm=False)) as lib:
+        first = lib.failures.record("ledger", "acme.errors.VaultTimeoutFault: vault sealed for ledger tenant")
+        assert lib.failures.get(first.fingerprint_id)["category"] == "transient"
+        lib.failures.diagnose(first.fingerprint_id, category="config", by="ana")
+        later = lib.failures.record("ledger", "acme.errors.VaultTimeoutFault: vault sealed for ledger tenant eu")
+        row = lib.failures.get(later.fingerprint_id)
+        assert later.fingerprint_id != first.fingerprint_id
+        assert (row["category"], row["learned_from"]) == ("config", first.fingerprint_id)
