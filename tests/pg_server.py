@@ -90,7 +90,8 @@ class PgServer:
 
     def socket_url(self, database: str = "postgres", user: str = ADMIN) -> str:
         """A URL over the unix socket (trusted: no password)."""
-        return f"postgresql://{quote(user, safe='')}@/{quote(database, safe='')}?host={quote(self.socket_dir)}&port={self.port}"
+        query = f"host={quote(self.socket_dir)}&port={self.port}"
+        return f"postgresql://{quote(user, safe='')}@/{quote(database, safe='')}?{query}"
 
     def admin(self, database: str = "postgres"):
         """An autocommit superuser connection over the socket."""
