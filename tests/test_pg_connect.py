@@ -145,3 +145,11 @@ def test_without_the_driver_a_postgres_url_gives_the_install_line(tmp_path) -> N
     assert INSTALL_LINE in result.stderr and SECRET not in result.stderr
     assert result.stderr.count("\n") == 1
     assert list(tmp_path.iterdir()) == []
+
+
+def test_kaos_db_variable_is_refused_the_same_way(tmp_path) -> None:
+    result = run_kaos("memory", "list", env={"KAOS_DB": f"postgres://kaos:{SECRET}@127.0.0.1:1/kaos"})
+    assert result.returncode == 1
+    assert result.stderr.strip() == ("kaos: error: postgres://kaos:***@127.0.0.1:1/kaos: this version keeps libraries "
+                                     "in SQLite files only; the PostgreSQL backend is not wired into the stores yet "
+                                     "(docs/postgres.md)")
