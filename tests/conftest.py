@@ -141,3 +141,7 @@ def _decoded(stream: io.TextIOWrapper) -> str:
 def kaos_in_process():
     return run_kaos_in_process
 
+
+
+# A real PostgreSQL server per test process, for the tests of the PostgreSQL backend (tests/pg_server.py).
+from tests.pg_server import pg_database, pg_server, pg_url  # noqa: E402,F401

@@ -284,7 +284,9 @@ def run(argv: list[str] | None = None) -> int:
 
 
 def global_options_path() -> str:
-    return resolved_db() or os.environ.get("KAOS_DB") or "the database"
+    from ..store.engine import mask
+
+    return resolved_db() or mask(os.environ.get("KAOS_DB") or "") or "the database"
 
 
 def main() -> None:

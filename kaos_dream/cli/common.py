@@ -43,12 +43,31 @@ def resolve_db(ctx: typer.Context, db: str | None) -> str:
         raise InvalidInputError("--db must name a file")  # an empty --db must not quietly mean ./kaos.db
     path = db or global_options(ctx).db or os.environ.get("KAOS_DB") or Settings.from_env().db
     _resolved[:] = [path]
+    refuse_postgres(path)
     return path
+
+
+def refuse_postgres(path: str) -> None:
+    """A PostgreSQL URL: the driver must be installed (else the install line), and the stores do not
+    run on PostgreSQL yet (docs/postgres.md), so say that instead of treating the URL as a file name."""
+    from ..store.engine import parse_db, require_driver
+
+    engine = parse_db(path)
+    if engine.kind == "postgresql":
+        require_driver(engine)
+        raise StoreError(
+            f"{engine.shown}: this version keeps libraries in SQLite files only; the PostgreSQL backend "
+            "is not wired into the stores yet (docs/postgres.md)"
+        )
 
 
 def resolved_db() -> str | None:
     """The database path the current command resolved (None before it got that far)."""
-    return _resolved[0] if _resolved else None
+    if not _resolved:
+        return None
+    from ..store.engine import mask
+
+    return mask(_resolved[0])
 
 
 def forget_resolved_db() -> None:

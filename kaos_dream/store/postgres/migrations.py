@@ -1,0 +1,155 @@
+"""The numbered schema migrations in PostgreSQL's dialect, applied safely by many hosts at once.
+
+The SQL lives in ``postgres/migrations/`` with the same numbers and names as SQLite's
+``store/migrations/`` (a test holds the two lists and the resulting tables and columns equal). Each
+migration runs in one transaction together with its ``schema_migrations`` row. Before reading the
+version, the transaction takes ``pg_advisory_xact_lock`` on a fixed key, so hosts starting at once
+queue there and each one re-reads the version under the lock: the first applies the step, the
+others find nothing to do. The lock goes with the transaction's end, commit or rollback.
+
+The version is ``max(version)`` of ``schema_migrations`` (PostgreSQL has no ``user_version``). As
+on SQLite, a database of a newer kaos-dream is refused before anything is written, and a database
+that already holds tables but no ``schema_migrations`` belongs to another application.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from importlib import resources
+from typing import TYPE_CHECKING
+
+from ...errors import SchemaOutdatedError, SchemaTooNewError, StoreError
+from ..engine import mask
+from ..migrations import MIGRATIONS as SQLITE_MIGRATIONS
+
+if TYPE_CHECKING:
+    import psycopg
+
+_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+# The advisory-lock key every kaos-dream process uses for schema changes: the first 8 bytes of
+# sha256("kaos-dream schema"), so it is unlikely to meet another application's key on a shared server.
+SCHEMA_LOCK_KEY = int.from_bytes(hashlib.sha256(b"kaos-dream schema").digest()[:8], "big", signed=True)
+
+
+@dataclass(frozen=True)
+class PgMigration:
+    version: int
+    name: str
+    script: str
+
+
+def _load() -> tuple[PgMigration, ...]:
+    folder = resources.files(__package__).joinpath("migrations")
+    found = sorted(
+        (PgMigration(int(m.group(1)), m.group(2), entry.read_text("utf-8")) for entry in folder.iterdir()
+         if (m := _NAME.match(entry.name))),
+        key=lambda m: m.version,
+    )
+    for expected, migration in enumerate(found, start=1):
+        if migration.version != expected:
+            raise RuntimeError(f"PostgreSQL migration numbering has a gap: expected {expected:04d}, "
+                               f"got {migration.version:04d}")
+    sqlite_steps = [(m.version, m.name) for m in SQLITE_MIGRATIONS]
+    if [(m.version, m.name) for m in found] != sqlite_steps:
+        raise RuntimeError("the PostgreSQL migrations must be the same numbered steps as SQLite's "
+                           f"{sqlite_steps}, got {[(m.version, m.name) for m in found]}")
+    return tuple(found)
+
+
+MIGRATIONS: tuple[PgMigration, ...] = _load()
+LATEST_VERSION: int = len(MIGRATIONS)
+
+
+_TABLES = """
+SELECT coalesce(bool_or(c.relname = 'schema_migrations'), false),
+       coalesce(bool_or(c.relname <> 'schema_migrations'), false)
+FROM pg_catalog.pg_class AS c JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
+WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm')
+"""
+
+
+def _state(conn: psycopg.Connection) -> tuple[int, bool]:
+    """(applied version, other tables present), read from one snapshot: a check split over two
+    statements could see another host's first migration commit in between and call our own fresh
+    tables foreign."""
+    ours, others = conn.execute(_TABLES).fetchone()
+    if not ours:
+        return 0, bool(others)
+    return int(conn.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()[0]), bool(others)
+
+
+def schema_version(conn: psycopg.Connection) -> int:
+    """The applied version (0 for a database without kaos-dream's tables)."""
+    return _state(conn)[0]
+
+
+def check_ownership(conn: psycopg.Connection, shown: str) -> int:
+    """Refuse, before anything is written, a newer schema or another application's tables."""
+    version, others = _state(conn)
+    check_not_newer(version, shown)
+    if version == 0 and others:
+        raise StoreError(f"{shown} holds tables of another application (no schema_migrations); refusing to touch it")
+    return version
+
+
+def check_not_newer(version: int, shown: str) -> None:
+    if version > LATEST_VERSION:
+        raise SchemaTooNewError(
+            f"{shown} has schema version {version}, newer than this kaos-dream understands "
+            f"({LATEST_VERSION}); upgrade kaos-dream to use it (the database was not changed)"
+        )
+
+
+def require_current(conn: psycopg.Connection, shown: str) -> None:
+    """For read-only opens: reads never migrate, so the schema must already be current."""
+    version = check_ownership(conn, shown)
+    if version < LATEST_VERSION:
+        raise SchemaOutdatedError(
+            f"{shown} has schema version {version}; run `kaos db migrate` to upgrade it to {LATEST_VERSION}"
+        )
+
+
+def apply_migrations(conn: psycopg.Connection, now: float, shown: str = "database",
+                     upto: int | None = None) -> list[int]:
+    """Bring the schema up to date (or up to ``upto``); returns the versions this call applied.
+
+    ``conn`` must not be inside a transaction: each step is its own.
+    """
+    from psycopg.pq import TransactionStatus
+
+    shown = mask(shown)
+    if conn.info.transaction_status != TransactionStatus.IDLE:
+        raise RuntimeError("apply_migrations needs a connection outside a transaction (each step is its own)")
+    with conn.transaction():
+        version = check_ownership(conn, shown)
+    applied: list[int] = []
+    for migration in MIGRATIONS[version: LATEST_VERSION if upto is None else upto]:
+        if apply_one(conn, migration, now, shown):
+            applied.append(migration.version)
+    return applied
+
+
+def apply_one(conn: psycopg.Connection, migration: PgMigration, now: float, shown: str = "database") -> bool:
+    """Run one migration in one transaction under the schema lock; ``False`` if another process got
+    there first."""
+    import psycopg
+
+    try:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK_KEY,))
+            current = check_ownership(conn, shown)
+            if current >= migration.version:
+                return False
+            if current != migration.version - 1:
+                raise StoreError(f"{shown}: cannot apply migration {migration.version} on schema version {current}")
+            conn.execute(migration.script.encode("utf-8"))  # no parameters: the whole script in one round trip
+            conn.execute("INSERT INTO schema_migrations (version, name, applied_at) VALUES (%s, %s, %s)",
+                         (migration.version, migration.name, now))
+    except psycopg.errors.InsufficientPrivilege as exc:
+        raise StoreError(
+            f"{shown}: the user may not create kaos-dream's schema ({mask(str(exc).splitlines()[0])}); "
+            "grant it CREATE on the schema, or migrate once as its owner"
+        ) from None
+    return True
