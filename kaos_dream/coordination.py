@@ -26,7 +26,7 @@ from .names import first_unprintable
 from .store import transaction
 
 if TYPE_CHECKING:
-    from .library import Library
+    from .store.context import StoreContext
 
 ENTRY_KINDS = ("intent", "vote", "decision", "commit", "abort", "result")
 MAX_ACTION = 2_000
@@ -129,12 +129,12 @@ def _clean_action(action: str) -> str:
 class CoordinationLog:
     """Append and read the log; one instance per :class:`Library`."""
 
-    def __init__(self, library: Library) -> None:
-        self._lib = library
+    def __init__(self, ctx: StoreContext) -> None:
+        self._ctx = ctx
 
     @property
     def _conn(self) -> sqlite3.Connection:
-        return self._lib.conn
+        return self._ctx.conn
 
     # -- appending --------------------------------------------------------------------------------
     def _append(self, kind: str, agent: str, **values: Any) -> LogEntry:
@@ -143,7 +143,7 @@ class CoordinationLog:
             "kind": kind,
             "agent": agent,
             "meta": json.dumps(parse_metadata(meta), sort_keys=True),
-            "created_at": self._lib.now(),
+            "created_at": self._ctx.now(),
             **values,
         }
         names = ", ".join(columns)
@@ -230,7 +230,7 @@ class CoordinationLog:
             decision = self._append(
                 "decision", by, intent=entry.position, approve=1, reason=reason, policy_id=policy_id
             )
-            now = self._lib.now()
+            now = self._ctx.now()
             self._conn.execute(
                 "UPDATE policies SET applied_count = applied_count + 1, last_applied_at = ?, updated_at = ? "
                 "WHERE id = ?",

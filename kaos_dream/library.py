@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING, Any
 from . import validation as _validation  # noqa: F401 - installs the validation gate
 from .clock import Clock, SystemClock
 from .coordination import CoordinationLog
-from .dream import Dream
+from .dream import Dream, DreamStores
 from .episodes import Episodes, Outcome
 from .errors import InvalidInputError, StoreError
 from .failures import Failures
 from .graph import episode_evidence as _graph_episode_evidence
 from .graph.edges import Graph
+from .hooks import HookRunner
 from .llm import LLMClient
 from .memories import Memories
 from .plasticity.task import task_hash
@@ -46,6 +47,7 @@ from .settings import Settings
 from .skills import Skills
 from .store import LATEST_VERSION, apply_migrations, connect, schema_version, transaction
 from .store.connect import describe_sqlite_error, enable_wal
+from .store.context import StoreContext
 from .store.counters import counter_mismatches
 from .store.migrations import check_ownership, refuse_foreign_file, require_current
 
@@ -106,16 +108,20 @@ class Library(AbstractContextManager["Library"]):
             raise
         ensure_sql_math(self.conn)
         self._ideal_relevance = IdealRelevance()
-        self.skills = Skills(self)
-        self.memories = Memories(self)
-        self.log = CoordinationLog(self)
-        self.policies = Policies(self)
-        self.preferences = Preferences(self)
+        # The stores get the narrow context and the other stores they use, never the library itself;
+        # gates and episode hooks (a public extension point) still receive the library, through the runner.
+        self.ctx = StoreContext(self.conn, self.clock, self.settings, self.path, readonly, HookRunner(self))
+        ctx = self.ctx
+        self.skills = Skills(ctx, self._vectors)
+        self.memories = Memories(ctx, self._vectors)
+        self.log = CoordinationLog(ctx)
+        self.policies = Policies(ctx)
+        self.preferences = Preferences(ctx)
         self.llm = LLMClient(self.settings)  # shared by every LLM feature; disabled (with a reason) without a key
-        self.failures = Failures(self)
-        self.graph = Graph(self)
-        self.dream = Dream(self)
-        self.episodes = Episodes(self)
+        self.graph = Graph(ctx)
+        self.failures = Failures(ctx, llm=self.llm, graph=self.graph, skills=self.skills)
+        self.dream = Dream(DreamStores(ctx, self.skills, self.failures, self.policies, self._vectors))
+        self.episodes = Episodes(ctx, skills=self.skills, failures=self.failures)
 
     # -- plumbing ---------------------------------------------------------------------------------
     def now(self) -> float:
@@ -302,7 +308,10 @@ class Library(AbstractContextManager["Library"]):
         `kaos skill list` does not; the embedding model itself loads later still, on first embed."""
         from .embedding.store import Vectors
 
-        return Vectors(self)
+        return Vectors(self.ctx)
+
+    def _vectors(self) -> Vectors:
+        return self.vectors
 
     def _semantic(
         self, query: str, best_lexical: dict[str, float], include_deprecated: bool

@@ -20,7 +20,10 @@ from .store import transaction
 from .store.helpers import resolve_ref
 
 if TYPE_CHECKING:
-    from .library import Library
+    from collections.abc import Callable
+
+    from .embedding.store import Vectors
+    from .store.context import StoreContext
 
 
 @dataclass(frozen=True)
@@ -108,14 +111,15 @@ def _clean_label(value: str, what: str) -> str:
 
 
 class Memories:
-    """CRUD for memories; one instance per :class:`Library`."""
+    """CRUD for memories; one instance per library (``vectors`` as for :class:`~kaos_dream.skills.Skills`)."""
 
-    def __init__(self, library: Library) -> None:
-        self._lib = library
+    def __init__(self, ctx: StoreContext, vectors: Callable[[], Vectors]) -> None:
+        self._ctx = ctx
+        self._vectors = vectors
 
     @property
     def _conn(self) -> sqlite3.Connection:
-        return self._lib.conn
+        return self._ctx.conn
 
     def add(
         self,
@@ -135,8 +139,8 @@ class Memories:
             key = f"{kind}-{digest}"
         key = _clean_label(key, "key")
         meta = json.dumps(parse_metadata(metadata), sort_keys=True)
-        vector = self._lib.vectors.embed_memory(content)  # before the write lock is taken
-        now = self._lib.now()
+        vector = self._vectors().embed_memory(content)  # before the write lock is taken
+        now = self._ctx.now()
         with transaction(self._conn):
             try:
                 cur = self._conn.execute(
@@ -148,7 +152,7 @@ class Memories:
                 raise ConflictError(f"a memory with key {key!r} already exists") from None
             memory_id = cur.lastrowid
             assert memory_id is not None
-            self._lib.vectors.store("memory", memory_id, vector)
+            self._vectors().store("memory", memory_id, vector)
         return self.get(memory_id)
 
     def resolve_id(self, ref: int | str) -> int:

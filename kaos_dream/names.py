@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import unicodedata
 
+from .errors import InvalidInputError
+
+MAX_AGENT_ID = 200
+
 
 def first_unprintable(text: str) -> str | None:
     """A short description of the first character that is not printable, or None when all are."""
@@ -19,3 +23,18 @@ def first_unprintable(text: str) -> str | None:
             label = f"U+{ord(char):04X}" + (f" {name}" if name else "")
             return f"{label} (category {unicodedata.category(char)}) at character {index}"
     return None
+
+
+def clean_agent_id(agent_id: str) -> str:
+    """``agent_id`` stripped, or InvalidInputError when it is empty, too long or not printable."""
+    cleaned = agent_id.strip()
+    if not cleaned:
+        raise InvalidInputError("agent id must not be empty")
+    if len(cleaned) > MAX_AGENT_ID:
+        raise InvalidInputError(f"agent id is {len(cleaned)} characters; the limit is {MAX_AGENT_ID}")
+    if any(ord(c) < 32 for c in cleaned):
+        raise InvalidInputError("agent id must not contain control characters")
+    bad = first_unprintable(cleaned)
+    if bad:
+        raise InvalidInputError(f"agent id must be printable characters; it holds {bad}")
+    return cleaned

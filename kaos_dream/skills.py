@@ -19,7 +19,10 @@ from .store import transaction
 from .store.helpers import resolve_ref
 
 if TYPE_CHECKING:
-    from .library import Library
+    from collections.abc import Callable
+
+    from .embedding.store import Vectors
+    from .store.context import StoreContext
 
 MAX_NAME = 200
 MAX_TEXT = 1_000_000
@@ -185,14 +188,16 @@ def render_template(template: str, params: Mapping[str, str], max_chars: int | N
 
 
 class Skills:
-    """CRUD for skills; one instance per :class:`Library`."""
+    """CRUD for skills; one instance per library. ``vectors`` gives the library's vector store, built on
+    first use (it needs numpy, which listing skills does not)."""
 
-    def __init__(self, library: Library) -> None:
-        self._lib = library
+    def __init__(self, ctx: StoreContext, vectors: Callable[[], Vectors]) -> None:
+        self._ctx = ctx
+        self._vectors = vectors
 
     @property
     def _conn(self) -> sqlite3.Connection:
-        return self._lib.conn
+        return self._ctx.conn
 
     def add(
         self, name: str, description: str = "", template: str = "", tags: Iterable[str] = ()
@@ -202,8 +207,8 @@ class Skills:
         description = clean_text(description, "description")
         template = check_template(clean_text(template, "template"))
         tag_list = clean_tags(tags)
-        vector = self._lib.vectors.embed_skill(name, description, tag_list)  # before the write lock is taken
-        now = self._lib.now()
+        vector = self._vectors().embed_skill(name, description, tag_list)  # before the write lock is taken
+        now = self._ctx.now()
         with transaction(self._conn):
             try:
                 cur = self._conn.execute(
@@ -215,7 +220,7 @@ class Skills:
                 raise ConflictError(f"a skill named {name!r} already exists") from None
             skill_id = cur.lastrowid
             assert skill_id is not None
-            self._lib.vectors.store("skill", skill_id, vector)
+            self._vectors().store("skill", skill_id, vector)
         return self.get(skill_id)
 
     def resolve_id(self, ref: int | str) -> int:
@@ -287,10 +292,10 @@ class Skills:
             raise InvalidInputError("nothing to update: give at least one field")
         embedded = {"name", "description", "tags"} & set(changes)
         if embedded:
-            self._lib.vectors.embedder()  # load the model (once) before the write lock is taken
+            self._vectors().embedder()  # load the model (once) before the write lock is taken
         with transaction(self._conn):
             skill_id = self.resolve_id(ref)
-            changes["updated_at"] = self._lib.now()
+            changes["updated_at"] = self._ctx.now()
             assignments = ", ".join(f"{column} = ?" for column in changes)
             try:
                 self._conn.execute(
@@ -300,8 +305,8 @@ class Skills:
                 raise ConflictError(f"a skill named {changes.get('name')!r} already exists") from None
             if embedded:  # the edit trigger dropped the old vector; the new text gets one in the same write
                 edited = self.get(skill_id)
-                self._lib.vectors.store(
-                    "skill", skill_id, self._lib.vectors.embed_skill(edited.name, edited.description, edited.tags)
+                self._vectors().store(
+                    "skill", skill_id, self._vectors().embed_skill(edited.name, edited.description, edited.tags)
                 )
         return self.get(skill_id)
 
@@ -312,7 +317,7 @@ class Skills:
             self._conn.execute(
                 "UPDATE skills SET deprecated = 1, deprecated_reason = ?, deprecated_at = ?, updated_at = ? "
                 "WHERE id = ?",
-                (reason, self._lib.now(), self._lib.now(), skill_id),
+                (reason, self._ctx.now(), self._ctx.now(), skill_id),
             )
         return self.get(skill_id)
 
@@ -326,7 +331,7 @@ class Skills:
             self._conn.execute(
                 "UPDATE skills SET deprecated = 0, deprecated_reason = NULL, deprecated_at = NULL, "
                 "updated_at = ? WHERE id = ?",
-                (self._lib.now(), skill_id),
+                (self._ctx.now(), skill_id),
             )
         return self.get(skill_id)
 

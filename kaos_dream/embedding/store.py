@@ -22,7 +22,7 @@ from .base import Embedder
 from .loader import missing_package, semantic_status
 
 if TYPE_CHECKING:
-    from ..library import Library
+    from ..store.context import Context
 
 KINDS = ("skill", "memory")
 BATCH = 256  # rows embedded and written per transaction by reindex and backfill
@@ -69,20 +69,20 @@ class KindIndex:
 class Vectors:
     """The library's vectors; one instance per :class:`Library`. The model loads on first use only."""
 
-    def __init__(self, library: Library) -> None:
-        self._lib = library
+    def __init__(self, ctx: Context) -> None:
+        self._ctx = ctx
         self._status: tuple[Embedder | None, str] | None = None
         self._index: dict[str, KindIndex] = {}
 
     @property
     def _conn(self) -> sqlite3.Connection:
-        return self._lib.conn
+        return self._ctx.conn
 
     # -- the model ---------------------------------------------------------------------------------
     def embedder(self) -> Embedder | None:
         """The configured model, or None when semantic retrieval is off (see :meth:`off_reason`)."""
         if self._status is None:
-            self._status = semantic_status(self._lib.settings)
+            self._status = semantic_status(self._ctx.settings)
         return self._status[0]
 
     def off_reason(self) -> str:
@@ -95,10 +95,10 @@ class Vectors:
         """The one line to show when semantic retrieval is on but its model is missing or could not be
         loaded; "" otherwise. Never loads the model itself (a search that lexical matches answered
         did not need it)."""
-        if not self._lib.settings.semantic:
+        if not self._ctx.settings.semantic:
             return ""
         if self._status is None:
-            return missing_package(self._lib.settings.embedding_model)
+            return missing_package(self._ctx.settings.embedding_model)
         return "" if self._status[0] is not None else self._status[1]
 
     # -- writing -----------------------------------------------------------------------------------

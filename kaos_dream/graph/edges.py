@@ -22,7 +22,7 @@ from .relations import (
 )
 
 if TYPE_CHECKING:
-    from ..library import Library
+    from ..store.context import StoreContext
 
 # Evidence helpers accept exactly these (source kind, relation, destination kind) shapes.
 EVIDENCE_SHAPES = {
@@ -101,8 +101,8 @@ def clamp_strength(value: float) -> float:
 class Graph:
     """Typed edges of one :class:`Library` (``lib.graph``)."""
 
-    def __init__(self, library: Library) -> None:
-        self._lib = library
+    def __init__(self, ctx: StoreContext) -> None:
+        self._ctx = ctx
         self._arrays: tuple[tuple[int, int], Any] | None = None
 
     def arrays(self) -> Any:
@@ -121,7 +121,7 @@ class Graph:
 
     @property
     def _conn(self) -> sqlite3.Connection:
-        return self._lib.conn
+        return self._ctx.conn
 
     # -- reading ---------------------------------------------------------------------------------
     def get(self, src: Node, relation: str, dst: Node, *, include_pruned: bool = False) -> Edge | None:
@@ -213,7 +213,7 @@ class Graph:
             if src == dst:
                 raise InvalidInputError(f"an edge needs two different nodes, got {src} twice")
             src, dst = canonical(src, relation, dst)
-            now = self._lib.now()
+            now = self._ctx.now()
             self._conn.execute(
                 "INSERT INTO edges (src_kind, src_id, dst_kind, dst_id, relation, strength, provenance, "
                 "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -236,7 +236,7 @@ class Graph:
             self._conn.execute("DELETE FROM edges WHERE id = ?", (edge.id,))
             self._conn.execute(
                 "UPDATE edge_prunes SET purged_at = ? WHERE edge_id = ? AND restored_at IS NULL AND purged_at IS NULL",
-                (self._lib.now(), edge.id),
+                (self._ctx.now(), edge.id),
             )
         return edge
 
@@ -262,16 +262,16 @@ class Graph:
         if (src.kind, relation, dst.kind) not in EVIDENCE_SHAPES:
             shapes = ", ".join(f"{a} -{r}-> {b}" for a, r, b in sorted(EVIDENCE_SHAPES))
             raise InvalidInputError(f"no evidence rule for {src.kind} -{relation}-> {dst.kind} (known: {shapes})")
-        eta = self._lib.settings.graph_learning_rate if rate is None else rate
+        eta = self._ctx.settings.graph_learning_rate if rate is None else rate
         if not 0.0 < eta <= 1.0:
             raise InvalidInputError("learning rate must be in (0, 1]")
         r = 1.0 if correct else 0.0
         with transaction(self._conn):
             src, dst = check_exists(self._conn, src), check_exists(self._conn, dst)
-            now = self._lib.now()
+            now = self._ctx.now()
             edge = self.get(src, relation, dst, include_pruned=True)
             if edge is None:
-                start = self._lib.settings.graph_evidence_initial
+                start = self._ctx.settings.graph_evidence_initial
                 value = clamp_strength(start + eta * (r - start))
                 self._conn.execute(
                     "INSERT INTO edges (src_kind, src_id, dst_kind, dst_id, relation, strength, provenance, "
@@ -296,7 +296,7 @@ class Graph:
         ids = sorted(set(edge_ids))
         if not ids:
             return 0
-        now = self._lib.now()
+        now = self._ctx.now()
         with transaction(self._conn):
             self._conn.executemany(
                 "UPDATE edges SET activations = activations + 1, last_activated_at = ?, "
