@@ -96,6 +96,8 @@ def tokenize(text: str) -> list[str]:
 
 def content_tokens(text: str) -> list[str]:
     """Tokens without stop words; all of them when the text is nothing but stop words."""
+    if isinstance(text, Query):
+        return list(text.tokens)
     tokens = tokenize(text)
     kept = [t for t in tokens if t not in STOP_WORDS]
     return (kept or tokens)[:MAX_TOKENS]
@@ -103,7 +105,30 @@ def content_tokens(text: str) -> list[str]:
 
 def fts_query(text: str) -> str | None:
     """An FTS5 MATCH expression for ``text``, or ``None`` when it has no searchable word."""
-    tokens = content_tokens(text)
+    if isinstance(text, Query):
+        return text.match
+    return _or_join(content_tokens(text))
+
+
+def _or_join(tokens: list[str] | tuple[str, ...]) -> str | None:
     if not tokens:
         return None
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in tokens)
+
+
+class Query(str):
+    """User text parsed once: still the text (a ``str``, so every function that takes query text takes
+    it), carrying its content tokens and FTS5 expression. One search passes it through candidate
+    retrieval, coordination levels, the task hash and the semantic gate, which would otherwise each
+    tokenise the text again (:func:`content_tokens` and :func:`fts_query` answer from it)."""
+
+    tokens: tuple[str, ...]
+    match: str | None
+
+    def __new__(cls, text: str) -> Query:
+        if isinstance(text, Query):
+            return text
+        parsed = super().__new__(cls, text)
+        parsed.tokens = tuple(content_tokens(str(text)))
+        parsed.match = _or_join(parsed.tokens)
+        return parsed
