@@ -24,7 +24,6 @@ from .llm import LLMClient
 from .memories import Memories
 from .policies import Policies
 from .preferences import Preferences
-from .search import Hit
 from .search.candidates import ensure_sql_math
 from .search.pipeline import SearchPipeline
 from .settings import Settings
@@ -121,36 +120,11 @@ class Library(AbstractContextManager["Library"]):
         self.close()
 
     # -- search -----------------------------------------------------------------------------------
-    def search(
-        self,
-        query: str,
-        *,
-        kind: str | None = None,
-        limit: int = 10,
-        include_deprecated: bool = False,
-        rank: str | None = None,
-        record_hits: bool = False,
-        agent: str | None = None,
-        task: str | None = None,
-        explore: bool = False,
-        seed: int | None = None,
-    ) -> list[Hit]:
-        """Skills and/or memories matching ``query``, best first, ties by kind then id.
-
-        ``rank``: ``weighted`` (default, from settings) re-ranks a bounded coordination-level pool by
-        relevance x the effective (aged) outcome record (conditioned on ``task``, which defaults to
-        the query); ``wilson`` is the seed's formula exactly; ``bm25`` is the plain lexical order.
-        ``explore`` (weighted only) ranks skills by a Thompson draw from their effective record,
-        seeded by ``seed`` (default ``settings.explore_seed``) and the candidates' evidence: the same
-        seed and data give the same order. With plasticity off (``KAOS_DREAM_AUTO=0``) every rank is
-        ``bm25``. ``record_hits`` writes one
-        hit row per result (with ``agent``, registered if new) in one transaction; without it the
-        search only reads.
-        """
-        return self._search.run(
-            query, kind=kind, limit=limit, include_deprecated=include_deprecated, rank=rank, record_hits=record_hits,
-            agent=agent, task=task, explore=explore, seed=seed,
-        )
+    @property
+    def search(self) -> SearchPipeline:
+        """Search skills and memories: ``lib.search(query, kind=…, limit=…, rank=…, record_hits=…, …)``
+        returns the hits, best first (the options: :class:`~kaos_dream.search.pipeline.SearchPipeline`)."""
+        return self._search
 
     def skill_record(self, ref: int | str) -> dict[str, Any]:
         """A skill's outcome record: exact all-time counters beside the effective (aged) record,

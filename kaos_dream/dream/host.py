@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from ..store.context import Context
+
 if TYPE_CHECKING:
     from ..embedding.store import Vectors
     from ..failures.records import Failures
@@ -21,22 +23,8 @@ if TYPE_CHECKING:
     from ..store.context import StoreContext
 
 
-class DreamHost(Protocol):
+class DreamHost(Context, Protocol):
     """The store context (connection, settings, clock, file) and the stores dream phases use."""
-
-    @property
-    def conn(self) -> sqlite3.Connection: ...
-
-    @property
-    def settings(self) -> Settings: ...
-
-    @property
-    def path(self) -> str: ...
-
-    @property
-    def readonly(self) -> bool: ...
-
-    def now(self) -> float: ...
 
     @property
     def skills(self) -> Skills: ...

@@ -1,11 +1,12 @@
 """One search: parse the query once, retrieve candidates, rank them, record the hits.
 
-``Library.search`` delegates here. The query text is parsed once into a :class:`~.query.Query` (the
-text plus its content tokens and FTS5 expression) that the candidate retrieval, coordination levels,
-task hash and semantic gate all read, instead of each tokenising it again. Candidates come from the
-FTS5 indexes (:mod:`.lexical`, :mod:`.candidates`), optionally fused with the nearest vectors
-(:mod:`.semantic`); the weighted ranks score the pool with the aged outcome records (:mod:`.ranking`);
-``record_hits`` hands the results to the episodes store in one transaction.
+``lib.search`` is the library's :class:`SearchPipeline` (``lib.search(query, …)`` calls it). The query
+text is parsed once into a :class:`~kaos_dream.tokens.Query` (the text plus its content tokens) that
+candidate retrieval, coordination levels, the task hash and the semantic gate all read, instead of
+each tokenising it again. Candidates come from the FTS5 indexes (:mod:`.lexical`, :mod:`.candidates`),
+optionally fused with the nearest vectors (:mod:`.semantic`); the weighted ranks score the pool with
+the aged outcome records (:mod:`.ranking`); ``record_hits`` hands the results to the episodes store,
+which writes them in one transaction.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ class SearchPipeline:
         self._record_hits = record_hits
         self._ideal_relevance = IdealRelevance()
 
-    def run(
+    def __call__(
         self,
         query: str,
         *,
@@ -68,7 +69,18 @@ class SearchPipeline:
         explore: bool = False,
         seed: int | None = None,
     ) -> list[Hit]:
-        """The hits of one search, best first (the options as documented on ``Library.search``)."""
+        """Skills and/or memories matching ``query``, best first, ties by kind then id.
+
+        ``rank``: ``weighted`` (default, from settings) re-ranks a bounded coordination-level pool by
+        relevance x the effective (aged) outcome record (conditioned on ``task``, which defaults to
+        the query); ``wilson`` is the seed's formula exactly; ``bm25`` is the plain lexical order.
+        ``explore`` (weighted only) ranks skills by a Thompson draw from their effective record,
+        seeded by ``seed`` (default ``settings.explore_seed``) and the candidates' evidence: the same
+        seed and data give the same order. With plasticity off (``KAOS_DREAM_AUTO=0``) every rank is
+        ``bm25``. ``record_hits`` writes one
+        hit row per result (with ``agent``, registered if new) in one transaction; without it the
+        search only reads.
+        """
         if limit < 0:
             raise InvalidInputError("limit must not be negative")
         rank = rank or self._ctx.settings.rank
