@@ -24,6 +24,7 @@ from .errors import ConflictError, InvalidInputError, NotFoundError
 from .memories import parse_metadata
 from .names import first_unprintable
 from .store import transaction
+from .store.records import as_dict, from_row
 
 if TYPE_CHECKING:
     from .store.context import StoreContext
@@ -49,34 +50,11 @@ class LogEntry:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> LogEntry:
-        return cls(
-            position=row["position"],
-            kind=row["kind"],
-            agent=row["agent"],
-            intent=row["intent"],
-            action=row["action"],
-            action_key=row["action_key"],
-            approve=None if row["approve"] is None else bool(row["approve"]),
-            reason=row["reason"],
-            meta=json.loads(row["meta"]),
-            policy_id=row["policy_id"],
-            created_at=row["created_at"],
-        )
+        approve = None if row["approve"] is None else bool(row["approve"])
+        return from_row(cls, row, approve=approve, meta=json.loads(row["meta"]))
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "position": self.position,
-            "kind": self.kind,
-            "agent": self.agent,
-            "intent": self.intent,
-            "action": self.action,
-            "action_key": self.action_key,
-            "approve": self.approve,
-            "reason": self.reason,
-            "meta": self.meta,
-            "policy_id": self.policy_id,
-            "created_at": self.created_at,
-        }
+        return as_dict(self)
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from .names import clean_agent_id
 from .plasticity.hebbian import CROSS_MODAL_WEIGHT, SAME_KIND_WEIGHT, canonical
 from .plasticity.task import task_hash
 from .store import transaction
+from .store.records import as_dict, from_row
 
 if TYPE_CHECKING:
     from .failures.records import Failures
@@ -56,28 +57,10 @@ class Episode:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Episode:
-        return cls(
-            id=row["id"],
-            name=row["name"],
-            state=row["state"],
-            started_at=row["started_at"],
-            ended_at=row["ended_at"],
-            conclusion=row["conclusion"],
-            citations=tuple((str(k), str(v)) for k, v in json.loads(row["citations"])),
-            processed_at=row["processed_at"],
-        )
+        return from_row(cls, row, citations=tuple((str(k), str(v)) for k, v in json.loads(row["citations"])))
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "name": self.name,
-            "state": self.state,
-            "started_at": self.started_at,
-            "ended_at": self.ended_at,
-            "conclusion": self.conclusion,
-            "citations": [list(c) for c in self.citations],
-            "processed_at": self.processed_at,
-        }
+        return as_dict(self, citations=[list(c) for c in self.citations])
 
 
 @dataclass(frozen=True)
@@ -113,15 +96,7 @@ class Outcome:
     created_at: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "skill_id": self.skill_id,
-            "agent_id": self.agent_id,
-            "success": self.success,
-            "task": self.task,
-            "task_hash": self.task_hash,
-            "created_at": self.created_at,
-        }
+        return as_dict(self)
 
 
 def clean_citations(citations: Iterable[Sequence[str] | str]) -> tuple[tuple[str, str], ...]:

@@ -13,11 +13,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .errors import ConflictError, InvalidInputError
+from .errors import InvalidInputError
 from .names import first_unprintable
 from .skills import MAX_NAME, clean_text
 from .store import transaction
 from .store.helpers import resolve_ref
+from .store.records import as_dict, from_row
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -38,26 +39,10 @@ class Memory:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Memory:
-        return cls(
-            id=row["id"],
-            kind=row["kind"],
-            key=row["key"],
-            content=row["content"],
-            metadata=json.loads(row["metadata"]),
-            created_at=row["created_at"],
-            updated_at=row["updated_at"],
-        )
+        return from_row(cls, row, metadata=json.loads(row["metadata"]))
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "kind": self.kind,
-            "key": self.key,
-            "content": self.content,
-            "metadata": self.metadata,
-            "created_at": self.created_at,
-            "updated_at": self.updated_at,
-        }
+        return as_dict(self)
 
 
 def _reject_constant(name: str) -> Any:
@@ -141,18 +126,13 @@ class Memories:
         meta = json.dumps(parse_metadata(metadata), sort_keys=True)
         vector = self._vectors().embed_memory(content)  # before the write lock is taken
         now = self._ctx.now()
-        with transaction(self._conn):
-            try:
-                cur = self._conn.execute(
-                    "INSERT INTO memories (kind, key, content, metadata, created_at, updated_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
-                    (kind, key, content, meta, now, now),
-                )
-            except sqlite3.IntegrityError:
-                raise ConflictError(f"a memory with key {key!r} already exists") from None
-            memory_id = cur.lastrowid
-            assert memory_id is not None
-            self._vectors().store("memory", memory_id, vector)
+        memory_id = self._vectors().add_entry(
+            "memory",
+            vector,
+            "INSERT INTO memories (kind, key, content, metadata, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+            (kind, key, content, meta, now, now),
+            f"a memory with key {key!r} already exists",
+        )
         return self.get(memory_id)
 
     def resolve_id(self, ref: int | str) -> int:

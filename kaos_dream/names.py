@@ -25,16 +25,22 @@ def first_unprintable(text: str) -> str | None:
     return None
 
 
-def clean_agent_id(agent_id: str) -> str:
-    """``agent_id`` stripped, or InvalidInputError when it is empty, too long or not printable."""
-    cleaned = agent_id.strip()
+def clean_label(value: str, what: str, limit: int) -> str:
+    """``value`` stripped, or InvalidInputError naming ``what`` when it is empty, longer than ``limit``
+    characters or holds a character that is not printable."""
+    cleaned = value.strip()
     if not cleaned:
-        raise InvalidInputError("agent id must not be empty")
-    if len(cleaned) > MAX_AGENT_ID:
-        raise InvalidInputError(f"agent id is {len(cleaned)} characters; the limit is {MAX_AGENT_ID}")
+        raise InvalidInputError(f"{what} must not be empty")
+    if len(cleaned) > limit:
+        raise InvalidInputError(f"{what} is {len(cleaned)} characters; the limit is {limit}")
     if any(ord(c) < 32 for c in cleaned):
-        raise InvalidInputError("agent id must not contain control characters")
+        raise InvalidInputError(f"{what} must not contain control characters")
     bad = first_unprintable(cleaned)
     if bad:
-        raise InvalidInputError(f"agent id must be printable characters; it holds {bad}")
+        raise InvalidInputError(f"{what} must be printable characters; it holds {bad}")
     return cleaned
+
+
+def clean_agent_id(agent_id: str) -> str:
+    """``agent_id`` stripped, or InvalidInputError when it is empty, too long or not printable."""
+    return clean_label(agent_id, "agent id", MAX_AGENT_ID)

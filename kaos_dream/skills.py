@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .errors import ConflictError, InvalidInputError
-from .names import first_unprintable
+from .names import clean_label, first_unprintable
 from .store import transaction
 from .store.helpers import resolve_ref
+from .store.records import as_dict, from_row
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -47,30 +48,10 @@ class Skill:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Skill:
-        return cls(
-            id=row["id"],
-            name=row["name"],
-            description=row["description"],
-            template=row["template"],
-            tags=tuple(json.loads(row["tags"])),
-            deprecated=bool(row["deprecated"]),
-            deprecated_reason=row["deprecated_reason"],
-            created_at=row["created_at"],
-            updated_at=row["updated_at"],
-        )
+        return from_row(cls, row, tags=tuple(json.loads(row["tags"])), deprecated=bool(row["deprecated"]))
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "name": self.name,
-            "description": self.description,
-            "template": self.template,
-            "tags": list(self.tags),
-            "deprecated": self.deprecated,
-            "deprecated_reason": self.deprecated_reason,
-            "created_at": self.created_at,
-            "updated_at": self.updated_at,
-        }
+        return as_dict(self, tags=list(self.tags))
 
     @property
     def parameters(self) -> tuple[str, ...]:
@@ -78,17 +59,7 @@ class Skill:
 
 
 def clean_name(name: str) -> str:
-    cleaned = name.strip()
-    if not cleaned:
-        raise InvalidInputError("skill name must not be empty")
-    if len(cleaned) > MAX_NAME:
-        raise InvalidInputError(f"skill name is {len(cleaned)} characters; the limit is {MAX_NAME}")
-    if any(ord(c) < 32 for c in cleaned):
-        raise InvalidInputError("skill name must not contain control characters")
-    bad = first_unprintable(cleaned)
-    if bad:
-        raise InvalidInputError(f"skill name must be printable characters; it holds {bad}")
-    return cleaned
+    return clean_label(name, "skill name", MAX_NAME)
 
 
 def clean_text(value: str, what: str) -> str:
@@ -209,18 +180,14 @@ class Skills:
         tag_list = clean_tags(tags)
         vector = self._vectors().embed_skill(name, description, tag_list)  # before the write lock is taken
         now = self._ctx.now()
-        with transaction(self._conn):
-            try:
-                cur = self._conn.execute(
-                    "INSERT INTO skills (name, description, template, tags, created_at, updated_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
-                    (name, description, template, json.dumps(list(tag_list)), now, now),
-                )
-            except sqlite3.IntegrityError:
-                raise ConflictError(f"a skill named {name!r} already exists") from None
-            skill_id = cur.lastrowid
-            assert skill_id is not None
-            self._vectors().store("skill", skill_id, vector)
+        skill_id = self._vectors().add_entry(
+            "skill",
+            vector,
+            "INSERT INTO skills (name, description, template, tags, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (name, description, template, json.dumps(list(tag_list)), now, now),
+            f"a skill named {name!r} already exists",
+        )
         return self.get(skill_id)
 
     def resolve_id(self, ref: int | str) -> int:

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import InvalidInputError
 from ..store import transaction
+from ..store.helpers import insert_unique
 from .base import Embedder
 from .loader import missing_package, semantic_status
 
@@ -118,6 +119,14 @@ class Vectors:
             return
         self._conn.execute(_UPSERT, (kind, entry_id, model.model_id, model.model_version, model.dim,
                                      to_bytes(vector)))
+
+    def add_entry(self, kind: str, vector: np.ndarray | None, sql: str, params: tuple[Any, ...], conflict: str) -> int:
+        """Insert one skill or memory row (``sql``; a unique clash is ``ConflictError(conflict)``) and its
+        vector in one transaction, so an entry never exists without the vector it was embedded with."""
+        with transaction(self._conn):
+            entry_id = insert_unique(self._conn, sql, params, conflict)
+            self.store(kind, entry_id, vector)
+        return entry_id
 
     def _embed_ids(self, model: Embedder, kind: str, ids: list[int]) -> int:
         rows = self._conn.execute(_TEXT_SQL[kind], (json.dumps(ids),)).fetchall()

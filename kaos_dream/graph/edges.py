@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInputError, NotFoundError
 from ..store import transaction
+from ..store.records import as_dict, from_row
 from .nodes import Node, check_exists, make_node
 from .relations import (
     DEFAULT_DECLARED_STRENGTH,
@@ -51,40 +52,10 @@ class Edge:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Edge:
-        return cls(
-            id=row["id"],
-            src=Node(row["src_kind"], row["src_id"]),
-            relation=row["relation"],
-            dst=Node(row["dst_kind"], row["dst_id"]),
-            strength=row["strength"],
-            activations=row["activations"],
-            last_activated_cycle=row["last_activated_cycle"],
-            provenance=row["provenance"],
-            created_at=row["created_at"],
-            updated_at=row["updated_at"],
-            pruned_at=row["pruned_at"],
-            verifications=row["verifications"],
-            verified_correct=row["verified_correct"],
-            last_verified_at=row["last_verified_at"],
-        )
+        return from_row(cls, row, src=Node(row["src_kind"], row["src_id"]), dst=Node(row["dst_kind"], row["dst_id"]))
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "src": str(self.src),
-            "relation": self.relation,
-            "dst": str(self.dst),
-            "strength": self.strength,
-            "activations": self.activations,
-            "last_activated_cycle": self.last_activated_cycle,
-            "provenance": self.provenance,
-            "created_at": self.created_at,
-            "updated_at": self.updated_at,
-            "pruned_at": self.pruned_at,
-            "verifications": self.verifications,
-            "verified_correct": self.verified_correct,
-            "last_verified_at": self.last_verified_at,
-        }
+        return as_dict(self, src=str(self.src), dst=str(self.dst))
 
 
 def canonical(src: Node, relation: str, dst: Node) -> tuple[Node, Node]:
