@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import ConflictError, InvalidInputError, NotFoundError
 from .memories import parse_metadata
-from .names import first_unprintable
+from .names import clean_label
 from .store import transaction
 from .store.records import as_dict, from_row
 
@@ -87,15 +87,7 @@ def normalise_action(action: str) -> str:
 
 
 def _clean_agent(agent: str) -> str:
-    cleaned = agent.strip()
-    if not cleaned:
-        raise InvalidInputError("agent must not be empty")
-    if len(cleaned) > MAX_AGENT or any(ord(c) < 32 for c in cleaned):
-        raise InvalidInputError(f"agent must be at most {MAX_AGENT} printable characters")
-    bad = first_unprintable(cleaned)
-    if bad:
-        raise InvalidInputError(f"agent must be printable characters; it holds {bad}")
-    return cleaned
+    return clean_label(agent, "agent", MAX_AGENT, one_rule=True)
 
 
 def _clean_action(action: str) -> str:

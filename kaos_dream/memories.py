@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidInputError
-from .names import first_unprintable
+from .names import clean_label
 from .skills import MAX_NAME, clean_text
 from .store import transaction
 from .store.helpers import resolve_ref
@@ -84,15 +84,7 @@ def parse_metadata(metadata: str | Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def _clean_label(value: str, what: str) -> str:
-    cleaned = value.strip()
-    if not cleaned:
-        raise InvalidInputError(f"memory {what} must not be empty")
-    if len(cleaned) > MAX_NAME or any(ord(c) < 32 for c in cleaned):
-        raise InvalidInputError(f"memory {what} must be at most {MAX_NAME} printable characters")
-    bad = first_unprintable(cleaned)
-    if bad:
-        raise InvalidInputError(f"memory {what} must be printable characters; it holds {bad}")
-    return cleaned
+    return clean_label(value, f"memory {what}", MAX_NAME, one_rule=True)
 
 
 class Memories:

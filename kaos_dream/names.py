@@ -25,12 +25,16 @@ def first_unprintable(text: str) -> str | None:
     return None
 
 
-def clean_label(value: str, what: str, limit: int) -> str:
+def clean_label(value: str, what: str, limit: int, *, one_rule: bool = False) -> str:
     """``value`` stripped, or InvalidInputError naming ``what`` when it is empty, longer than ``limit``
-    characters or holds a character that is not printable."""
+    characters or holds a character that is not printable. ``one_rule``: too long and control
+    characters get the same message ("at most N printable characters"), as memory labels and
+    coordination agents have always said."""
     cleaned = value.strip()
     if not cleaned:
         raise InvalidInputError(f"{what} must not be empty")
+    if one_rule and (len(cleaned) > limit or any(ord(c) < 32 for c in cleaned)):
+        raise InvalidInputError(f"{what} must be at most {limit} printable characters")
     if len(cleaned) > limit:
         raise InvalidInputError(f"{what} is {len(cleaned)} characters; the limit is {limit}")
     if any(ord(c) < 32 for c in cleaned):
