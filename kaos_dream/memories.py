@@ -11,20 +11,13 @@ import math
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .errors import InvalidInputError
 from .names import clean_label
-from .skills import MAX_NAME, clean_text
+from .skills import MAX_NAME, Entries, clean_text
 from .store import transaction
-from .store.helpers import resolve_ref
 from .store.records import as_dict, from_row
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from .embedding.store import Vectors
-    from .store.context import StoreContext
 
 
 @dataclass(frozen=True)
@@ -87,16 +80,10 @@ def _clean_label(value: str, what: str) -> str:
     return clean_label(value, f"memory {what}", MAX_NAME, one_rule=True)
 
 
-class Memories:
-    """CRUD for memories; one instance per library (``vectors`` as for :class:`~kaos_dream.skills.Skills`)."""
+class Memories(Entries[Memory]):
+    """CRUD for memories; one instance per library."""
 
-    def __init__(self, ctx: StoreContext, vectors: Callable[[], Vectors]) -> None:
-        self._ctx = ctx
-        self._vectors = vectors
-
-    @property
-    def _conn(self) -> sqlite3.Connection:
-        return self._ctx.conn
+    _TABLE, _LABEL, _NOUN, _RECORD = "memories", "key", "memory", Memory
 
     def add(
         self,
@@ -126,15 +113,6 @@ class Memories:
             f"a memory with key {key!r} already exists",
         )
         return self.get(memory_id)
-
-    def resolve_id(self, ref: int | str) -> int:
-        """An id or a key to the memory's id; keys win over digit-strings that look like ids."""
-        return resolve_ref(self._conn, "memories", "key", ref, "memory")
-
-    def get(self, ref: int | str) -> Memory:
-        """One memory by id or key; NotFoundError when there is none."""
-        memory_id = self.resolve_id(ref)
-        return Memory.from_row(self._conn.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone())
 
     def list(self, *, kind: str | None = None, limit: int | None = None, offset: int = 0) -> list[Memory]:
         """Memories in id order, optionally of one ``kind``, paged by ``limit``/``offset``."""

@@ -11,7 +11,7 @@ import re
 import sqlite3
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from .errors import ConflictError, InvalidInputError
 from .names import clean_label, first_unprintable
@@ -158,9 +158,18 @@ def render_template(template: str, params: Mapping[str, str], max_chars: int | N
     return _PLACEHOLDER.sub(substitute, template)
 
 
-class Skills:
-    """CRUD for skills; one instance per library. ``vectors`` gives the library's vector store, built on
-    first use (it needs numpy, which listing skills does not)."""
+R = TypeVar("R")  # the record type of the entries: Skill or Memory
+
+
+class Entries(Generic[R]):
+    """What the skills and memories stores share: the context, the vector store (``vectors`` builds it
+    on first use: it needs numpy, which listing entries does not), and references — an entry is named
+    by its id or its unique label (a skill's name, a memory's key)."""
+
+    _TABLE: ClassVar[str]
+    _LABEL: ClassVar[str]
+    _NOUN: ClassVar[str]
+    _RECORD: ClassVar[Any]
 
     def __init__(self, ctx: StoreContext, vectors: Callable[[], Vectors]) -> None:
         self._ctx = ctx
@@ -169,6 +178,22 @@ class Skills:
     @property
     def _conn(self) -> sqlite3.Connection:
         return self._ctx.conn
+
+    def resolve_id(self, ref: int | str) -> int:
+        """An id or a label (name or key) to the entry's id; labels win over digit-strings that look like ids."""
+        return resolve_ref(self._conn, self._TABLE, self._LABEL, ref, self._NOUN)
+
+    def get(self, ref: int | str) -> R:
+        """One entry by id or label; NotFoundError when there is none."""
+        entry_id = self.resolve_id(ref)
+        row = self._conn.execute(f"SELECT * FROM {self._TABLE} WHERE id = ?", (entry_id,)).fetchone()
+        return self._RECORD.from_row(row)  # type: ignore[no-any-return]
+
+
+class Skills(Entries[Skill]):
+    """CRUD for skills; one instance per library."""
+
+    _TABLE, _LABEL, _NOUN, _RECORD = "skills", "name", "skill", Skill
 
     def add(
         self, name: str, description: str = "", template: str = "", tags: Iterable[str] = ()
@@ -189,16 +214,6 @@ class Skills:
             f"a skill named {name!r} already exists",
         )
         return self.get(skill_id)
-
-    def resolve_id(self, ref: int | str) -> int:
-        """An id or a name to the skill's id; names win over digit-strings that look like ids."""
-        return resolve_ref(self._conn, "skills", "name", ref, "skill")
-
-    def get(self, ref: int | str) -> Skill:
-        """One skill by id or name; NotFoundError when there is none."""
-        skill_id = self.resolve_id(ref)
-        row = self._conn.execute("SELECT * FROM skills WHERE id = ?", (skill_id,)).fetchone()
-        return Skill.from_row(row)
 
     def list(
         self,
