@@ -9,22 +9,19 @@ fingerprints, for a person or an agent to consider. It never labels anything by 
 
 from __future__ import annotations
 
-import sqlite3
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from ..store.context import Context
 from .normalize import normalize
 
 if TYPE_CHECKING:
     from ..embedding.store import Vectors
 
 
-class _Host(Protocol):
+class _Host(Context, Protocol):
     """The part of a library this reads (a Library satisfies it)."""
-
-    @property
-    def conn(self) -> sqlite3.Connection: ...
 
     @property
     def vectors(self) -> Vectors: ...

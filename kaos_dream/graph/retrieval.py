@@ -6,38 +6,30 @@ call: :meth:`Graph.record_activation`, :func:`record_query`).
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import InvalidInputError
 from ..search import Hit
+from ..store.context import Context
 from .activation import DEFAULT_THRESHOLD, Activation, spread
 from .arrays import GraphArrays
 from .nodes import Node, labels
 from .relations import DEFAULT_EXTRA, DEFAULT_SEEDS
 
 if TYPE_CHECKING:
-    from ..settings import Settings
     from .edges import Graph
 
 
-class RetrievalHost(Protocol):
+class RetrievalHost(Context, Protocol):
     """The part of the library graph retrieval uses (a Library satisfies it): its search seeds the
     activation, its graph spreads it."""
-
-    @property
-    def conn(self) -> sqlite3.Connection: ...
-
-    @property
-    def settings(self) -> Settings: ...
 
     @property
     def graph(self) -> Graph: ...
 
     def search(self, query: str, *, kind: str | None = None, limit: int = 10) -> list[Hit]: ...
-
 
 
 def seeds_from_hits(hits: Sequence[Hit]) -> dict[Node, float]:

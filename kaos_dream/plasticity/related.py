@@ -7,22 +7,19 @@ skills are left out, as search leaves them out; ``include_deprecated`` brings th
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import InvalidInputError
+from ..store.context import Context
 
 if TYPE_CHECKING:
     from ..memories import Memories
     from ..skills import Skills
 
 
-class RelatedHost(Protocol):
+class RelatedHost(Context, Protocol):
     """The part of the library :func:`related` reads (a Library satisfies it)."""
-
-    @property
-    def conn(self) -> sqlite3.Connection: ...
 
     @property
     def skills(self) -> Skills: ...
