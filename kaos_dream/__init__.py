@@ -2,6 +2,8 @@
 
 from typing import TYPE_CHECKING
 
+from .lazy import lazy_attributes
+
 if TYPE_CHECKING:  # the names below load on first use (see __getattr__)
     from .clock import ManualClock, SystemClock
     from .errors import (
@@ -42,13 +44,5 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> object:
-    """Import the library on first use: ``kaos --version`` and light callers need none of it."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'kaos_dream' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+# Import the library on first use: ``kaos --version`` and light callers need none of it.
+__getattr__ = lazy_attributes(__name__, _LAZY, globals())

@@ -22,11 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import ConflictError, InvalidInputError, NotFoundError
 from .memories import parse_metadata
-from .names import first_unprintable
+from .names import clean_label
 from .store import transaction
+from .store.records import as_dict, from_row
 
 if TYPE_CHECKING:
-    from .library import Library
+    from .store.context import StoreContext
 
 ENTRY_KINDS = ("intent", "vote", "decision", "commit", "abort", "result")
 MAX_ACTION = 2_000
@@ -49,34 +50,11 @@ class LogEntry:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> LogEntry:
-        return cls(
-            position=row["position"],
-            kind=row["kind"],
-            agent=row["agent"],
-            intent=row["intent"],
-            action=row["action"],
-            action_key=row["action_key"],
-            approve=None if row["approve"] is None else bool(row["approve"]),
-            reason=row["reason"],
-            meta=json.loads(row["meta"]),
-            policy_id=row["policy_id"],
-            created_at=row["created_at"],
-        )
+        approve = None if row["approve"] is None else bool(row["approve"])
+        return from_row(cls, row, approve=approve, meta=json.loads(row["meta"]))
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "position": self.position,
-            "kind": self.kind,
-            "agent": self.agent,
-            "intent": self.intent,
-            "action": self.action,
-            "action_key": self.action_key,
-            "approve": self.approve,
-            "reason": self.reason,
-            "meta": self.meta,
-            "policy_id": self.policy_id,
-            "created_at": self.created_at,
-        }
+        return as_dict(self)
 
 
 @dataclass(frozen=True)
@@ -109,15 +87,7 @@ def normalise_action(action: str) -> str:
 
 
 def _clean_agent(agent: str) -> str:
-    cleaned = agent.strip()
-    if not cleaned:
-        raise InvalidInputError("agent must not be empty")
-    if len(cleaned) > MAX_AGENT or any(ord(c) < 32 for c in cleaned):
-        raise InvalidInputError(f"agent must be at most {MAX_AGENT} printable characters")
-    bad = first_unprintable(cleaned)
-    if bad:
-        raise InvalidInputError(f"agent must be printable characters; it holds {bad}")
-    return cleaned
+    return clean_label(agent, "agent", MAX_AGENT, one_rule=True)
 
 
 def _clean_action(action: str) -> str:
@@ -129,12 +99,12 @@ def _clean_action(action: str) -> str:
 class CoordinationLog:
     """Append and read the log; one instance per :class:`Library`."""
 
-    def __init__(self, library: Library) -> None:
-        self._lib = library
+    def __init__(self, ctx: StoreContext) -> None:
+        self._ctx = ctx
 
     @property
     def _conn(self) -> sqlite3.Connection:
-        return self._lib.conn
+        return self._ctx.conn
 
     # -- appending --------------------------------------------------------------------------------
     def _append(self, kind: str, agent: str, **values: Any) -> LogEntry:
@@ -143,7 +113,7 @@ class CoordinationLog:
             "kind": kind,
             "agent": agent,
             "meta": json.dumps(parse_metadata(meta), sort_keys=True),
-            "created_at": self._lib.now(),
+            "created_at": self._ctx.now(),
             **values,
         }
         names = ", ".join(columns)
@@ -230,7 +200,7 @@ class CoordinationLog:
             decision = self._append(
                 "decision", by, intent=entry.position, approve=1, reason=reason, policy_id=policy_id
             )
-            now = self._lib.now()
+            now = self._ctx.now()
             self._conn.execute(
                 "UPDATE policies SET applied_count = applied_count + 1, last_applied_at = ?, updated_at = ? "
                 "WHERE id = ?",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
-from . import __version__
+from .argv import is_utf8_text, version_line
 
 _VALUE_OPTIONS = {"--db", "--format"}  # root options that take a value: `kaos --db --version` names a file "--version"
 _FLAG_OPTIONS = {"--json", "--header", "--quiet"}
@@ -34,10 +34,6 @@ def asks_version(args: list[str]) -> bool:
     return False
 
 
-def version_line() -> str:
-    return f"kaos-dream {__version__}\n"
-
-
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI and return its exit code; ``--version`` without importing the command tree."""
     args = sys.argv[1:] if argv is None else argv
@@ -48,16 +44,6 @@ def run(argv: list[str] | None = None) -> int:
     from .cli import run as run_cli
 
     return run_cli(args)
-
-
-def is_utf8_text(text: str) -> bool:
-    """False for a string holding lone surrogates: how Python passes on bytes that are not UTF-8
-    (command-line arguments, file names, stdin in the C locale). SQLite cannot store them."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def main() -> None:

@@ -28,16 +28,18 @@ from typing import TYPE_CHECKING, Any
 
 from . import hooks
 from .errors import ConflictError, InvalidInputError, NotFoundError
-from .names import first_unprintable
+from .names import clean_agent_id
 from .plasticity.hebbian import CROSS_MODAL_WEIGHT, SAME_KIND_WEIGHT, canonical
 from .plasticity.task import task_hash
 from .store import transaction
+from .store.records import as_dict, from_row
 
 if TYPE_CHECKING:
-    from .library import Library
+    from .failures.records import Failures
     from .search.lexical import Hit
+    from .skills import Skills
+    from .store.context import StoreContext
 
-MAX_AGENT_ID = 200
 END_STATES = ("completed", "failed", "killed")
 CITATION_KINDS = ("skill", "memory", "failure")
 
@@ -55,28 +57,10 @@ class Episode:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Episode:
-        return cls(
-            id=row["id"],
-            name=row["name"],
-            state=row["state"],
-            started_at=row["started_at"],
-            ended_at=row["ended_at"],
-            conclusion=row["conclusion"],
-            citations=tuple((str(k), str(v)) for k, v in json.loads(row["citations"])),
-            processed_at=row["processed_at"],
-        )
+        return from_row(cls, row, citations=tuple((str(k), str(v)) for k, v in json.loads(row["citations"])))
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "name": self.name,
-            "state": self.state,
-            "started_at": self.started_at,
-            "ended_at": self.ended_at,
-            "conclusion": self.conclusion,
-            "citations": [list(c) for c in self.citations],
-            "processed_at": self.processed_at,
-        }
+        return as_dict(self, citations=[list(c) for c in self.citations])
 
 
 @dataclass(frozen=True)
@@ -112,29 +96,7 @@ class Outcome:
     created_at: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "skill_id": self.skill_id,
-            "agent_id": self.agent_id,
-            "success": self.success,
-            "task": self.task,
-            "task_hash": self.task_hash,
-            "created_at": self.created_at,
-        }
-
-
-def clean_agent_id(agent_id: str) -> str:
-    cleaned = agent_id.strip()
-    if not cleaned:
-        raise InvalidInputError("agent id must not be empty")
-    if len(cleaned) > MAX_AGENT_ID:
-        raise InvalidInputError(f"agent id is {len(cleaned)} characters; the limit is {MAX_AGENT_ID}")
-    if any(ord(c) < 32 for c in cleaned):
-        raise InvalidInputError("agent id must not contain control characters")
-    bad = first_unprintable(cleaned)
-    if bad:
-        raise InvalidInputError(f"agent id must be printable characters; it holds {bad}")
-    return cleaned
+        return as_dict(self)
 
 
 def clean_citations(citations: Iterable[Sequence[str] | str]) -> tuple[tuple[str, str], ...]:
@@ -222,14 +184,18 @@ def pair_count(skills: int, memories: int) -> int:
 
 
 class Episodes:
-    """Agent sessions and their telemetry; one instance per :class:`Library` (``lib.episodes``)."""
+    """Agent sessions and their telemetry; one instance per library (``lib.episodes``). Gates and
+    episode hooks run through the context's hook runner; ``failures`` records the failure a failed
+    episode reports, ``skills`` resolves the skills outcomes name."""
 
-    def __init__(self, library: Library) -> None:
-        self._lib = library
+    def __init__(self, ctx: StoreContext, *, skills: Skills, failures: Failures) -> None:
+        self._ctx = ctx
+        self._skills = skills
+        self._failures = failures
 
     @property
     def _conn(self) -> sqlite3.Connection:
-        return self._lib.conn
+        return self._ctx.conn
 
     # -- sessions ---------------------------------------------------------------------------------
     def start(self, agent_id: str | None = None, name: str | None = None) -> Episode:
@@ -240,7 +206,7 @@ class Episodes:
         with transaction(self._conn):
             try:
                 self._conn.execute(
-                    "INSERT INTO agents (id, name, started_at) VALUES (?, ?, ?)", (agent_id, name, self._lib.now())
+                    "INSERT INTO agents (id, name, started_at) VALUES (?, ?, ?)", (agent_id, name, self._ctx.now())
                 )
             except sqlite3.IntegrityError:
                 raise ConflictError(f"agent {agent_id!r} already exists") from None
@@ -312,7 +278,7 @@ class Episodes:
             raise InvalidInputError("give both tool and error to record the failure, or neither")
         if tool is not None and error is not None:
             self.get(clean_agent_id(agent_id))  # an unknown agent is an error before anything is written
-            self._lib.failures.record(tool, error, agent=agent_id)
+            self._failures.record(tool, error, agent=agent_id)
         return self.end(agent_id, "failed", conclusion, citations)
 
     def kill(self, agent_id: str, conclusion: str | None = None, citations: Iterable[Sequence[str]] = ()) -> EndResult:
@@ -332,10 +298,10 @@ class Episodes:
             raise InvalidInputError(f"end state must be one of {', '.join(END_STATES)}")
         agent_id = clean_agent_id(agent_id)
         cited = clean_citations(citations)
-        auto = self._lib.settings.dream_auto
+        auto = self._ctx.settings.dream_auto
         if auto and not self._conn.in_transaction:
             # Slow read-only work (LLM validators) happens here, before the write lock is taken.
-            hooks.run_before_episode_end(self._lib, hooks.EpisodeDraft(agent_id, state, conclusion, cited))
+            self._ctx.hooks.before_episode_end(hooks.EpisodeDraft(agent_id, state, conclusion, cited))
         episode_end: hooks.EpisodeEnd | None = None
         learned, reason, pairs_written, strengthened = False, None, 0, 0
         with transaction(self._conn):
@@ -344,7 +310,7 @@ class Episodes:
                 raise NotFoundError(f"no agent {agent_id!r}")
             if row["state"] != "running" or row["processed_at"] is not None:
                 return EndResult(Episode.from_row(row), False, False, "already ended", 0, 0)
-            now = self._lib.now()
+            now = self._ctx.now()
             self._conn.execute(
                 "UPDATE agents SET state = ?, ended_at = ?, conclusion = ?, citations = ?, processed_at = ? "
                 "WHERE id = ?",
@@ -364,16 +330,16 @@ class Episodes:
                     failure_ids=failure_ids,
                     extra=dict(extra or {}),
                 )
-                decision = hooks.decide_gate(self._lib, episode_end)
+                decision = self._ctx.hooks.decide_gate(episode_end)
                 reason = decision.reason
                 if decision.passed:
                     learned = True
                     pairs_written, strengthened = self._reinforce(skills, memories, now)
-                hooks.run_episode_end(self._lib, episode_end, decision)
+                self._ctx.hooks.episode_end(episode_end, decision)
             else:
                 reason = "plasticity off (KAOS_DREAM_AUTO)"
         if episode_end is not None:
-            hooks.run_after_episode(self._lib, episode_end)
+            self._ctx.hooks.after_episode(episode_end)
         return EndResult(self.get(agent_id), True, learned, reason, pairs_written, strengthened)
 
     def _session_nodes(self, agent_id: str) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
@@ -394,7 +360,7 @@ class Episodes:
             return 0, 0
         ids = (json_ids(skill_ids), json_ids(memory_ids), now)
         self._conn.execute(_COACTIVATION_SQL, ids)
-        eta = self._lib.settings.ltp_eta
+        eta = self._ctx.settings.ltp_eta
         strengthened = self._conn.execute(_LTP_SQL, (*ids, eta, CROSS_MODAL_WEIGHT)).rowcount
         return pairs, strengthened
 
@@ -410,9 +376,9 @@ class Episodes:
         if not isinstance(success, bool):
             raise InvalidInputError("success must be True or False")
         agent_id = clean_agent_id(agent) if agent is not None else None
-        now = self._lib.now()
+        now = self._ctx.now()
         with transaction(self._conn):
-            skill_id = self._lib.skills.resolve_id(skill)
+            skill_id = self._skills.resolve_id(skill)
             if agent_id is not None:
                 self._ensure_agent(agent_id, now)
                 if task is None:
@@ -432,7 +398,7 @@ class Episodes:
     def record_hits(self, hits: Sequence[Hit], query: str, agent: str | None = None) -> None:
         """One ``skill_hits`` / ``memory_hits`` row per returned entry with its rank (1 = first)."""
         agent_id = clean_agent_id(agent) if agent is not None else None
-        now = self._lib.now()
+        now = self._ctx.now()
         skill_rows = [(h.id, agent_id, query, rank, now) for rank, h in enumerate(hits, 1) if h.kind == "skill"]
         memory_rows = [(h.id, agent_id, query, rank, now) for rank, h in enumerate(hits, 1) if h.kind == "memory"]
         with transaction(self._conn):

@@ -12,16 +12,20 @@
 
 Registration happens at import time of the feature module; hooks run in ``order`` then name order,
 so the sequence is deterministic.
+
+Every callback receives the library the episode belongs to (its first argument, ``host``). This module
+sits below every store, so it names that argument's type loosely; each built-in hook states the narrow
+part of the library it reads as a protocol of its own. Stores run the hooks through the
+:class:`HookRunner` in their context, which binds the host.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any
 
-if TYPE_CHECKING:
-    from .library import Library
+Host = Any  # the Library an episode belongs to (see the module docstring)
 
 
 @dataclass(frozen=True)
@@ -56,10 +60,10 @@ class GateDecision:
     reason: str
 
 
-Gate = Callable[["Library", EpisodeEnd], GateDecision]
-EpisodeHook = Callable[["Library", EpisodeEnd, GateDecision], None]
-AfterHook = Callable[["Library", EpisodeEnd], None]
-BeforeHook = Callable[["Library", EpisodeDraft], None]
+Gate = Callable[[Host, EpisodeEnd], GateDecision]
+EpisodeHook = Callable[[Host, EpisodeEnd, GateDecision], None]
+AfterHook = Callable[[Host, EpisodeEnd], None]
+BeforeHook = Callable[[Host, EpisodeDraft], None]
 
 
 @dataclass(frozen=True)
@@ -102,7 +106,7 @@ def unregister(name: str) -> None:
         registry[:] = [e for e in registry if e.name != name]
 
 
-def decide_gate(lib: Library, episode: EpisodeEnd) -> GateDecision:
+def decide_gate(lib: Host, episode: EpisodeEnd) -> GateDecision:
     """All gates must pass; the first one that fails gives the reason."""
     for entry in _GATES:
         decision = entry.fn(lib, episode)
@@ -111,26 +115,49 @@ def decide_gate(lib: Library, episode: EpisodeEnd) -> GateDecision:
     return GateDecision(True, "all gates passed")
 
 
-def run_episode_end(lib: Library, episode: EpisodeEnd, decision: GateDecision) -> None:
+def run_episode_end(lib: Host, episode: EpisodeEnd, decision: GateDecision) -> None:
     for entry in list(_EPISODE_END):
         entry.fn(lib, episode, decision)
 
 
-def run_before_episode_end(lib: Library, draft: EpisodeDraft) -> None:
+def run_before_episode_end(lib: Host, draft: EpisodeDraft) -> None:
     for entry in list(_BEFORE_EPISODE_END):
         entry.fn(lib, draft)
 
 
-def run_after_episode(lib: Library, episode: EpisodeEnd) -> None:
+def run_after_episode(lib: Host, episode: EpisodeEnd) -> None:
     for entry in list(_AFTER_EPISODE):
         entry.fn(lib, episode)
 
 
-def outcome_gate(lib: Library, episode: EpisodeEnd) -> GateDecision:
+def outcome_gate(lib: Host, episode: EpisodeEnd) -> GateDecision:
     """The default gate: only an episode that completed successfully may reinforce anything."""
     if episode.state == "completed":
         return GateDecision(True, "episode completed")
     return GateDecision(False, f"episode {episode.state}")
+
+
+class HookRunner:
+    """Runs the registered gates and hooks on behalf of one library (``host``, what every callback receives)."""
+
+    def __init__(self, host: Host) -> None:
+        self._host = host
+
+    def decide_gate(self, episode: EpisodeEnd) -> GateDecision:
+        """All gates must pass (see :func:`decide_gate`)."""
+        return decide_gate(self._host, episode)
+
+    def episode_end(self, episode: EpisodeEnd, decision: GateDecision) -> None:
+        """The episode-end hooks, inside the episode-end transaction."""
+        run_episode_end(self._host, episode, decision)
+
+    def before_episode_end(self, draft: EpisodeDraft) -> None:
+        """The before-episode-end hooks, outside the write lock."""
+        run_before_episode_end(self._host, draft)
+
+    def after_episode(self, episode: EpisodeEnd) -> None:
+        """The after-episode hooks, after the episode-end transaction committed."""
+        run_after_episode(self._host, episode)
 
 
 register_gate("outcome", outcome_gate, order=0)

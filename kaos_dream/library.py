@@ -13,52 +13,34 @@ from typing import TYPE_CHECKING, Any
 from . import validation as _validation  # noqa: F401 - installs the validation gate
 from .clock import Clock, SystemClock
 from .coordination import CoordinationLog
-from .dream import Dream
+from .dream import Dream, DreamStores
 from .episodes import Episodes, Outcome
-from .errors import InvalidInputError, StoreError
+from .errors import StoreError
 from .failures import Failures
 from .graph import episode_evidence as _graph_episode_evidence
 from .graph.edges import Graph
+from .hooks import HookRunner
 from .llm import LLMClient
 from .memories import Memories
-from .plasticity.task import task_hash
 from .policies import Policies
 from .preferences import Preferences
-from .search import Hit, lexical_candidates
-from .search.candidates import (
-    BM25,
-    ID,
-    SUCCESSES,
-    TASK_SUCCESSES,
-    TASK_USES,
-    USES,
-    Pool,
-    candidate_pool,
-    details,
-    ensure_sql_math,
-    hybrid_memories,
-    hybrid_pool,
-    ranked_memories,
-)
-from .search.lexical import with_skill_counts
-from .search.semantic import Fusion, IdealRelevance, SemanticMatches, gate, semantic_matches
+from .search.candidates import ensure_sql_math
+from .search.pipeline import SearchPipeline
 from .settings import Settings
 from .skills import Skills
 from .store import LATEST_VERSION, apply_migrations, connect, schema_version, transaction
 from .store.connect import describe_sqlite_error, enable_wal
+from .store.context import StoreContext
 from .store.counters import counter_mismatches
 from .store.migrations import check_ownership, refuse_foreign_file, require_current
 
 if TYPE_CHECKING:
     from .embedding.store import Vectors
-    from .plasticity.evidence import Effective
 
 # Causal evidence from ended episodes (skill -caused-> failure, memory -enabled-> skill, and checks of
 # caused/prevented predictions) is recorded by the graph's episode-end hook.
 _graph_episode_evidence.register()
 
-SEARCH_KINDS = ("skill", "memory")
-RANKS = ("weighted", "wilson", "bm25")
 FTS_TABLES = ("skills_fts", "memories_fts")
 CHECK_CACHE_KIB = 8192  # page cache of the scratch copy `db check` verifies the full-text indexes on
 
@@ -105,17 +87,21 @@ class Library(AbstractContextManager["Library"]):
             self.conn.close()
             raise
         ensure_sql_math(self.conn)
-        self._ideal_relevance = IdealRelevance()
-        self.skills = Skills(self)
-        self.memories = Memories(self)
-        self.log = CoordinationLog(self)
-        self.policies = Policies(self)
-        self.preferences = Preferences(self)
+        # The stores get the narrow context and the other stores they use, never the library itself;
+        # gates and episode hooks (a public extension point) still receive the library, through the runner.
+        self.ctx = StoreContext(self.conn, self.clock, self.settings, self.path, readonly, HookRunner(self))
+        ctx = self.ctx
+        self.skills = Skills(ctx, self._vectors)
+        self.memories = Memories(ctx, self._vectors)
+        self.log = CoordinationLog(ctx)
+        self.policies = Policies(ctx)
+        self.preferences = Preferences(ctx)
         self.llm = LLMClient(self.settings)  # shared by every LLM feature; disabled (with a reason) without a key
-        self.failures = Failures(self)
-        self.graph = Graph(self)
-        self.dream = Dream(self)
-        self.episodes = Episodes(self)
+        self.graph = Graph(ctx)
+        self.failures = Failures(ctx, llm=self.llm, graph=self.graph, skills=self.skills)
+        self.dream = Dream(DreamStores(ctx, self.skills, self.failures, self.policies, self._vectors))
+        self.episodes = Episodes(ctx, skills=self.skills, failures=self.failures)
+        self._search = SearchPipeline(ctx, vectors=self._vectors, record_hits=self.episodes.record_hits)
 
     # -- plumbing ---------------------------------------------------------------------------------
     def now(self) -> float:
@@ -134,160 +120,11 @@ class Library(AbstractContextManager["Library"]):
         self.close()
 
     # -- search -----------------------------------------------------------------------------------
-    def search(
-        self,
-        query: str,
-        *,
-        kind: str | None = None,
-        limit: int = 10,
-        include_deprecated: bool = False,
-        rank: str | None = None,
-        record_hits: bool = False,
-        agent: str | None = None,
-        task: str | None = None,
-        explore: bool = False,
-        seed: int | None = None,
-    ) -> list[Hit]:
-        """Skills and/or memories matching ``query``, best first, ties by kind then id.
-
-        ``rank``: ``weighted`` (default, from settings) re-ranks a bounded coordination-level pool by
-        relevance x the effective (aged) outcome record (conditioned on ``task``, which defaults to
-        the query); ``wilson`` is the seed's formula exactly; ``bm25`` is the plain lexical order.
-        ``explore`` (weighted only) ranks skills by a Thompson draw from their effective record,
-        seeded by ``seed`` (default ``settings.explore_seed``) and the candidates' evidence: the same
-        seed and data give the same order. With plasticity off (``KAOS_DREAM_AUTO=0``) every rank is
-        ``bm25``. ``record_hits`` writes one
-        hit row per result (with ``agent``, registered if new) in one transaction; without it the
-        search only reads.
-        """
-        if limit < 0:
-            raise InvalidInputError("limit must not be negative")
-        rank = rank or self.settings.rank
-        if rank not in RANKS:
-            raise InvalidInputError(f"unknown rank {rank!r}: use weighted, wilson or bm25")
-        kinds = SEARCH_KINDS if kind is None else (kind,)
-        for k in kinds:
-            if k not in SEARCH_KINDS:
-                raise InvalidInputError(f"unknown kind {k!r}: use skill or memory")
-        if record_hits and self.readonly:
-            raise InvalidInputError("cannot record hits: the library is open read-only")
-        if explore and rank != "weighted":
-            raise InvalidInputError(f"explore works with the weighted rank, not {rank!r}")
-        if seed is not None and not explore:
-            raise InvalidInputError("seed is only used with explore")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32):
-            raise InvalidInputError("seed must be a whole number from 0 to 4294967295")
-        if not self.settings.dream_auto:
-            rank = "bm25"
-        if rank == "bm25":
-            hits = self._lexical_search(query, kinds, limit, include_deprecated)
-        else:
-            explore_seed = (self.settings.explore_seed if seed is None else int(seed)) if explore else None
-            hits = self._weighted_search(query, kinds, limit, include_deprecated, rank, task, explore_seed)
-        if record_hits and hits:
-            self.episodes.record_hits(hits, query, agent)
-        elif record_hits and agent is not None:
-            self.episodes.record_hits([], query, agent)
-        return hits
-
-    def _lexical_search(self, query: str, kinds: tuple[str, ...], limit: int, include_deprecated: bool) -> list[Hit]:
-        hits: list[Hit] = []
-        for k in kinds:
-            hits.extend(lexical_candidates(self.conn, query, k, limit, include_deprecated))
-        hits.sort(key=lambda h: (-h.score, h.kind, h.id))
-        return with_skill_counts(self.conn, hits[:limit])
-
-    def _weighted_search(
-        self,
-        query: str,
-        kinds: tuple[str, ...],
-        limit: int,
-        include_deprecated: bool,
-        rank: str,
-        task: str | None,
-        explore_seed: int | None = None,
-    ) -> list[Hit]:
-        if limit == 0:
-            return []
-        s = self.settings
-        pool = max(s.rank_pool, limit)
-        digest = task_hash(task if task is not None else query) if "skill" in kinds else None
-        now = self.now()
-        # The seed's formula floors relevance; the default does not (see search/ranking.py).
-        floor = s.rank_floor if rank == "wilson" else 0.0
-        memory_order = (floor, now, s.rank_half_life_days * 86_400.0, limit)
-        if kinds == ("memory",):  # no outcomes to weigh: SQL ranks them, no pool matrix needed
-            ranked = ranked_memories(self.conn, query, pool=pool, memory_order=memory_order)
-            semantic = self._semantic(query, {"memory": max((r[3] for r in ranked), default=0.0)},
-                                      include_deprecated)
-            if "memory" in semantic:
-                ranked = hybrid_memories(self.conn, ranked, semantic["memory"], memory_order)
-            unit = max((r[3] for r in ranked), default=1.0) if rank == "weighted" else 1.0
-            return [
-                Hit("memory", entry_id, key, snippet, bm25, score / (unit or 1.0))
-                for entry_id, key, snippet, bm25, score, _ in ranked
-            ]
-        pools = [
-            candidate_pool(
-                self.conn, query, k, pool=pool, pool_min=max(s.rank_pool_min, limit), task_hash=digest,
-                include_deprecated=include_deprecated, memory_order=memory_order,
-            )
-            for k in kinds
-        ]
-        best_lexical = {p.kind: float(p.matrix[:, BM25].max()) if len(p) else 0.0 for p in pools}
-        semantic = self._semantic(query, best_lexical, include_deprecated)
-        pools = [
-            hybrid_pool(self.conn, p, semantic[p.kind], task_hash=digest, memory_order=memory_order)
-            if p.kind in semantic else p
-            for p in pools
-        ]
-        from .search.ranking import RankParams, best_relevance, score_pool, top  # numpy: only ranking needs it
-
-        params = RankParams(
-            alpha=s.rank_alpha,
-            half_life_days=s.rank_half_life_days,
-            z=s.rank_z,
-            floor=s.rank_floor,
-            task_context=s.rank_task_context,
-            evidence_half_life=s.evidence_half_life,
-            explore_seed=explore_seed,
-        )
-        unit = best_relevance(pools)
-        scores = [
-            score_pool(p, now, rank, params, effective=self._effective(p, digest) if rank == "weighted" else None,
-                       unit=unit)
-            for p in pools
-        ]
-        best = top(pools, scores, limit)
-        shown = {
-            p.kind: p.shown
-            if p.shown is not None
-            else details(self.conn, p.kind, [int(p.matrix[row, ID]) for _, pi, row, _ in best if pools[pi] is p])
-            for p in pools
-        }
-        hits: list[Hit] = []
-        for k, pi, row, score in best:
-            values = pools[pi].matrix[row]
-            entry_id = int(values[ID])
-            name, text, deprecated = shown[k][entry_id]
-            lexical = pools[pi].lexical
-            bm25 = float(values[BM25] if lexical is None else lexical[row])
-            hits.append(
-                Hit(k, entry_id, name, text, bm25, score, deprecated, int(values[USES]), int(values[SUCCESSES]))
-            )
-        return hits
-
-    def _effective(self, pool: Pool, digest: str | None) -> Effective | None:
-        """The aged outcome records of a skill pool's candidates (None for memories)."""
-        if pool.kind != "skill" or not len(pool):
-            return None
-        m = pool.matrix
-        from .plasticity.evidence import effective_records
-
-        return effective_records(
-            self.conn, m[:, ID], (m[:, USES], m[:, SUCCESSES], m[:, TASK_USES], m[:, TASK_SUCCESSES]), digest,
-            self.settings.evidence_half_life,
-        )
+    @property
+    def search(self) -> SearchPipeline:
+        """Search skills and memories: ``lib.search(query, kind=…, limit=…, rank=…, record_hits=…, …)``
+        returns the hits, best first (the options: :class:`~kaos_dream.search.pipeline.SearchPipeline`)."""
+        return self._search
 
     def skill_record(self, ref: int | str) -> dict[str, Any]:
         """A skill's outcome record: exact all-time counters beside the effective (aged) record,
@@ -302,35 +139,10 @@ class Library(AbstractContextManager["Library"]):
         `kaos skill list` does not; the embedding model itself loads later still, on first embed."""
         from .embedding.store import Vectors
 
-        return Vectors(self)
+        return Vectors(self.ctx)
 
-    def _semantic(
-        self, query: str, best_lexical: dict[str, float], include_deprecated: bool
-    ) -> dict[str, SemanticMatches]:
-        """The query's nearest vectors for each kind whose best lexical match (``best_lexical``)
-        leaves part of the query uncovered; empty when semantic retrieval is off, nothing is embedded
-        yet, or lexical matches cover the query (then neither the model nor the vectors are touched)."""
-        s = self.settings
-        if s.semantic_k <= 0 or not query.strip() or not s.semantic:
-            return {}
-        references = {k: self._ideal_relevance(self.conn, k, query) for k in best_lexical}
-        wanted = [k for k in best_lexical if gate(best_lexical[k], references[k]) > 0.0]
-        model = self.vectors.embedder() if wanted else None
-        if model is None:
-            return {}
-        indexes = {k: self.vectors.index(k) for k in wanted}
-        if not any(v is not None for v in indexes.values()):
-            return {}
-        vector = model.embed([query])[0]
-        if not vector.any():
-            return {}
-        fusion = Fusion(weight=s.semantic_weight, threshold=s.semantic_threshold, full=s.semantic_full)
-        return {
-            k: semantic_matches(self.conn, k, index, vector, s.semantic_k, fusion, references[k], best_lexical[k],
-                                include_deprecated=include_deprecated)
-            for k, index in indexes.items()
-            if index is not None
-        }
+    def _vectors(self) -> Vectors:
+        return self.vectors
 
     def record_outcome(
         self, skill: int | str, success: bool, agent: str | None = None, task: str | None = None

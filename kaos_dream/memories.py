@@ -11,16 +11,13 @@ import math
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .errors import ConflictError, InvalidInputError
-from .names import first_unprintable
-from .skills import MAX_NAME, clean_text
+from .errors import InvalidInputError
+from .names import clean_label
+from .skills import MAX_NAME, Entries, clean_text
 from .store import transaction
-from .store.helpers import resolve_ref
-
-if TYPE_CHECKING:
-    from .library import Library
+from .store.records import as_dict, from_row
 
 
 @dataclass(frozen=True)
@@ -35,26 +32,10 @@ class Memory:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Memory:
-        return cls(
-            id=row["id"],
-            kind=row["kind"],
-            key=row["key"],
-            content=row["content"],
-            metadata=json.loads(row["metadata"]),
-            created_at=row["created_at"],
-            updated_at=row["updated_at"],
-        )
+        return from_row(cls, row, metadata=json.loads(row["metadata"]))
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "kind": self.kind,
-            "key": self.key,
-            "content": self.content,
-            "metadata": self.metadata,
-            "created_at": self.created_at,
-            "updated_at": self.updated_at,
-        }
+        return as_dict(self)
 
 
 def _reject_constant(name: str) -> Any:
@@ -96,26 +77,13 @@ def parse_metadata(metadata: str | Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def _clean_label(value: str, what: str) -> str:
-    cleaned = value.strip()
-    if not cleaned:
-        raise InvalidInputError(f"memory {what} must not be empty")
-    if len(cleaned) > MAX_NAME or any(ord(c) < 32 for c in cleaned):
-        raise InvalidInputError(f"memory {what} must be at most {MAX_NAME} printable characters")
-    bad = first_unprintable(cleaned)
-    if bad:
-        raise InvalidInputError(f"memory {what} must be printable characters; it holds {bad}")
-    return cleaned
+    return clean_label(value, f"memory {what}", MAX_NAME, one_rule=True)
 
 
-class Memories:
-    """CRUD for memories; one instance per :class:`Library`."""
+class Memories(Entries[Memory]):
+    """CRUD for memories; one instance per library."""
 
-    def __init__(self, library: Library) -> None:
-        self._lib = library
-
-    @property
-    def _conn(self) -> sqlite3.Connection:
-        return self._lib.conn
+    _TABLE, _LABEL, _NOUN, _RECORD = "memories", "key", "memory", Memory
 
     def add(
         self,
@@ -135,30 +103,16 @@ class Memories:
             key = f"{kind}-{digest}"
         key = _clean_label(key, "key")
         meta = json.dumps(parse_metadata(metadata), sort_keys=True)
-        vector = self._lib.vectors.embed_memory(content)  # before the write lock is taken
-        now = self._lib.now()
-        with transaction(self._conn):
-            try:
-                cur = self._conn.execute(
-                    "INSERT INTO memories (kind, key, content, metadata, created_at, updated_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
-                    (kind, key, content, meta, now, now),
-                )
-            except sqlite3.IntegrityError:
-                raise ConflictError(f"a memory with key {key!r} already exists") from None
-            memory_id = cur.lastrowid
-            assert memory_id is not None
-            self._lib.vectors.store("memory", memory_id, vector)
+        vector = self._vectors().embed_memory(content)  # before the write lock is taken
+        now = self._ctx.now()
+        memory_id = self._vectors().add_entry(
+            "memory",
+            vector,
+            "INSERT INTO memories (kind, key, content, metadata, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+            (kind, key, content, meta, now, now),
+            f"a memory with key {key!r} already exists",
+        )
         return self.get(memory_id)
-
-    def resolve_id(self, ref: int | str) -> int:
-        """An id or a key to the memory's id; keys win over digit-strings that look like ids."""
-        return resolve_ref(self._conn, "memories", "key", ref, "memory")
-
-    def get(self, ref: int | str) -> Memory:
-        """One memory by id or key; NotFoundError when there is none."""
-        memory_id = self.resolve_id(ref)
-        return Memory.from_row(self._conn.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone())
 
     def list(self, *, kind: str | None = None, limit: int | None = None, offset: int = 0) -> list[Memory]:
         """Memories in id order, optionally of one ``kind``, paged by ``limit``/``offset``."""

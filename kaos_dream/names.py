@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import unicodedata
 
+from .errors import InvalidInputError
+
+MAX_AGENT_ID = 200
+
 
 def first_unprintable(text: str) -> str | None:
     """A short description of the first character that is not printable, or None when all are."""
@@ -19,3 +23,28 @@ def first_unprintable(text: str) -> str | None:
             label = f"U+{ord(char):04X}" + (f" {name}" if name else "")
             return f"{label} (category {unicodedata.category(char)}) at character {index}"
     return None
+
+
+def clean_label(value: str, what: str, limit: int, *, one_rule: bool = False) -> str:
+    """``value`` stripped, or InvalidInputError naming ``what`` when it is empty, longer than ``limit``
+    characters or holds a character that is not printable. ``one_rule``: too long and control
+    characters get the same message ("at most N printable characters"), as memory labels and
+    coordination agents have always said."""
+    cleaned = value.strip()
+    if not cleaned:
+        raise InvalidInputError(f"{what} must not be empty")
+    if one_rule and (len(cleaned) > limit or any(ord(c) < 32 for c in cleaned)):
+        raise InvalidInputError(f"{what} must be at most {limit} printable characters")
+    if len(cleaned) > limit:
+        raise InvalidInputError(f"{what} is {len(cleaned)} characters; the limit is {limit}")
+    if any(ord(c) < 32 for c in cleaned):
+        raise InvalidInputError(f"{what} must not contain control characters")
+    bad = first_unprintable(cleaned)
+    if bad:
+        raise InvalidInputError(f"{what} must be printable characters; it holds {bad}")
+    return cleaned
+
+
+def clean_agent_id(agent_id: str) -> str:
+    """``agent_id`` stripped, or InvalidInputError when it is empty, too long or not printable."""
+    return clean_label(agent_id, "agent id", MAX_AGENT_ID)

@@ -18,7 +18,7 @@ from .errors import InvalidInputError, NotFoundError
 from .store import transaction
 
 if TYPE_CHECKING:
-    from .library import Library
+    from .store.context import StoreContext
 
 POLICY_STATES = ("proposed", "enabled", "disabled", "demoted")
 
@@ -77,12 +77,12 @@ def action_stats(conn: sqlite3.Connection) -> dict[str, tuple[int, int]]:
 class Policies:
     """Mining, listing and human control of policies; one instance per :class:`Library`."""
 
-    def __init__(self, library: Library) -> None:
-        self._lib = library
+    def __init__(self, ctx: StoreContext) -> None:
+        self._ctx = ctx
 
     @property
     def _conn(self) -> sqlite3.Connection:
-        return self._lib.conn
+        return self._ctx.conn
 
     def list(self, status: str | None = None) -> list[Policy]:
         """Policies in id order, optionally in one ``status``."""
@@ -111,7 +111,7 @@ class Policies:
             policy = self.get(ref)
             self._conn.execute(
                 "UPDATE policies SET status = ?, status_by = ?, status_reason = ?, updated_at = ? WHERE id = ?",
-                (status, by, reason, self._lib.now(), policy.id),
+                (status, by, reason, self._ctx.now(), policy.id),
             )
         return self.get(policy.id)
 
@@ -125,10 +125,10 @@ class Policies:
 
     def mine(self, *, apply: bool) -> MiningReport:
         """One mining pass over the log (the dream's policies phase)."""
-        settings = self._lib.settings
+        settings = self._ctx.settings
         threshold, min_support = settings.policy_min_approval, settings.policy_min_support
         report = MiningReport(applied=apply)
-        now = self._lib.now()
+        now = self._ctx.now()
         with transaction(self._conn):
             stats = action_stats(self._conn)
             report.actions_seen = len(stats)

@@ -11,19 +11,19 @@ from .names import first_unprintable
 from .store import transaction
 
 if TYPE_CHECKING:
-    from .library import Library
+    from .store.context import StoreContext
 
 MAX_KEY = 100
 MAX_VALUE = 4_000
 
 
 class Preferences:
-    def __init__(self, library: Library) -> None:
-        self._lib = library
+    def __init__(self, ctx: StoreContext) -> None:
+        self._ctx = ctx
 
     @property
     def _conn(self) -> sqlite3.Connection:
-        return self._lib.conn
+        return self._ctx.conn
 
     def set(self, key: str, value: str) -> None:
         """Set (or replace) a preference."""
@@ -39,7 +39,7 @@ class Preferences:
             self._conn.execute(
                 "INSERT INTO preferences (key, value, updated_at) VALUES (?, ?, ?) "
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-                (key, value.strip(), self._lib.now()),
+                (key, value.strip(), self._ctx.now()),
             )
 
     def all(self) -> dict[str, str]:

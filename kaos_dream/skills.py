@@ -11,15 +11,19 @@ import re
 import sqlite3
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from .errors import ConflictError, InvalidInputError
-from .names import first_unprintable
+from .names import clean_label, first_unprintable
 from .store import transaction
 from .store.helpers import resolve_ref
+from .store.records import as_dict, from_row
 
 if TYPE_CHECKING:
-    from .library import Library
+    from collections.abc import Callable
+
+    from .embedding.store import Vectors
+    from .store.context import StoreContext
 
 MAX_NAME = 200
 MAX_TEXT = 1_000_000
@@ -44,30 +48,10 @@ class Skill:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Skill:
-        return cls(
-            id=row["id"],
-            name=row["name"],
-            description=row["description"],
-            template=row["template"],
-            tags=tuple(json.loads(row["tags"])),
-            deprecated=bool(row["deprecated"]),
-            deprecated_reason=row["deprecated_reason"],
-            created_at=row["created_at"],
-            updated_at=row["updated_at"],
-        )
+        return from_row(cls, row, tags=tuple(json.loads(row["tags"])), deprecated=bool(row["deprecated"]))
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "name": self.name,
-            "description": self.description,
-            "template": self.template,
-            "tags": list(self.tags),
-            "deprecated": self.deprecated,
-            "deprecated_reason": self.deprecated_reason,
-            "created_at": self.created_at,
-            "updated_at": self.updated_at,
-        }
+        return as_dict(self, tags=list(self.tags))
 
     @property
     def parameters(self) -> tuple[str, ...]:
@@ -75,17 +59,7 @@ class Skill:
 
 
 def clean_name(name: str) -> str:
-    cleaned = name.strip()
-    if not cleaned:
-        raise InvalidInputError("skill name must not be empty")
-    if len(cleaned) > MAX_NAME:
-        raise InvalidInputError(f"skill name is {len(cleaned)} characters; the limit is {MAX_NAME}")
-    if any(ord(c) < 32 for c in cleaned):
-        raise InvalidInputError("skill name must not contain control characters")
-    bad = first_unprintable(cleaned)
-    if bad:
-        raise InvalidInputError(f"skill name must be printable characters; it holds {bad}")
-    return cleaned
+    return clean_label(name, "skill name", MAX_NAME)
 
 
 def clean_text(value: str, what: str) -> str:
@@ -184,15 +158,42 @@ def render_template(template: str, params: Mapping[str, str], max_chars: int | N
     return _PLACEHOLDER.sub(substitute, template)
 
 
-class Skills:
-    """CRUD for skills; one instance per :class:`Library`."""
+R = TypeVar("R")  # the record type of the entries: Skill or Memory
 
-    def __init__(self, library: Library) -> None:
-        self._lib = library
+
+class Entries(Generic[R]):
+    """What the skills and memories stores share: the context, the vector store (``vectors`` builds it
+    on first use: it needs numpy, which listing entries does not), and references — an entry is named
+    by its id or its unique label (a skill's name, a memory's key)."""
+
+    _TABLE: ClassVar[str]
+    _LABEL: ClassVar[str]
+    _NOUN: ClassVar[str]
+    _RECORD: ClassVar[Any]
+
+    def __init__(self, ctx: StoreContext, vectors: Callable[[], Vectors]) -> None:
+        self._ctx = ctx
+        self._vectors = vectors
 
     @property
     def _conn(self) -> sqlite3.Connection:
-        return self._lib.conn
+        return self._ctx.conn
+
+    def resolve_id(self, ref: int | str) -> int:
+        """An id or a label (name or key) to the entry's id; labels win over digit-strings that look like ids."""
+        return resolve_ref(self._conn, self._TABLE, self._LABEL, ref, self._NOUN)
+
+    def get(self, ref: int | str) -> R:
+        """One entry by id or label; NotFoundError when there is none."""
+        entry_id = self.resolve_id(ref)
+        row = self._conn.execute(f"SELECT * FROM {self._TABLE} WHERE id = ?", (entry_id,)).fetchone()
+        return self._RECORD.from_row(row)  # type: ignore[no-any-return]
+
+
+class Skills(Entries[Skill]):
+    """CRUD for skills; one instance per library."""
+
+    _TABLE, _LABEL, _NOUN, _RECORD = "skills", "name", "skill", Skill
 
     def add(
         self, name: str, description: str = "", template: str = "", tags: Iterable[str] = ()
@@ -202,31 +203,17 @@ class Skills:
         description = clean_text(description, "description")
         template = check_template(clean_text(template, "template"))
         tag_list = clean_tags(tags)
-        vector = self._lib.vectors.embed_skill(name, description, tag_list)  # before the write lock is taken
-        now = self._lib.now()
-        with transaction(self._conn):
-            try:
-                cur = self._conn.execute(
-                    "INSERT INTO skills (name, description, template, tags, created_at, updated_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
-                    (name, description, template, json.dumps(list(tag_list)), now, now),
-                )
-            except sqlite3.IntegrityError:
-                raise ConflictError(f"a skill named {name!r} already exists") from None
-            skill_id = cur.lastrowid
-            assert skill_id is not None
-            self._lib.vectors.store("skill", skill_id, vector)
+        vector = self._vectors().embed_skill(name, description, tag_list)  # before the write lock is taken
+        now = self._ctx.now()
+        skill_id = self._vectors().add_entry(
+            "skill",
+            vector,
+            "INSERT INTO skills (name, description, template, tags, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (name, description, template, json.dumps(list(tag_list)), now, now),
+            f"a skill named {name!r} already exists",
+        )
         return self.get(skill_id)
-
-    def resolve_id(self, ref: int | str) -> int:
-        """An id or a name to the skill's id; names win over digit-strings that look like ids."""
-        return resolve_ref(self._conn, "skills", "name", ref, "skill")
-
-    def get(self, ref: int | str) -> Skill:
-        """One skill by id or name; NotFoundError when there is none."""
-        skill_id = self.resolve_id(ref)
-        row = self._conn.execute("SELECT * FROM skills WHERE id = ?", (skill_id,)).fetchone()
-        return Skill.from_row(row)
 
     def list(
         self,
@@ -287,10 +274,10 @@ class Skills:
             raise InvalidInputError("nothing to update: give at least one field")
         embedded = {"name", "description", "tags"} & set(changes)
         if embedded:
-            self._lib.vectors.embedder()  # load the model (once) before the write lock is taken
+            self._vectors().embedder()  # load the model (once) before the write lock is taken
         with transaction(self._conn):
             skill_id = self.resolve_id(ref)
-            changes["updated_at"] = self._lib.now()
+            changes["updated_at"] = self._ctx.now()
             assignments = ", ".join(f"{column} = ?" for column in changes)
             try:
                 self._conn.execute(
@@ -300,8 +287,8 @@ class Skills:
                 raise ConflictError(f"a skill named {changes.get('name')!r} already exists") from None
             if embedded:  # the edit trigger dropped the old vector; the new text gets one in the same write
                 edited = self.get(skill_id)
-                self._lib.vectors.store(
-                    "skill", skill_id, self._lib.vectors.embed_skill(edited.name, edited.description, edited.tags)
+                self._vectors().store(
+                    "skill", skill_id, self._vectors().embed_skill(edited.name, edited.description, edited.tags)
                 )
         return self.get(skill_id)
 
@@ -312,7 +299,7 @@ class Skills:
             self._conn.execute(
                 "UPDATE skills SET deprecated = 1, deprecated_reason = ?, deprecated_at = ?, updated_at = ? "
                 "WHERE id = ?",
-                (reason, self._lib.now(), self._lib.now(), skill_id),
+                (reason, self._ctx.now(), self._ctx.now(), skill_id),
             )
         return self.get(skill_id)
 
@@ -326,7 +313,7 @@ class Skills:
             self._conn.execute(
                 "UPDATE skills SET deprecated = 0, deprecated_reason = NULL, deprecated_at = NULL, "
                 "updated_at = ? WHERE id = ?",
-                (self._lib.now(), skill_id),
+                (self._ctx.now(), skill_id),
             )
         return self.get(skill_id)
 

@@ -374,7 +374,7 @@ def test_without_the_extra_serve_says_how_to_install(tmp_path: Path) -> None:
         "        if name.split('.')[0] in ('mcp', 'mcp_types'):\n"
         "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
         "sys.meta_path.insert(0, Hide())\n"
-        "from kaos_dream.cli import main\n"
+        "from kaos_dream.entry import main\n"
         "sys.argv = ['kaos'] + sys.argv[1:]\n"
         "main()\n"
     )

@@ -168,7 +168,7 @@ def test_json_output(demo_db: Path, tmp_path: Path) -> None:
 
 HIDE_PLOTTING = (
     "import sys; sys.modules['matplotlib'] = None; sys.modules['networkx'] = None; "
-    "from kaos_dream.cli import main; sys.argv = ['kaos'] + sys.argv[1:]; main()"
+    "from kaos_dream.entry import main; sys.argv = ['kaos'] + sys.argv[1:]; main()"
 )
 
 

@@ -19,7 +19,7 @@ import typer
 import typer.core
 import typer.main
 
-from ..entry import is_utf8_text, version_line
+from ..argv import is_utf8_text, version_line
 from ..errors import KaosError
 from ..store.connect import describe_sqlite_error
 from . import output
@@ -287,10 +287,3 @@ def global_options_path() -> str:
     from ..store.engine import mask
 
     return resolved_db() or mask(os.environ.get("KAOS_DB") or "") or "the database"
-
-
-def main() -> None:
-    """The console script (see :mod:`kaos_dream.entry`, which answers ``--version`` without this module)."""
-    from ..entry import main as entry_main
-
-    entry_main()

@@ -6,7 +6,7 @@ import contextlib
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -79,6 +79,33 @@ def wants_json(ctx: typer.Context, json_flag: bool) -> bool:
     from . import output
 
     return json_flag or global_options(ctx).json or output.wants_json_format()
+
+
+def show_entry(ctx: typer.Context, json_flag: bool, data: Any, done: str | None, title: str,
+               pairs: list[tuple[str, Any]]) -> bool:
+    """A skill or memory: ``data`` as JSON when asked for, the one line ``done`` after a change, or
+    else its ``pairs`` under ``title``; True when it showed the fields (the caller may add more)."""
+    from . import output
+
+    if wants_json(ctx, json_flag):
+        output.emit_json(data)
+        return False
+    if done:
+        output.message(done)
+        return False
+    output.fields(title, pairs)
+    return True
+
+
+def reply(ctx: typer.Context, json_flag: bool, data: Any, text: str) -> None:
+    """What a command that changed something prints: ``data`` as JSON when asked for, else the one
+    line ``text`` for people."""
+    from . import output
+
+    if wants_json(ctx, json_flag):
+        output.emit_json(data)
+    else:
+        output.message(text)
 
 
 @contextlib.contextmanager

@@ -10,7 +10,7 @@ import typer
 from ..coordination import LogEntry
 from ..policies import Policy
 from . import output
-from .common import DbOption, JsonOption, one_of, open_for_read, open_for_write, wants_json
+from .common import DbOption, JsonOption, one_of, open_for_read, open_for_write, show_entry, wants_json
 
 log_app = typer.Typer(help="The coordination log: intents, votes, decisions, commits, aborts, results.",
                       no_args_is_help=True)
@@ -196,23 +196,16 @@ def show(ctx: typer.Context, intent_pos: Intent, db: DbOption = None, json_out: 
 
 
 def _show_policy(ctx: typer.Context, policy: Policy, json_out: bool, verb: str | None = None) -> None:
-    if wants_json(ctx, json_out):
-        output.emit_json(policy.to_dict())
-    elif verb:
-        output.message(f"policy {policy.id} ({policy.action_key!r}) {verb}")
-    else:
-        output.fields(
-            f"policy {policy.id}",
-            [
-                ("action", policy.action_key),
-                ("status", f"{policy.status} (by {policy.status_by})"),
-                ("reason", policy.status_reason),
-                ("approval", f"{policy.approval_rate:.0%} over {policy.support} decided intents"),
-                ("applied", policy.applied_count),
-                ("last applied", output.when(policy.last_applied_at)),
-                ("created", output.when(policy.created_at)),
-            ],
-        )
+    done = f"policy {policy.id} ({policy.action_key!r}) {verb}" if verb else None
+    show_entry(ctx, json_out, policy.to_dict(), done, f"policy {policy.id}", [
+        ("action", policy.action_key),
+        ("status", f"{policy.status} (by {policy.status_by})"),
+        ("reason", policy.status_reason),
+        ("approval", f"{policy.approval_rate:.0%} over {policy.support} decided intents"),
+        ("applied", policy.applied_count),
+        ("last applied", output.when(policy.last_applied_at)),
+        ("created", output.when(policy.created_at)),
+    ])
 
 
 PolicyRef = Annotated[str, typer.Argument(help="Policy id or action text.", show_default=False)]
@@ -250,18 +243,22 @@ def policy_show(ctx: typer.Context, ref: PolicyRef, db: DbOption = None, json_ou
 def policy_enable(ctx: typer.Context, ref: PolicyRef, reason: Reason = None, db: DbOption = None,
                   json_out: JsonOption = False) -> None:
     """Enable a policy so `log intent --auto` may use it.  Example: kaos policy enable 3"""
-    with open_for_write(ctx, db) as lib:
-        policy = lib.policies.enable(ref, reason=reason)
-    _show_policy(ctx, policy, json_out, verb="enabled")
+    _switch_policy(ctx, db, json_out, ref, reason, enable=True)
 
 
 @policy_app.command("disable")
 def policy_disable(ctx: typer.Context, ref: PolicyRef, reason: Reason = None, db: DbOption = None,
                    json_out: JsonOption = False) -> None:
     """Disable a policy; the dream never re-enables it.  Example: kaos policy disable 3 --reason "risky\""""
+    _switch_policy(ctx, db, json_out, ref, reason, enable=False)
+
+
+def _switch_policy(ctx: typer.Context, db: str | None, json_out: bool, ref: str, reason: str | None, *,
+                   enable: bool) -> None:
     with open_for_write(ctx, db) as lib:
-        policy = lib.policies.disable(ref, reason=reason)
-    _show_policy(ctx, policy, json_out, verb="disabled")
+        policies = lib.policies
+        policy = policies.enable(ref, reason=reason) if enable else policies.disable(ref, reason=reason)
+    _show_policy(ctx, policy, json_out, verb="enabled" if enable else "disabled")
 
 
 @policy_app.command("mine")

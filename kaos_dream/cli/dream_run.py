@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -18,6 +18,9 @@ from . import output
 from .common import DbOption, JsonOption, allowed_values, open_for_read, open_for_write, wants_json
 from .dream import app
 from .numbers import finite
+
+if TYPE_CHECKING:
+    from ..library import Library
 
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar and no output unless an error.")]
 WaitOption = Annotated[
@@ -237,43 +240,29 @@ def merges(
 
     Example: kaos dream merges --accept 12 --keep csv-to-parquet
     """
-    as_json = wants_json(ctx, json_out)
-    if accept is not None and reject is not None:
-        raise typer.BadParameter("use either --accept or --reject", param_hint="--accept")
-    if keep is not None and accept is None:
-        raise typer.BadParameter("--keep goes with --accept N", param_hint="--keep")
-    if reason is not None and reject is None:
-        raise typer.BadParameter("--reason goes with --reject N", param_hint="--reason")
+    check_review(accept, reject, reason, keep=keep)
     if reject is not None and not (reason or "").strip():
         raise typer.BadParameter("--reject needs --reason TEXT", param_hint="--reason")
-    if accept is not None or reject is not None:
-        with open_for_write(ctx, db) as lib:
-            if accept is not None:
-                keep_ref: int | str | None = int(keep) if keep is not None and keep.isdigit() else keep
-                if isinstance(keep_ref, str):
-                    keep_ref = lib.skills.resolve_id(keep_ref)
-                result = lib.dream.accept_merge(accept, keep_ref)
-            else:
-                result = lib.dream.reject(reject, reason or "")
-        if as_json:
-            output.emit_json(result)
-        elif accept is not None:
-            output.message(f"proposal {accept}: skill {result['retired']} merged into {result['keeper']} "
-                           f"({result['skill_uses_moved']} outcomes, {result['skill_hits_moved']} hits, "
-                           f"{result['edges_moved'] + result['edges_merged']} edges moved)")
-        else:
-            output.message(f"proposal {reject} rejected: {result['reason']}")
-        return
-    with open_for_read(ctx, db) as lib:
-        rows = lib.dream.merges()
-    if as_json:
-        output.emit_json(rows)
-        return
-    output.table("pending merges", ["id", "skills", "names", "jaccard"],
-                 ([r["id"], r["skills"], r["names"], r["jaccard"]] for r in rows))
-    if rows:
-        output.message("accept: kaos dream merges --accept N [--keep K]; reject: kaos dream merges --reject N "
-                       "--reason TEXT")
+
+    def decide(lib: Library) -> dict[str, Any]:
+        if accept is None:
+            return lib.dream.reject(reject or 0, reason or "")
+        keep_ref: int | str | None = int(keep) if keep is not None and keep.isdigit() else keep
+        if isinstance(keep_ref, str):
+            keep_ref = lib.skills.resolve_id(keep_ref)
+        return lib.dream.accept_merge(accept, keep_ref)
+
+    def decided(result: dict[str, Any]) -> str:
+        if accept is None:
+            return f"proposal {reject} rejected: {result['reason']}"
+        return (f"proposal {accept}: skill {result['retired']} merged into {result['keeper']} "
+                f"({result['skill_uses_moved']} outcomes, {result['skill_hits_moved']} hits, "
+                f"{result['edges_moved'] + result['edges_merged']} edges moved)")
+
+    review(ctx, db, wants_json(ctx, json_out), decide if accept is not None or reject is not None else None, decided,
+           pending=lambda lib: lib.dream.merges(), title="pending merges", columns=["id", "skills", "names", "jaccard"],
+           cells=lambda r: [r["id"], r["skills"], r["names"], r["jaccard"]],
+           hint="accept: kaos dream merges --accept N [--keep K]; reject: kaos dream merges --reject N --reason TEXT")
 
 
 @app.command("promotions")
@@ -293,32 +282,63 @@ def promotions(
 
     Example: kaos dream promotions --accept 7
     """
-    as_json = wants_json(ctx, json_out)
+    check_review(accept, reject, reason)
+
+    def decide(lib: Library) -> dict[str, Any]:
+        if accept is None:
+            return lib.dream.reject_promotion(reject or 0, reason or "rejected in review")
+        return lib.dream.accept_promotion(accept)
+
+    def decided(result: dict[str, Any]) -> str:
+        if accept is None:
+            return f"proposal {reject} rejected: {result['reason']}"
+        return f"proposal {accept}: memory promoted to skill {result['skill_id']} {result['name']!r}"
+
+    review(ctx, db, wants_json(ctx, json_out), decide if accept is not None or reject is not None else None, decided,
+           pending=lambda lib: lib.dream.promotions(), title="pending promotions",
+           columns=["id", "memory", "hits", "agents", "content"],
+           cells=lambda r: [r["id"], r["key"], r["hits"], r["agent_count"], output.shorten(r["content"] or "", 70)],
+           hint="accept: kaos dream promotions --accept N; reject: kaos dream promotions --reject N [--reason TEXT]")
+
+
+def check_review(accept: int | None, reject: int | None, reason: str | None, *, keep: str | None = None) -> None:
+    """The option rules every review command shares: one decision at a time, each option with its own."""
     if accept is not None and reject is not None:
         raise typer.BadParameter("use either --accept or --reject", param_hint="--accept")
+    if keep is not None and accept is None:
+        raise typer.BadParameter("--keep goes with --accept N", param_hint="--keep")
     if reason is not None and reject is None:
         raise typer.BadParameter("--reason goes with --reject N", param_hint="--reason")
-    if accept is not None or reject is not None:
+
+
+def review(
+    ctx: typer.Context,
+    db: str | None,
+    as_json: bool,
+    decide: Callable[[Library], dict[str, Any]] | None,
+    decided: Callable[[dict[str, Any]], str],
+    *,
+    pending: Callable[[Library], list[dict[str, Any]]],
+    title: str,
+    columns: list[str],
+    cells: Callable[[dict[str, Any]], list[Any]],
+    hint: str,
+) -> None:
+    """A review command: apply one decision (``decide``, then say ``decided``) or list what is pending
+    (read-only), with the hint for deciding under a non-empty listing."""
+    if decide is not None:
         with open_for_write(ctx, db) as lib:
-            if accept is not None:
-                result = lib.dream.accept_promotion(accept)
-            else:
-                result = lib.dream.reject_promotion(reject or 0, reason or "rejected in review")
+            result = decide(lib)
         if as_json:
             output.emit_json(result)
-        elif accept is not None:
-            output.message(f"proposal {accept}: memory promoted to skill {result['skill_id']} {result['name']!r}")
         else:
-            output.message(f"proposal {reject} rejected: {result['reason']}")
+            output.message(decided(result))
         return
     with open_for_read(ctx, db) as lib:
-        rows = lib.dream.promotions()
+        rows = pending(lib)
     if as_json:
         output.emit_json(rows)
         return
-    output.table("pending promotions", ["id", "memory", "hits", "agents", "content"],
-                 ([r["id"], r["key"], r["hits"], r["agent_count"], output.shorten(r["content"] or "", 70)]
-                  for r in rows))
+    output.table(title, columns, (cells(r) for r in rows))
     if rows:
-        output.message("accept: kaos dream promotions --accept N; reject: kaos dream promotions --reject N "
-                       "[--reason TEXT]")
+        output.message(hint)

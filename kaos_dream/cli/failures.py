@@ -14,7 +14,7 @@ import typer
 from ..errors import InvalidInputError
 from ..failures.diagnosis import CATEGORIES, UNREVIEWED, diagnosis_source
 from . import output
-from .common import DbOption, JsonOption, allowed_values, one_of, open_for_read, open_for_write, wants_json
+from .common import DbOption, JsonOption, allowed_values, one_of, open_for_read, open_for_write, reply, wants_json
 from .dream import app as dream_app
 
 app = typer.Typer(help="Report failures and look up what is known about them.", no_args_is_help=True)
@@ -359,10 +359,7 @@ def fix_attach(
     """
     with open_for_write(ctx, db) as lib:
         fix = lib.failures.attach_fix(fingerprint, summary=summary, skill=skill, by=by)
-    if wants_json(ctx, json_out):
-        output.emit_json(fix)
-        return
-    output.message(f"fix {fix['id']} attached to failure {fix['fingerprint_id']}")
+    reply(ctx, json_out, fix, f"fix {fix['id']} attached to failure {fix['fingerprint_id']}")
 
 
 @fix_app.command("show")
@@ -435,9 +432,6 @@ def recategorize(
     with open_for_write(ctx, db) as lib:
         changed = lib.failures.recategorize(use_llm=not no_llm)
         llm = lib.failures.llm.status()
-    if wants_json(ctx, json_out):
-        output.emit_json({"recategorized": changed, "llm": llm})
-        return
-    output.message(f"{changed} fingerprint(s) recategorized")
-    if not llm["enabled"] and not no_llm:
+    reply(ctx, json_out, {"recategorized": changed, "llm": llm}, f"{changed} fingerprint(s) recategorized")
+    if not llm["enabled"] and not no_llm and not wants_json(ctx, json_out):
         output.message(f"LLM diagnosis: off ({llm['reason']})", "dim")

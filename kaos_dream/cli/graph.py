@@ -16,7 +16,7 @@ from ..graph.export import MAX_DEPTH, graph_data, render
 from ..graph.nodes import resolve_node
 from ..graph.relations import DEFAULT_EXTRA, DEFAULT_SEEDS, RELATIONS
 from . import output
-from .common import DbOption, JsonOption, allowed_values, open_for_read, open_for_write, wants_json
+from .common import DbOption, JsonOption, allowed_values, open_for_read, open_for_write, reply, wants_json
 from .numbers import finite, finite_days
 
 app = typer.Typer(
@@ -73,10 +73,8 @@ def link(
     """
     with open_for_write(ctx, db) as lib:
         edge = lib.graph.link(resolve_node(lib.conn, src), relation, resolve_node(lib.conn, dst), strength=strength)
-    if wants_json(ctx, json_out):
-        output.emit_json(edge.to_dict())
-        return
-    output.message(f"edge {edge.id}: {edge.src} -{edge.relation}-> {edge.dst} (strength {edge.strength:.2f})")
+    reply(ctx, json_out, edge.to_dict(),
+          f"edge {edge.id}: {edge.src} -{edge.relation}-> {edge.dst} (strength {edge.strength:.2f})")
 
 
 @app.command("unlink")
@@ -88,10 +86,7 @@ def unlink(ctx: typer.Context, src: NodeArg, relation: RelationArg, dst: NodeArg
     """
     with open_for_write(ctx, db) as lib:
         edge = lib.graph.unlink(resolve_node(lib.conn, src), relation, resolve_node(lib.conn, dst))
-    if wants_json(ctx, json_out):
-        output.emit_json(edge.to_dict())
-        return
-    output.message(f"removed edge {edge.id}: {edge.src} -{edge.relation}-> {edge.dst}")
+    reply(ctx, json_out, edge.to_dict(), f"removed edge {edge.id}: {edge.src} -{edge.relation}-> {edge.dst}")
 
 
 @app.command("evidence")
@@ -256,10 +251,7 @@ def neglect_cmd(
     """
     with open_for_write(ctx, db) as lib:
         changed = kg.neglect(lib, since=lib.now() - days * 86_400.0)
-    if wants_json(ctx, json_out):
-        output.emit_json({"changed": changed})
-        return
-    output.message(f"{changed} edge(s) lost confidence")
+    reply(ctx, json_out, {"changed": changed}, f"{changed} edge(s) lost confidence")
 
 
 @app.command("record-query")
@@ -280,10 +272,7 @@ def record_query_cmd(
             raise InvalidInputError(f"query {query!r} matches nothing, so it cannot seed activation")
         node = resolve_node(lib.conn, target) if target else None
         qid = kg.record_query(lib, query, seed_map, node)
-    if wants_json(ctx, json_out):
-        output.emit_json({"id": qid, "seeds": len(seed_map)})
-        return
-    output.message(f"recorded query {qid} ({len(seed_map)} seed nodes)")
+    reply(ctx, json_out, {"id": qid, "seeds": len(seed_map)}, f"recorded query {qid} ({len(seed_map)} seed nodes)")
 
 
 @app.command("prune")
@@ -350,10 +339,7 @@ def restore_cmd(
     """
     with open_for_write(ctx, db) as lib:
         ids = kg.restore(lib, run=run, edge_ids=edge or [])
-    if wants_json(ctx, json_out):
-        output.emit_json({"restored": ids})
-        return
-    output.message(f"restored {len(ids)} edge(s)")
+    reply(ctx, json_out, {"restored": ids}, f"restored {len(ids)} edge(s)")
 
 
 @app.command("purge")
@@ -370,10 +356,7 @@ def purge_cmd(
     """
     with open_for_write(ctx, db) as lib:
         n = kg.purge(lib, older_than_s=older_than_days * 86_400.0)
-    if wants_json(ctx, json_out):
-        output.emit_json({"purged": n})
-        return
-    output.message(f"purged {n} edge(s)")
+    reply(ctx, json_out, {"purged": n}, f"purged {n} edge(s)")
 
 
 @app.command("export")

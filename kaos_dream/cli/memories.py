@@ -9,7 +9,7 @@ import typer
 
 from ..memories import Memory
 from . import output
-from .common import DbOption, JsonOption, open_for_read, open_for_write, wants_json
+from .common import DbOption, JsonOption, open_for_read, open_for_write, show_entry, wants_json
 
 app = typer.Typer(help="Manage memories: observations, results and notes.", no_args_is_help=True)
 
@@ -17,23 +17,15 @@ MemoryRef = Annotated[str, typer.Argument(help="Memory key or id.", show_default
 
 
 def show_memory(ctx: typer.Context, memory: Memory, as_json: bool, verb: str | None = None) -> None:
-    if wants_json(ctx, as_json):
-        output.emit_json(memory.to_dict())
-        return
-    if verb:
-        output.message(f"{verb} memory {memory.id} {memory.key!r}")
-        return
-    output.fields(
-        f"memory {memory.id}",
-        [
-            ("key", memory.key),
-            ("kind", memory.kind),
-            ("content", memory.content),
-            ("metadata", output.json_text(memory.metadata) if memory.metadata else None),
-            ("created", output.when(memory.created_at)),
-            ("updated", output.when(memory.updated_at)),
-        ],
-    )
+    done = f"{verb} memory {memory.id} {memory.key!r}" if verb else None
+    show_entry(ctx, as_json, memory.to_dict(), done, f"memory {memory.id}", [
+        ("key", memory.key),
+        ("kind", memory.kind),
+        ("content", memory.content),
+        ("metadata", output.json_text(memory.metadata) if memory.metadata else None),
+        ("created", output.when(memory.created_at)),
+        ("updated", output.when(memory.updated_at)),
+    ])
 
 
 @app.command("add")

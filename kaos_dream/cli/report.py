@@ -10,8 +10,7 @@ import typer
 
 from .. import report
 from ..library import Library
-from . import output
-from .common import DbOption, JsonOption, resolve_db, wants_json
+from .common import DbOption, JsonOption, reply, resolve_db
 from .dream_run import parse_since
 
 
@@ -42,7 +41,4 @@ def report_cmd(
                                         f"{report.INSTALL_LINE}")
     since_ts = parse_since(since)
     path, size = write_report_of(resolve_db(ctx, db), out, since_ts)
-    if wants_json(ctx, json_out):
-        output.emit_json({"path": os.path.abspath(path), "bytes": size})
-        return
-    output.message(f"report written to {os.path.abspath(path)}")
+    reply(ctx, json_out, {"path": os.path.abspath(path), "bytes": size}, f"report written to {os.path.abspath(path)}")

@@ -9,7 +9,16 @@ import typer
 from ..errors import SchemaOutdatedError
 from ..skills import Skill
 from . import output
-from .common import DbOption, JsonOption, complete_skill_names, open_for_read, open_for_write, parse_params, wants_json
+from .common import (
+    DbOption,
+    JsonOption,
+    complete_skill_names,
+    open_for_read,
+    open_for_write,
+    parse_params,
+    show_entry,
+    wants_json,
+)
 
 app = typer.Typer(help="Manage skills: parameterised procedures agents can find and apply.", no_args_is_help=True)
 
@@ -25,27 +34,20 @@ def _record_text(record: dict) -> str:
 def show_skill(
     ctx: typer.Context, skill: Skill, as_json: bool, verb: str | None = None, record: dict | None = None
 ) -> None:
-    if wants_json(ctx, as_json):
-        output.emit_json(skill.to_dict() if record is None else {**skill.to_dict(), "record": record})
-        return
-    if verb:
-        output.message(f"{verb} skill {skill.id} {skill.name!r}")
-        return
-    output.fields(
-        f"skill {skill.id}",
-        [
-            ("name", skill.name),
-            ("description", skill.description),
-            ("template", skill.template),
-            ("parameters", skill.parameters or None),
-            ("tags", skill.tags or None),
-            ("deprecated", skill.deprecated),
-            ("reason", skill.deprecated_reason),
-            ("created", output.when(skill.created_at)),
-            ("updated", output.when(skill.updated_at)),
-        ],
-    )
-    if record is not None:
+    data = skill.to_dict() if record is None else {**skill.to_dict(), "record": record}
+    done = f"{verb} skill {skill.id} {skill.name!r}" if verb else None
+    shown = show_entry(ctx, as_json, data, done, f"skill {skill.id}", [
+        ("name", skill.name),
+        ("description", skill.description),
+        ("template", skill.template),
+        ("parameters", skill.parameters or None),
+        ("tags", skill.tags or None),
+        ("deprecated", skill.deprecated),
+        ("reason", skill.deprecated_reason),
+        ("created", output.when(skill.created_at)),
+        ("updated", output.when(skill.updated_at)),
+    ])
+    if shown and record is not None:
         half_life = record["half_life_outcomes"]
         aging = f"half-life {half_life:g} outcomes" if half_life > 0 else "aging off"
         output.fields(

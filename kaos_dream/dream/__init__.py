@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInputError, NotFoundError
 from . import auto, digest, feature_phases, graph_phases, proposals  # noqa: F401  (registers the built-in phases and the hook)
+from .host import DreamHost, DreamStores
 from .merge import accept_merge, pending_merges, reject_proposal
 from .phases import (
     ORDER_DECAY,
@@ -36,10 +37,11 @@ from .runner import Progress, RunOutcome, run_dream
 from .state import ANY_PASS, APPLIED_PASS, completed_since_marker, current_cycle, lease_holder
 
 if TYPE_CHECKING:
-    from ..library import Library
+    from .host import DreamHost
 
 __all__ = [
-    "Dream", "DreamContext", "Phase", "PhaseResult", "RunOutcome", "register_phase", "unregister_phase",
+    "Dream", "DreamContext", "DreamHost", "DreamStores", "Phase", "PhaseResult", "RunOutcome", "register_phase",
+    "unregister_phase",
     "registered_phases", "current_cycle", "run_dream", "ORDER_REPLAY", "ORDER_DECAY", "ORDER_EMERGENT",
     "ORDER_FAILURES", "ORDER_PROPOSALS", "ORDER_POLICIES", "ORDER_SPARSIFY", "ORDER_DIGEST",
 ]
@@ -48,10 +50,10 @@ PROPOSAL_STATUSES = ("pending", "applied", "rejected", "superseded")
 
 
 class Dream:
-    """``lib.dream``: the dream side of one library."""
+    """``lib.dream``: the dream side of one library, working on the stores it is given (:class:`DreamStores`)."""
 
-    def __init__(self, library: Library) -> None:
-        self._lib = library
+    def __init__(self, stores: DreamHost) -> None:
+        self._lib = stores
 
     def run(self, *, apply: bool = False, since: float | None = None, wait: float = 0.0, if_due: bool = False,
             trigger: str = "manual", progress: Progress | None = None) -> RunOutcome:

@@ -26,13 +26,13 @@ from ..store import transaction
 from .state import advance_marker, completed_since_marker, lease_holder
 
 if TYPE_CHECKING:
-    from ..library import Library
+    from .host import DreamHost
 
 log = logging.getLogger("kaos_dream.dream")
 _FIRST_RUN_MS_PER_SKILL = 0.1  # conservative estimate before any pass has been measured
 
 
-def estimated_ms(lib: Library) -> float:
+def estimated_ms(lib: DreamHost) -> float:
     conn = lib.conn
     skills = conn.execute("SELECT max(id) FROM skills").fetchone()[0] or 0
     last = conn.execute(
@@ -56,7 +56,7 @@ def spawn_detached(db_path: str) -> subprocess.Popen[bytes]:
     )
 
 
-def claim(lib: Library) -> bool:
+def claim(lib: DreamHost) -> bool:
     """Atomically re-check and move the marker, so one batch of episodes hands off one pass only."""
     with transaction(lib.conn):
         due, _ = completed_since_marker(lib.conn)
@@ -66,7 +66,7 @@ def claim(lib: Library) -> bool:
     return True
 
 
-def maybe_dream(lib: Library, *, due: bool | None = None) -> str:
+def maybe_dream(lib: DreamHost, *, due: bool | None = None) -> str:
     """Fire an automatic dry-run if due. Returns what happened: off | not-due | busy | inline | handed-off.
 
     ``due`` is the answer :func:`note_due` found inside the episode-end transaction, when known.
@@ -95,12 +95,12 @@ def maybe_dream(lib: Library, *, due: bool | None = None) -> str:
     return "inline" if outcome.status == "completed" else outcome.status
 
 
-def _due_notes(lib: Library) -> dict[str, bool]:
+def _due_notes(lib: DreamHost) -> dict[str, bool]:
     notes: dict[str, bool] = lib.__dict__.setdefault("_dream_due", {})
     return notes
 
 
-def note_due(lib: Library, episode: hooks.EpisodeEnd, decision: hooks.GateDecision) -> None:
+def note_due(lib: DreamHost, episode: hooks.EpisodeEnd, decision: hooks.GateDecision) -> None:
     """Episode-end hook: is a pass due, counted inside the episode-end transaction (which already
     holds a snapshot), so the after-commit trigger need not open a read of its own."""
     if episode.state != "completed" or lib.readonly:
@@ -109,7 +109,7 @@ def note_due(lib: Library, episode: hooks.EpisodeEnd, decision: hooks.GateDecisi
     _due_notes(lib)[episode.agent_id] = due >= lib.settings.dream_threshold
 
 
-def after_episode(lib: Library, episode: hooks.EpisodeEnd) -> None:
+def after_episode(lib: DreamHost, episode: hooks.EpisodeEnd) -> None:
     due = _due_notes(lib).pop(episode.agent_id, None)
     if episode.state != "completed":
         return

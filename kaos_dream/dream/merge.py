@@ -18,7 +18,7 @@ from ..store import transaction
 from .proposals import supersede
 
 if TYPE_CHECKING:
-    from ..library import Library
+    from .host import DreamHost
 
 
 def _proposal(conn: sqlite3.Connection, proposal_id: int) -> sqlite3.Row:
@@ -108,7 +108,7 @@ def _move_coactivations(conn: sqlite3.Connection, retired: int, keeper: int) -> 
     return len(rows)
 
 
-def accept_merge(lib: Library, proposal_id: int, keep: int | str | None = None) -> dict[str, Any]:
+def accept_merge(lib: DreamHost, proposal_id: int, keep: int | str | None = None) -> dict[str, Any]:
     """Merge the two skills of a pending merge proposal into ``keep`` (default: the more used, then lower id)."""
     conn = lib.conn
     with transaction(conn):
@@ -153,7 +153,7 @@ def accept_merge(lib: Library, proposal_id: int, keep: int | str | None = None) 
     return {"proposal": proposal_id, **result}
 
 
-def reject_proposal(lib: Library, proposal_id: int, reason: str) -> dict[str, Any]:
+def reject_proposal(lib: DreamHost, proposal_id: int, reason: str) -> dict[str, Any]:
     """Record a person's "no" (with why); the proposal comes back only if its targets change."""
     if not reason or not reason.strip():
         raise InvalidInputError("a rejection needs a reason: --reason TEXT")

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..library import Library
+    from .host import DreamHost
 
 ORDER_REPLAY = 100
 ORDER_DECAY = 200
@@ -37,7 +37,7 @@ RUN_KINDS = ("run", "consolidate")
 class DreamContext:
     """What a phase sees. ``results`` holds the summaries of the phases before it (also after a resume)."""
 
-    lib: Library
+    lib: DreamHost
     run_id: int
     kind: str  # run | consolidate
     mode: str  # dry-run | apply

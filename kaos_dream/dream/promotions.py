@@ -16,10 +16,10 @@ from .merge import reject_proposal
 from .proposals import promote_memory
 
 if TYPE_CHECKING:
-    from ..library import Library
+    from ..store.context import Context
 
 
-def pending_promotions(lib: Library) -> list[dict[str, Any]]:
+def pending_promotions(lib: Context) -> list[dict[str, Any]]:
     """Pending promote proposals, most hits first, with the memory's text and the agents behind it."""
     out = []
     for r in lib.conn.execute(
@@ -34,7 +34,7 @@ def pending_promotions(lib: Library) -> list[dict[str, Any]]:
     return out
 
 
-def _promotion(lib: Library, proposal_id: int) -> Any:
+def _promotion(lib: Context, proposal_id: int) -> Any:
     row = lib.conn.execute("SELECT * FROM proposals WHERE id = ?", (proposal_id,)).fetchone()
     if row is None:
         raise NotFoundError(f"no proposal {proposal_id}")
@@ -43,13 +43,13 @@ def _promotion(lib: Library, proposal_id: int) -> Any:
     return row
 
 
-def reject_promotion(lib: Library, proposal_id: int, reason: str) -> dict[str, Any]:
+def reject_promotion(lib: Context, proposal_id: int, reason: str) -> dict[str, Any]:
     """A person's "no" to a promotion; it comes back only if the memory's content changes."""
     _promotion(lib, proposal_id)
     return reject_proposal(lib, proposal_id, reason)
 
 
-def accept_promotion(lib: Library, proposal_id: int) -> dict[str, Any]:
+def accept_promotion(lib: Context, proposal_id: int) -> dict[str, Any]:
     """Make a pending promote proposal's memory a skill (tagged ``promoted``), in one transaction."""
     conn = lib.conn
     with transaction(conn):

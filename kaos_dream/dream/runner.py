@@ -20,7 +20,7 @@ from . import state
 from .phases import DreamContext, phases_for
 
 if TYPE_CHECKING:
-    from ..library import Library
+    from .host import DreamHost
 
 Progress = Callable[[str, int, int], None]  # (phase name, position, total) before each phase
 
@@ -61,7 +61,7 @@ def check_wait(wait: float) -> None:
         raise InvalidInputError(f"wait must be a finite, non-negative number of seconds, got {wait!r}")
 
 
-def _acquire(lib: Library, holder: str, wait: float) -> state.LeaseInfo | None:
+def _acquire(lib: DreamHost, holder: str, wait: float) -> state.LeaseInfo | None:
     deadline = time.monotonic() + max(0.0, wait)
     while True:
         blocker = state.try_acquire(lib.conn, holder, lib.now(), lib.settings.dream_lease_s)
@@ -70,7 +70,7 @@ def _acquire(lib: Library, holder: str, wait: float) -> state.LeaseInfo | None:
         time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
 
 
-def _not_due(lib: Library, mode: str) -> RunOutcome | None:
+def _not_due(lib: DreamHost, mode: str) -> RunOutcome | None:
     """An applying pass is due after N episodes since the last *applied* pass (the automatic dry runs
     in between do not count); a dry run after N since the last pass of any kind."""
     due, _ = state.completed_since_marker(lib.conn, state.mark_for(mode))
@@ -92,7 +92,7 @@ def default_since(conn: sqlite3.Connection, mode: str) -> float:
     return float(last) if last is not None else 0.0
 
 
-def _start_or_resume(lib: Library, holder: str, kind: str, mode: str, trigger: str,
+def _start_or_resume(lib: DreamHost, holder: str, kind: str, mode: str, trigger: str,
                      since: float | None) -> tuple[int, bool]:
     """Inside the lease: discard interrupted dry runs, resume an interrupted apply run, or start."""
     conn, now = lib.conn, lib.now()
@@ -121,7 +121,7 @@ def _start_or_resume(lib: Library, holder: str, kind: str, mode: str, trigger: s
 
 
 def run_dream(
-    lib: Library,
+    lib: DreamHost,
     *,
     mode: str = "dry-run",
     kind: str = "run",
@@ -165,7 +165,7 @@ def run_dream(
         raise
 
 
-def _suspend(lib: Library, holder: str, run_id: int, fault: StoreFaultError) -> StoreFaultError:
+def _suspend(lib: DreamHost, holder: str, run_id: int, fault: StoreFaultError) -> StoreFaultError:
     """A storage fault (disk full, I/O error, lock timeout) stopped the run between phases. The phases
     already committed stay committed, so the run is left ``running`` for the next pass to resume
     (marking it failed would make that pass start over and replay them again); the lease is released
@@ -200,7 +200,7 @@ def _suspend(lib: Library, holder: str, run_id: int, fault: StoreFaultError) -> 
     return suspended
 
 
-def _release_after_fault(lib: Library, holder: str, run_id: int, error: str) -> bool:
+def _release_after_fault(lib: DreamHost, holder: str, run_id: int, error: str) -> bool:
     """Free the lease and note the error on the run, smallest write last: on a full disk the note may
     not fit, and a DELETE needs no new page."""
     conn = lib.conn
@@ -217,7 +217,7 @@ def _release_after_fault(lib: Library, holder: str, run_id: int, error: str) -> 
     return False
 
 
-def _execute(lib: Library, holder: str, run_id: int, resumed: bool, progress: Progress | None) -> RunOutcome:
+def _execute(lib: DreamHost, holder: str, run_id: int, resumed: bool, progress: Progress | None) -> RunOutcome:
     conn = lib.conn
     run = conn.execute("SELECT * FROM dream_runs WHERE id = ?", (run_id,)).fetchone()
     ctx = DreamContext(lib=lib, run_id=run_id, kind=run["kind"], mode=run["mode"], trigger=run["trigger"],
@@ -277,7 +277,7 @@ def _execute(lib: Library, holder: str, run_id: int, resumed: bool, progress: Pr
                       message=message)
 
 
-def _fail(lib: Library, holder: str, run_id: int | None, exc: BaseException) -> None:
+def _fail(lib: DreamHost, holder: str, run_id: int | None, exc: BaseException) -> None:
     """An error (not a crash) ends the run as failed and frees the lease; committed phases stay."""
     if isinstance(exc, (KeyboardInterrupt, SystemExit)) and run_id is not None:
         # Interrupted by the user: leave the run 'running' so the next run resumes it; free the lease.

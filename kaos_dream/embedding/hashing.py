@@ -11,7 +11,7 @@ import hashlib
 
 import numpy as np
 
-from ..search.query import content_tokens
+from ..tokens import content_tokens
 from .base import MAX_EMBED_CHARS, normalise_rows
 
 DIM = 256

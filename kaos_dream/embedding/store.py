@@ -18,11 +18,12 @@ import numpy as np
 
 from ..errors import InvalidInputError
 from ..store import transaction
+from ..store.helpers import insert_unique
 from .base import Embedder
 from .loader import missing_package, semantic_status
 
 if TYPE_CHECKING:
-    from ..library import Library
+    from ..store.context import Context
 
 KINDS = ("skill", "memory")
 BATCH = 256  # rows embedded and written per transaction by reindex and backfill
@@ -69,20 +70,20 @@ class KindIndex:
 class Vectors:
     """The library's vectors; one instance per :class:`Library`. The model loads on first use only."""
 
-    def __init__(self, library: Library) -> None:
-        self._lib = library
+    def __init__(self, ctx: Context) -> None:
+        self._ctx = ctx
         self._status: tuple[Embedder | None, str] | None = None
         self._index: dict[str, KindIndex] = {}
 
     @property
     def _conn(self) -> sqlite3.Connection:
-        return self._lib.conn
+        return self._ctx.conn
 
     # -- the model ---------------------------------------------------------------------------------
     def embedder(self) -> Embedder | None:
         """The configured model, or None when semantic retrieval is off (see :meth:`off_reason`)."""
         if self._status is None:
-            self._status = semantic_status(self._lib.settings)
+            self._status = semantic_status(self._ctx.settings)
         return self._status[0]
 
     def off_reason(self) -> str:
@@ -95,10 +96,10 @@ class Vectors:
         """The one line to show when semantic retrieval is on but its model is missing or could not be
         loaded; "" otherwise. Never loads the model itself (a search that lexical matches answered
         did not need it)."""
-        if not self._lib.settings.semantic:
+        if not self._ctx.settings.semantic:
             return ""
         if self._status is None:
-            return missing_package(self._lib.settings.embedding_model)
+            return missing_package(self._ctx.settings.embedding_model)
         return "" if self._status[0] is not None else self._status[1]
 
     # -- writing -----------------------------------------------------------------------------------
@@ -118,6 +119,14 @@ class Vectors:
             return
         self._conn.execute(_UPSERT, (kind, entry_id, model.model_id, model.model_version, model.dim,
                                      to_bytes(vector)))
+
+    def add_entry(self, kind: str, vector: np.ndarray | None, sql: str, params: tuple[Any, ...], conflict: str) -> int:
+        """Insert one skill or memory row (``sql``; a unique clash is ``ConflictError(conflict)``) and its
+        vector in one transaction, so an entry never exists without the vector it was embedded with."""
+        with transaction(self._conn):
+            entry_id = insert_unique(self._conn, sql, params, conflict)
+            self.store(kind, entry_id, vector)
+        return entry_id
 
     def _embed_ids(self, model: Embedder, kind: str, ids: list[int]) -> int:
         rows = self._conn.execute(_TEXT_SQL[kind], (json.dumps(ids),)).fetchall()

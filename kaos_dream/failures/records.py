@@ -12,9 +12,9 @@ import sqlite3
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..episodes import clean_agent_id
 from ..errors import InvalidInputError, NotFoundError
 from ..llm import LLMClient
+from ..names import clean_agent_id
 from ..store import transaction
 from . import alerts, fixes
 from . import heuristics as _heuristics  # noqa: F401  (registers the built-in diagnosers)
@@ -26,7 +26,9 @@ from .llm_diagnoser import llm_diagnose
 from .normalize import ALGORITHM, normalize
 
 if TYPE_CHECKING:
-    from ..library import Library
+    from ..graph.edges import Graph
+    from ..skills import Skills
+    from ..store.context import StoreContext
 
 MAX_TOOL_CHARS = 200
 MAX_KEY_TEXT = 2000
@@ -144,16 +146,15 @@ def fingerprint_dict(row: sqlite3.Row) -> dict[str, Any]:
 class Failures:
     """Failure fingerprints, occurrences, diagnoses, fixes and systemic alerts of one library."""
 
-    def __init__(self, library: Library) -> None:
-        self.lib = library
+    def __init__(self, ctx: StoreContext, *, llm: LLMClient, graph: Graph, skills: Skills) -> None:
+        self._ctx = ctx
+        self.llm = llm
+        self._graph = graph
+        self._skills = skills
 
     @property
     def conn(self) -> sqlite3.Connection:
-        return self.lib.conn
-
-    @property
-    def llm(self) -> LLMClient:
-        return self.lib.llm
+        return self._ctx.conn
 
     # -- writing ----------------------------------------------------------------------------------
     def record(self, tool: str, message: str, agent: str | None = None, *, at: float | None = None) -> Recorded:
@@ -162,13 +163,13 @@ class Failures:
         tool = clean_tool(tool)
         message = clean_message(message)
         agent = checked_agent(agent)
-        now = self.lib.now()
+        now = self._ctx.now()
         when = now if at is None else float(at)
         if when > now + FUTURE_TOLERANCE_S:
             raise InvalidInputError("a failure cannot be recorded in the future")
         norm = normalize(message)
         digest = fingerprint_hash(tool, norm)
-        sample = bounded_sample(message, self.lib.settings.failure_sample_chars)
+        sample = bounded_sample(message, self._ctx.settings.failure_sample_chars)
         key_text = norm.key_lines[:MAX_KEY_TEXT]
         normalized = norm.text[:MAX_KEY_TEXT]  # shown, never re-hashed: the hash above saw all of it
         conn = self.conn
@@ -207,7 +208,7 @@ class Failures:
                 " last_seen = max(last_seen, ?) WHERE id = ?",
                 (when, when, fp_id),
             )
-            alert_id = alerts.evaluate(conn, fp_id, when, now, self.lib.settings)
+            alert_id = alerts.evaluate(conn, fp_id, when, now, self._ctx.settings)
         note = None
         if new and diagnosis.method == "fallback" and conn.in_transaction:
             # Inside a caller's transaction a network call would hold the write lock for every other agent.
@@ -220,14 +221,14 @@ class Failures:
 
     def _llm_diagnosis(self, fp_id: int, digest: str, tool: str, text: str) -> tuple[Diagnosis | None, str | None]:
         """Ask the LLM (outside any transaction); store its answer unless someone else already did."""
-        diagnosis, error = llm_diagnose(self.llm, self.conn, digest, tool, text, self.lib.now())
+        diagnosis, error = llm_diagnose(self.llm, self.conn, digest, tool, text, self._ctx.now())
         if diagnosis is None:
             return None, error
         with transaction(self.conn):
             current = self._current_diagnosis(fp_id)
             if current.method not in ("fallback", "none"):
                 return current, None
-            self._set_diagnosis(fp_id, diagnosis, self.lib.now(), decided_by=None)
+            self._set_diagnosis(fp_id, diagnosis, self._ctx.now(), decided_by=None)
         return diagnosis, None
 
     def _set_diagnosis(self, fp_id: int, d: Diagnosis, now: float, decided_by: str | None) -> None:
@@ -278,7 +279,7 @@ class Failures:
                 "manual",
                 f"manual:{by}" if by else "manual",
             )
-            self._set_diagnosis(fp["id"], diagnosis, self.lib.now(), decided_by=by or "manual")
+            self._set_diagnosis(fp["id"], diagnosis, self._ctx.now(), decided_by=by or "manual")
         return self.get(fp["id"])
 
     def confirm(self, ref: int | str, by: str | None = None) -> dict[str, Any]:
@@ -309,7 +310,7 @@ class Failures:
             if found is None:
                 found = generic_diagnosis(failure)
             if found is None and use_llm and self.llm.enabled:
-                found, _ = llm_diagnose(self.llm, self.conn, row["hash"], row["tool"], row["key_text"], self.lib.now())
+                found, _ = llm_diagnose(self.llm, self.conn, row["hash"], row["tool"], row["key_text"], self._ctx.now())
             if found is None or found.category == "unknown":
                 continue
             with transaction(self.conn):
@@ -318,7 +319,7 @@ class Failures:
                 ).fetchone()
                 if still is None or still[0] != "unknown" or still[1] == "manual":
                     continue
-                self._set_diagnosis(row["id"], found, self.lib.now(), decided_by=None)
+                self._set_diagnosis(row["id"], found, self._ctx.now(), decided_by=None)
             changed += 1
         return changed
 
@@ -409,7 +410,7 @@ class Failures:
         from ..graph.nodes import Node
 
         out = []
-        for edge in self.lib.graph.preventers(Node("failure", fp_id), limit=limit):
+        for edge in self._graph.preventers(Node("failure", fp_id), limit=limit):
             row = self.conn.execute("SELECT name FROM skills WHERE id = ?", (edge.src.id,)).fetchone()
             if row is not None:
                 out.append({"skill_id": edge.src.id, "name": row[0], "strength": round(edge.strength, 4),
@@ -453,24 +454,24 @@ class Failures:
         """Attach a fix (a summary and/or a skill) to a fingerprint; it becomes the current fix."""
         with transaction(self.conn):
             fp_id = self.resolve_id(ref)
-            skill_id = self.lib.skills.resolve_id(skill) if skill is not None else None
-            return fixes.attach(self.conn, fp_id, summary, skill_id, by, self.lib.now())
+            skill_id = self._skills.resolve_id(skill) if skill is not None else None
+            return fixes.attach(self.conn, fp_id, summary, skill_id, by, self._ctx.now())
 
     def record_fix_outcome(self, ref: int | str, succeeded: bool, *, agent: str | None = None) -> dict[str, Any]:
         """Report whether the current fix worked; a fix under the success floor after enough attempts is withdrawn."""
         agent = checked_agent(agent)
         with transaction(self.conn):
             fp_id = self.resolve_id(ref)
-            now = self.lib.now()
+            now = self._ctx.now()
             if agent is not None:
                 register_reporting_agent(self.conn, agent, now)
             fix = fixes.active_fix(self.conn, fp_id)
-            result = fixes.record_outcome(self.conn, fp_id, bool(succeeded), agent, now, self.lib.settings)
+            result = fixes.record_outcome(self.conn, fp_id, bool(succeeded), agent, now, self._ctx.settings)
             if fix is not None and fix["skill_id"] is not None:
                 # A fix skill's outcome is evidence for (or against) skill —prevented→ failure.
                 from ..graph.nodes import Node
 
-                self.lib.graph.add_evidence(
+                self._graph.add_evidence(
                     Node("skill", int(fix["skill_id"])), "prevented", Node("failure", fp_id), correct=bool(succeeded)
                 )
             return result
@@ -490,9 +491,9 @@ class Failures:
     def ack_alert(self, alert_id: int, by: str | None = None) -> bool:
         """Acknowledge an active systemic alert; False when it was not active."""
         with transaction(self.conn):
-            return alerts.ack(self.conn, alert_id, by, self.lib.now())
+            return alerts.ack(self.conn, alert_id, by, self._ctx.now())
 
     def resolve_alert(self, alert_id: int, by: str | None = None) -> bool:
         """Resolve a systemic alert; False when it was already resolved."""
         with transaction(self.conn):
-            return alerts.resolve(self.conn, alert_id, by, self.lib.now())
+            return alerts.resolve(self.conn, alert_id, by, self._ctx.now())

@@ -9,21 +9,30 @@ fingerprints, for a person or an agent to consider. It never labels anything by 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from ..store.context import Context
 from .normalize import normalize
 
 if TYPE_CHECKING:
-    from ..library import Library
+    from ..embedding.store import Vectors
+
+
+class _Host(Context, Protocol):
+    """The part of a library this reads (a Library satisfies it)."""
+
+    @property
+    def vectors(self) -> Vectors: ...
+
 
 MAX_COMPARED = 2000  # labelled fingerprints compared, most recently seen first: bounded cost per lookup
 MIN_COSINE = 0.5  # below this a neighbour is not shown
 
 
 def semantic_neighbours(
-    lib: Library, message: str, *, k: int = 3, min_cosine: float = MIN_COSINE, exclude_id: int | None = None
+    lib: _Host, message: str, *, k: int = 3, min_cosine: float = MIN_COSINE, exclude_id: int | None = None
 ) -> list[dict[str, Any]]:
     """Up to ``k`` labelled fingerprints (category other than ``unknown``) whose normalised text is
     closest to ``message``'s by cosine, best first, ties by id; [] when semantic search is off."""

@@ -13,11 +13,11 @@ from .learning import neglect
 from .pruning import sparsify
 
 if TYPE_CHECKING:
-    from ..library import Library
+    from ..store.context import Context
 
 
 def graph_phase(
-    lib: Library,
+    lib: Context,
     *,
     since: float,
     apply: bool = False,

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInputError, NotFoundError
 from ..store import transaction
+from ..store.records import as_dict, from_row
 from .nodes import Node, check_exists, make_node
 from .relations import (
     DEFAULT_DECLARED_STRENGTH,
@@ -22,7 +23,7 @@ from .relations import (
 )
 
 if TYPE_CHECKING:
-    from ..library import Library
+    from ..store.context import StoreContext
 
 # Evidence helpers accept exactly these (source kind, relation, destination kind) shapes.
 EVIDENCE_SHAPES = {
@@ -51,40 +52,10 @@ class Edge:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Edge:
-        return cls(
-            id=row["id"],
-            src=Node(row["src_kind"], row["src_id"]),
-            relation=row["relation"],
-            dst=Node(row["dst_kind"], row["dst_id"]),
-            strength=row["strength"],
-            activations=row["activations"],
-            last_activated_cycle=row["last_activated_cycle"],
-            provenance=row["provenance"],
-            created_at=row["created_at"],
-            updated_at=row["updated_at"],
-            pruned_at=row["pruned_at"],
-            verifications=row["verifications"],
-            verified_correct=row["verified_correct"],
-            last_verified_at=row["last_verified_at"],
-        )
+        return from_row(cls, row, src=Node(row["src_kind"], row["src_id"]), dst=Node(row["dst_kind"], row["dst_id"]))
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "src": str(self.src),
-            "relation": self.relation,
-            "dst": str(self.dst),
-            "strength": self.strength,
-            "activations": self.activations,
-            "last_activated_cycle": self.last_activated_cycle,
-            "provenance": self.provenance,
-            "created_at": self.created_at,
-            "updated_at": self.updated_at,
-            "pruned_at": self.pruned_at,
-            "verifications": self.verifications,
-            "verified_correct": self.verified_correct,
-            "last_verified_at": self.last_verified_at,
-        }
+        return as_dict(self, src=str(self.src), dst=str(self.dst))
 
 
 def canonical(src: Node, relation: str, dst: Node) -> tuple[Node, Node]:
@@ -101,8 +72,8 @@ def clamp_strength(value: float) -> float:
 class Graph:
     """Typed edges of one :class:`Library` (``lib.graph``)."""
 
-    def __init__(self, library: Library) -> None:
-        self._lib = library
+    def __init__(self, ctx: StoreContext) -> None:
+        self._ctx = ctx
         self._arrays: tuple[tuple[int, int], Any] | None = None
 
     def arrays(self) -> Any:
@@ -121,7 +92,7 @@ class Graph:
 
     @property
     def _conn(self) -> sqlite3.Connection:
-        return self._lib.conn
+        return self._ctx.conn
 
     # -- reading ---------------------------------------------------------------------------------
     def get(self, src: Node, relation: str, dst: Node, *, include_pruned: bool = False) -> Edge | None:
@@ -213,7 +184,7 @@ class Graph:
             if src == dst:
                 raise InvalidInputError(f"an edge needs two different nodes, got {src} twice")
             src, dst = canonical(src, relation, dst)
-            now = self._lib.now()
+            now = self._ctx.now()
             self._conn.execute(
                 "INSERT INTO edges (src_kind, src_id, dst_kind, dst_id, relation, strength, provenance, "
                 "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -236,7 +207,7 @@ class Graph:
             self._conn.execute("DELETE FROM edges WHERE id = ?", (edge.id,))
             self._conn.execute(
                 "UPDATE edge_prunes SET purged_at = ? WHERE edge_id = ? AND restored_at IS NULL AND purged_at IS NULL",
-                (self._lib.now(), edge.id),
+                (self._ctx.now(), edge.id),
             )
         return edge
 
@@ -262,16 +233,16 @@ class Graph:
         if (src.kind, relation, dst.kind) not in EVIDENCE_SHAPES:
             shapes = ", ".join(f"{a} -{r}-> {b}" for a, r, b in sorted(EVIDENCE_SHAPES))
             raise InvalidInputError(f"no evidence rule for {src.kind} -{relation}-> {dst.kind} (known: {shapes})")
-        eta = self._lib.settings.graph_learning_rate if rate is None else rate
+        eta = self._ctx.settings.graph_learning_rate if rate is None else rate
         if not 0.0 < eta <= 1.0:
             raise InvalidInputError("learning rate must be in (0, 1]")
         r = 1.0 if correct else 0.0
         with transaction(self._conn):
             src, dst = check_exists(self._conn, src), check_exists(self._conn, dst)
-            now = self._lib.now()
+            now = self._ctx.now()
             edge = self.get(src, relation, dst, include_pruned=True)
             if edge is None:
-                start = self._lib.settings.graph_evidence_initial
+                start = self._ctx.settings.graph_evidence_initial
                 value = clamp_strength(start + eta * (r - start))
                 self._conn.execute(
                     "INSERT INTO edges (src_kind, src_id, dst_kind, dst_id, relation, strength, provenance, "
@@ -296,7 +267,7 @@ class Graph:
         ids = sorted(set(edge_ids))
         if not ids:
             return 0
-        now = self._lib.now()
+        now = self._ctx.now()
         with transaction(self._conn):
             self._conn.executemany(
                 "UPDATE edges SET activations = activations + 1, last_activated_at = ?, "

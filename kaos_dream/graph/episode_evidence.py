@@ -14,20 +14,28 @@ beside the plasticity hooks.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from ..hooks import EpisodeEnd, GateDecision, register_episode_end
+from ..store.context import Context
 from .learning import observe
 from .nodes import Node
 from .relations import PREDICTIVE
 
 if TYPE_CHECKING:
-    from ..library import Library
+    from .edges import Graph
+
+
+class EvidenceHost(Context, Protocol):
+    """The part of the library this hook reads and writes (a Library satisfies it)."""
+
+    @property
+    def graph(self) -> Graph: ...
 
 HOOK_NAME = "graph.causal_evidence"
 
 
-def record_episode_evidence(lib: Library, episode: EpisodeEnd, decision: GateDecision) -> dict[str, int]:
+def record_episode_evidence(lib: EvidenceHost, episode: EpisodeEnd, decision: GateDecision) -> dict[str, int]:
     """Apply the rules above inside the caller's transaction; returns counts for logging."""
     failures = [Node("failure", f) for f in episode.failure_ids]
     skills = [Node("skill", s) for s in episode.skills]
@@ -55,7 +63,7 @@ def record_episode_evidence(lib: Library, episode: EpisodeEnd, decision: GateDec
     return counts
 
 
-def predicting_skills(lib: Library, skill_ids: tuple[int, ...]) -> list[Node]:
+def predicting_skills(lib: EvidenceHost, skill_ids: tuple[int, ...]) -> list[Node]:
     """The skills among ``skill_ids`` that have a live ``caused``/``prevented`` edge, in id order: one
     query for the whole episode, so skills that predict nothing (the common case) cost no
     :func:`observe` call of their own (which would find no edge to check and change nothing)."""
@@ -70,7 +78,7 @@ def predicting_skills(lib: Library, skill_ids: tuple[int, ...]) -> list[Node]:
     return [Node("skill", i) for i in sorted({int(r[0]) for r in rows})]
 
 
-def _hook(lib: Library, episode: EpisodeEnd, decision: GateDecision) -> None:
+def _hook(lib: EvidenceHost, episode: EpisodeEnd, decision: GateDecision) -> None:
     record_episode_evidence(lib, episode, decision)
 
 

@@ -30,7 +30,7 @@ from .nodes import Node, check_exists
 from .relations import PREDICTIVE, STRENGTH_FLOOR
 
 if TYPE_CHECKING:
-    from ..library import Library
+    from ..store.context import Context
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ class Observation:
 
 
 def observe(
-    lib: Library,
+    lib: Context,
     action: Node,
     *,
     happened: Iterable[Node] = (),
@@ -121,7 +121,7 @@ def observe(
     return Observation(str(action), tuple(updates), tuple(skipped))
 
 
-def neglect(lib: Library, *, since: float, rate: float | None = None) -> int:
+def neglect(lib: Context, *, since: float, rate: float | None = None) -> int:
     """Edges (``caused``/``prevented``) not verified since ``since`` lose ``λ_neglect`` of their weight.
 
     Returns how many edges changed. The dream calls it once per cycle with ``since`` = the previous

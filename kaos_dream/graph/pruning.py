@@ -33,7 +33,7 @@ from .nodes import Node
 from .objective import EvalQuery, quality, reference_answers
 
 if TYPE_CHECKING:
-    from ..library import Library
+    from ..store.context import Context
 
 STRATEGIES = ("weight", "coverage", "random")
 
@@ -127,7 +127,7 @@ def greedy_prune(
 
 
 # -- the library side -------------------------------------------------------------------------------
-def record_query(lib: Library, query: str, seeds: dict[Node, float], target: Node | None = None) -> int:
+def record_query(lib: Context, query: str, seeds: dict[Node, float], target: Node | None = None) -> int:
     """Add a query to the log whose retrieval quality sparsification must preserve (write path)."""
     if not seeds:
         raise InvalidInputError("a recorded query needs at least one seed node")
@@ -140,7 +140,7 @@ def record_query(lib: Library, query: str, seeds: dict[Node, float], target: Nod
     return int(cur.lastrowid)
 
 
-def recorded_queries(lib: Library, *, limit: int = 500) -> list[EvalQuery]:
+def recorded_queries(lib: Context, *, limit: int = 500) -> list[EvalQuery]:
     """The most recent ``limit`` recorded queries, oldest first."""
     rows = lib.conn.execute(
         "SELECT seeds, target_kind, target_id FROM (SELECT * FROM graph_queries ORDER BY created_at DESC, id DESC "
@@ -177,7 +177,7 @@ class SparsifyReport:
         }
 
 
-def weight_candidates(lib: Library, edges: EdgeList) -> np.ndarray:
+def weight_candidates(lib: Context, edges: EdgeList) -> np.ndarray:
     """Mask of edges that are weak ∧ dormant ∧ never activated (the classic GC rule)."""
     s = lib.settings
     cutoff = lib.now() - s.graph_prune_dormant_days * 86_400.0
@@ -193,7 +193,7 @@ def weight_candidates(lib: Library, edges: EdgeList) -> np.ndarray:
 
 
 def sparsify(
-    lib: Library,
+    lib: Context,
     *,
     strategy: str = "weight",
     epsilon: float | None = None,
@@ -241,7 +241,7 @@ def sparsify(
                           eps, tuple(notes))
 
 
-def _apply(lib: Library, ids: tuple[int, ...], strategy: str, q_before: float | None,
+def _apply(lib: Context, ids: tuple[int, ...], strategy: str, q_before: float | None,
            q_after: float | None) -> str:
     now = lib.now()
     with transaction(lib.conn):
@@ -263,7 +263,7 @@ def _apply(lib: Library, ids: tuple[int, ...], strategy: str, q_before: float | 
     return run
 
 
-def pruned(lib: Library, *, run: str | None = None) -> list[dict[str, Any]]:
+def pruned(lib: Context, *, run: str | None = None) -> list[dict[str, Any]]:
     """Open prune records (not restored, not purged), oldest first."""
     sql = ("SELECT p.id, p.run, p.edge_id, p.strategy, p.pruned_at, e.src_kind, e.src_id, e.relation, e.dst_kind, "
            "e.dst_id, e.strength FROM edge_prunes p JOIN edges e ON e.id = p.edge_id "
@@ -280,7 +280,7 @@ def pruned(lib: Library, *, run: str | None = None) -> list[dict[str, Any]]:
     ]
 
 
-def restore(lib: Library, *, run: str | None = None, edge_ids: Sequence[int] = ()) -> list[int]:
+def restore(lib: Context, *, run: str | None = None, edge_ids: Sequence[int] = ()) -> list[int]:
     """Bring pruned edges back (a whole run, or single edges). Returns the restored edge ids."""
     if run is None and not edge_ids:
         raise InvalidInputError("say what to restore: a run or edge ids")
@@ -304,7 +304,7 @@ def restore(lib: Library, *, run: str | None = None, edge_ids: Sequence[int] = (
     return sorted({int(r[1]) for r in rows})
 
 
-def purge(lib: Library, *, older_than_s: float) -> int:
+def purge(lib: Context, *, older_than_s: float) -> int:
     """Delete edges pruned more than ``older_than_s`` seconds ago; their prune records stay (snapshots)."""
     if not 0.0 <= older_than_s < math.inf:
         raise InvalidInputError(f"older-than must be a finite number of seconds, not negative, got {older_than_s}")

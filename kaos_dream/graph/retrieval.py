@@ -8,18 +8,28 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import InvalidInputError
 from ..search import Hit
+from ..store.context import Context
 from .activation import DEFAULT_THRESHOLD, Activation, spread
 from .arrays import GraphArrays
 from .nodes import Node, labels
 from .relations import DEFAULT_EXTRA, DEFAULT_SEEDS
 
 if TYPE_CHECKING:
-    from ..library import Library
+    from .edges import Graph
 
+
+class RetrievalHost(Context, Protocol):
+    """The part of the library graph retrieval uses (a Library satisfies it): its search seeds the
+    activation, its graph spreads it."""
+
+    @property
+    def graph(self) -> Graph: ...
+
+    def search(self, query: str, *, kind: str | None = None, limit: int = 10) -> list[Hit]: ...
 
 
 def seeds_from_hits(hits: Sequence[Hit]) -> dict[Node, float]:
@@ -34,12 +44,12 @@ def seeds_from_hits(hits: Sequence[Hit]) -> dict[Node, float]:
     return seeds
 
 
-def seeds_from_query(lib: Library, query: str, *, limit: int = DEFAULT_SEEDS) -> dict[Node, float]:
+def seeds_from_query(lib: RetrievalHost, query: str, *, limit: int = DEFAULT_SEEDS) -> dict[Node, float]:
     return seeds_from_hits(lib.search(query, limit=limit))
 
 
 def activate(
-    lib: Library,
+    lib: RetrievalHost,
     seeds: Mapping[Node, float],
     *,
     mode: str = "gated",
@@ -66,7 +76,7 @@ class Activated:
                 "hop": self.hop, "path": list(self.path)}
 
 
-def describe(lib: Library, act: Activation, seeds: Mapping[Node, float], *, top: int = 10,
+def describe(lib: RetrievalHost, act: Activation, seeds: Mapping[Node, float], *, top: int = 10,
              threshold: float = DEFAULT_THRESHOLD) -> list[Activated]:
     """The ``top`` activated nodes with labels and the path that first reached each."""
     if top < 0:
@@ -105,7 +115,7 @@ class ExpandedHit:
 
 
 def expand(
-    lib: Library,
+    lib: RetrievalHost,
     hits: Sequence[Hit],
     *,
     extra: int = DEFAULT_EXTRA,
@@ -145,7 +155,7 @@ def expand(
 
 
 def search_expanded(
-    lib: Library,
+    lib: RetrievalHost,
     query: str,
     *,
     kind: str | None = None,

@@ -8,12 +8,24 @@ skills are left out, as search leaves them out; ``include_deprecated`` brings th
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import InvalidInputError
+from ..store.context import Context
 
 if TYPE_CHECKING:
-    from ..library import Library
+    from ..memories import Memories
+    from ..skills import Skills
+
+
+class RelatedHost(Context, Protocol):
+    """The part of the library :func:`related` reads (a Library satisfies it)."""
+
+    @property
+    def skills(self) -> Skills: ...
+
+    @property
+    def memories(self) -> Memories: ...
 
 NODE_KINDS = ("skill", "memory")
 
@@ -43,7 +55,7 @@ class Neighbour:
 
 
 def related(
-    lib: Library, kind: str, ref: int | str, limit: int = 10, *, include_deprecated: bool = False
+    lib: RelatedHost, kind: str, ref: int | str, limit: int = 10, *, include_deprecated: bool = False
 ) -> tuple[int, list[Neighbour]]:
     """The node's id and its neighbours, strongest first (deprecated skills only when asked)."""
     if kind not in NODE_KINDS:
@@ -88,7 +100,7 @@ def related(
     return node_id, out
 
 
-def _names(lib: Library, nodes: list[tuple[str, int]]) -> dict[tuple[str, int], tuple[str, bool]]:
+def _names(lib: RelatedHost, nodes: list[tuple[str, int]]) -> dict[tuple[str, int], tuple[str, bool]]:
     """(name, deprecated) of each skill and memory among ``nodes`` (failures have no name)."""
     out: dict[tuple[str, int], tuple[str, bool]] = {}
     queries = (("skill", "SELECT id, name, deprecated FROM skills"), ("memory", "SELECT id, key, 0 FROM memories"))

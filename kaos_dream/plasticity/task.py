@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-from ..search.query import content_tokens
+from ..tokens import content_tokens
 
 
 def task_hash(text: str | None) -> str | None:

@@ -2,108 +2,20 @@
 
 FTS5 has its own syntax (``AND``, ``NEAR``, ``*``, ``"``, ``-``, column filters …); passing user text
 straight to ``MATCH`` lets a stray quote raise a syntax error. Here the text is split into word
-tokens, stop words are dropped, and each token is quoted and OR-joined, so every input is valid.
+tokens (:mod:`kaos_dream.tokens`), stop words are dropped, and each token is quoted and OR-joined, so
+every input is valid.
 """
 
 from __future__ import annotations
 
-import re
+from ..tokens import MAX_TOKEN_LEN, MAX_TOKENS, STOP_WORDS, Query, content_tokens, tokenize
 
-MAX_TOKENS = 32
-MAX_TOKEN_LEN = 64
-
-# Letters and digits only: underscores, punctuation and control characters all separate tokens,
-# as FTS5's unicode61 tokenizer does.
-_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
-
-STOP_WORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "been",
-        "but",
-        "by",
-        "can",
-        "could",
-        "did",
-        "do",
-        "does",
-        "for",
-        "from",
-        "had",
-        "has",
-        "have",
-        "how",
-        "i",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "me",
-        "my",
-        "no",
-        "not",
-        "of",
-        "on",
-        "or",
-        "our",
-        "so",
-        "than",
-        "that",
-        "the",
-        "their",
-        "them",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "those",
-        "to",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "why",
-        "will",
-        "with",
-        "would",
-        "you",
-        "your",
-    ]
-)
-
-
-def tokenize(text: str) -> list[str]:
-    """Lower-cased word tokens in order of first appearance, without duplicates."""
-    seen: dict[str, None] = {}
-    for match in _TOKEN.finditer(text.lower()):
-        token = match.group(0)[:MAX_TOKEN_LEN]
-        seen.setdefault(token, None)
-    return list(seen)
-
-
-def content_tokens(text: str) -> list[str]:
-    """Tokens without stop words; all of them when the text is nothing but stop words."""
-    tokens = tokenize(text)
-    kept = [t for t in tokens if t not in STOP_WORDS]
-    return (kept or tokens)[:MAX_TOKENS]
+__all__ = ["MAX_TOKENS", "MAX_TOKEN_LEN", "STOP_WORDS", "Query", "content_tokens", "fts_query", "tokenize"]
 
 
 def fts_query(text: str) -> str | None:
     """An FTS5 MATCH expression for ``text``, or ``None`` when it has no searchable word."""
-    tokens = content_tokens(text)
+    tokens = content_tokens(text)  # a parsed Query answers without tokenising again
     if not tokens:
         return None
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in tokens)

@@ -6,6 +6,8 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ..errors import ConflictError
+
 
 def rows(conn: sqlite3.Connection, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
     return conn.execute(sql, params).fetchall()
@@ -40,3 +42,15 @@ def resolve_ref(conn: sqlite3.Connection, table: str, label_column: str, ref: in
     if row is None:
         raise NotFoundError(f"no {noun} {ref!r}")
     return int(row[0])
+
+
+def insert_unique(conn: sqlite3.Connection, sql: str, params: Sequence[Any], conflict: str) -> int:
+    """Run one INSERT and return the new row's id; a clash with a unique constraint is a
+    :class:`ConflictError` saying ``conflict`` rather than SQLite's message."""
+    try:
+        cur = conn.execute(sql, params)
+    except sqlite3.IntegrityError:
+        raise ConflictError(conflict) from None
+    row_id = cur.lastrowid
+    assert row_id is not None
+    return row_id

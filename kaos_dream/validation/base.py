@@ -16,12 +16,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..hooks import EpisodeEnd
+from ..store.context import Context
 
 if TYPE_CHECKING:
-    from ..library import Library
+    from ..llm import LLMClient
+
+
+class ValidationHost(Context, Protocol):
+    """The part of the library validators and the gate read (a Library satisfies it): the store
+    context plus the LLM client."""
+
+    @property
+    def llm(self) -> LLMClient: ...
 
 QUALITY = "quality"
 REPORT = "report"
@@ -45,7 +54,7 @@ class Verdict:
 class ValidationContext:
     """What validators may look at; built once per episode."""
 
-    lib: Library
+    lib: ValidationHost
     episode: EpisodeEnd
     cited: tuple[CitedItem, ...]
     given_preferences: dict[str, str] | None = None  # read from the library on first use when not given
@@ -152,7 +161,7 @@ def validators() -> list[ValidatorSpec]:
     return list(_SORTED)
 
 
-def threshold_for(lib: Library, spec: ValidatorSpec) -> float | None:
+def threshold_for(lib: ValidationHost, spec: ValidatorSpec) -> float | None:
     if spec.threshold_setting and hasattr(lib.settings, spec.threshold_setting):
         return float(getattr(lib.settings, spec.threshold_setting))
     return spec.default_threshold

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..search.query import content_tokens
+from ..tokens import content_tokens
 from .base import QUALITY, REPORT, ValidationContext, Verdict, register_validator
 from .co_use import DEFAULT_THRESHOLD as CO_USE_THRESHOLD
 from .co_use import co_use

@@ -30,7 +30,7 @@ from .base import (
 )
 
 if TYPE_CHECKING:
-    from ..library import Library
+    from .base import ValidationHost
 
 
 def resolve_citation(conn: sqlite3.Connection, kind: str, ref: str) -> CitedItem:
@@ -56,7 +56,7 @@ def resolve_citation(conn: sqlite3.Connection, kind: str, ref: str) -> CitedItem
     return CitedItem(kind, ref, False, False, "")
 
 
-def validate_episode(lib: Library, episode: EpisodeEnd) -> ValidationReport:
+def validate_episode(lib: ValidationHost, episode: EpisodeEnd) -> ValidationReport:
     cited = tuple(resolve_citation(lib.conn, kind, ref) for kind, ref in episode.citations)
     ctx = ValidationContext(lib, episode, cited)
     verdicts: list[Verdict] = []
@@ -124,7 +124,7 @@ def _verdict_json(v: Verdict) -> str:
                       allow_nan=False)
 
 
-def store_report(lib: Library, agent_id: str, report: ValidationReport) -> None:
+def store_report(lib: ValidationHost, agent_id: str, report: ValidationReport) -> None:
     """Append the episode's gate row and point the episode at it, in the caller's transaction: the
     row lands on the table's last page and the pointer on the agent row the episode end rewrites
     anyway, so storing a report dirties about one page. A report stored again replaces the old one."""
@@ -140,7 +140,7 @@ def store_report(lib: Library, agent_id: str, report: ValidationReport) -> None:
     conn.execute("UPDATE agents SET gate_id = ? WHERE id = ?", (gate_id, agent_id))
 
 
-def validation_gate(lib: Library, episode: EpisodeEnd) -> GateDecision:
+def validation_gate(lib: ValidationHost, episode: EpisodeEnd) -> GateDecision:
     report = validate_episode(lib, episode)
     store_report(lib, episode.agent_id, report)
     return GateDecision(report.passed, report.reason)

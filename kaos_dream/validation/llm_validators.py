@@ -25,7 +25,7 @@ from .base import QUALITY, REPORT, ValidationContext, Verdict, register_validato
 from .builtin import novelty
 
 if TYPE_CHECKING:
-    from ..library import Library
+    from .base import ValidationHost
 
 MAX_MATERIAL = 6_000
 MAX_TASK_QUERIES = 5
@@ -71,7 +71,7 @@ def _quote(label: str, text: str) -> str:
     return f"<data name={json.dumps(label)}>\n{_TAG.sub('&lt;', text[:MAX_MATERIAL])}\n</data>"
 
 
-def _task(lib: Library, agent_id: str) -> str:
+def _task(lib: ValidationHost, agent_id: str) -> str:
     """What the episode worked on: the queries of the searches it recorded hits for and the tasks it
     gave with its outcomes, each once, in the order first seen. Without it a judge cannot tell that
     the material an agent relied on has nothing to do with its task (co-use of unrelated skills)."""
@@ -86,7 +86,7 @@ def _task(lib: Library, agent_id: str) -> str:
     return "\n".join(row[0] for row in rows) or "(no searches recorded for this episode)"
 
 
-def _material(lib: Library, draft: EpisodeDraft) -> str:
+def _material(lib: ValidationHost, draft: EpisodeDraft) -> str:
     from .gate import resolve_citation
 
     parts = []
@@ -96,7 +96,7 @@ def _material(lib: Library, draft: EpisodeDraft) -> str:
     return "\n".join(parts) or "(no citations)"
 
 
-def _ask(lib: Library, name: str, draft: EpisodeDraft, prefs: dict[str, str], task: str) -> Verdict:
+def _ask(lib: ValidationHost, name: str, draft: EpisodeDraft, prefs: dict[str, str], task: str) -> Verdict:
     threshold = _threshold(lib, name)
     kind = REPORT if name == "novelty" else QUALITY
     if not draft.conclusion or not draft.conclusion.strip():
@@ -122,11 +122,11 @@ def _ask(lib: Library, name: str, draft: EpisodeDraft, prefs: dict[str, str], ta
                    f"[source: llm, unreviewed] {value.reason or 'no reason given'}")
 
 
-def _threshold(lib: Library, name: str) -> float | None:
+def _threshold(lib: ValidationHost, name: str) -> float | None:
     return {"logical": lib.settings.logical_threshold, "alignment": lib.settings.alignment_threshold}.get(name)
 
 
-def precompute(lib: Library, draft: EpisodeDraft) -> None:
+def precompute(lib: ValidationHost, draft: EpisodeDraft) -> None:
     """Before the episode-end transaction: ask the model, keep the verdicts for the gate."""
     if not lib.llm.enabled:
         return

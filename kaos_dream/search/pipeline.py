@@ -1,0 +1,241 @@
+"""One search: parse the query once, retrieve candidates, rank them, record the hits.
+
+``lib.search`` is the library's :class:`SearchPipeline` (``lib.search(query, …)`` calls it). The query
+text is parsed once into a :class:`~kaos_dream.tokens.Query` (the text plus its content tokens) that
+candidate retrieval, coordination levels, the task hash and the semantic gate all read, instead of
+each tokenising it again. Candidates come from the FTS5 indexes (:mod:`.lexical`, :mod:`.candidates`),
+optionally fused with the nearest vectors (:mod:`.semantic`); the weighted ranks score the pool with
+the aged outcome records (:mod:`.ranking`); ``record_hits`` hands the results to the episodes store,
+which writes them in one transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from ..errors import InvalidInputError
+from ..plasticity.task import task_hash
+from .candidates import (
+    BM25,
+    ID,
+    SUCCESSES,
+    TASK_SUCCESSES,
+    TASK_USES,
+    USES,
+    Pool,
+    candidate_pool,
+    details,
+    hybrid_memories,
+    hybrid_pool,
+    ranked_memories,
+)
+from .lexical import Hit, lexical_candidates, with_skill_counts
+from .query import Query
+from .semantic import Fusion, IdealRelevance, SemanticMatches, gate, semantic_matches
+
+if TYPE_CHECKING:
+    from ..embedding.store import Vectors
+    from ..plasticity.evidence import Effective
+    from ..store.context import StoreContext
+
+SEARCH_KINDS = ("skill", "memory")
+RANKS = ("weighted", "wilson", "bm25")
+
+RecordHits = Callable[[list[Hit], str, "str | None"], object]
+
+
+class SearchPipeline:
+    """The search of one library: the store context, its vectors (built on first use) and where hits
+    are recorded (``record_hits(hits, query, agent)``: the episodes store)."""
+
+    def __init__(self, ctx: StoreContext, *, vectors: Callable[[], Vectors], record_hits: RecordHits) -> None:
+        self._ctx = ctx
+        self._vectors = vectors
+        self._record_hits = record_hits
+        self._ideal_relevance = IdealRelevance()
+
+    def __call__(
+        self,
+        query: str,
+        *,
+        kind: str | None = None,
+        limit: int = 10,
+        include_deprecated: bool = False,
+        rank: str | None = None,
+        record_hits: bool = False,
+        agent: str | None = None,
+        task: str | None = None,
+        explore: bool = False,
+        seed: int | None = None,
+    ) -> list[Hit]:
+        """Skills and/or memories matching ``query``, best first, ties by kind then id.
+
+        ``rank``: ``weighted`` (default, from settings) re-ranks a bounded coordination-level pool by
+        relevance x the effective (aged) outcome record (conditioned on ``task``, which defaults to
+        the query); ``wilson`` is the seed's formula exactly; ``bm25`` is the plain lexical order.
+        ``explore`` (weighted only) ranks skills by a Thompson draw from their effective record,
+        seeded by ``seed`` (default ``settings.explore_seed``) and the candidates' evidence: the same
+        seed and data give the same order. With plasticity off (``KAOS_DREAM_AUTO=0``) every rank is
+        ``bm25``. ``record_hits`` writes one
+        hit row per result (with ``agent``, registered if new) in one transaction; without it the
+        search only reads.
+        """
+        if limit < 0:
+            raise InvalidInputError("limit must not be negative")
+        rank = rank or self._ctx.settings.rank
+        if rank not in RANKS:
+            raise InvalidInputError(f"unknown rank {rank!r}: use weighted, wilson or bm25")
+        kinds = SEARCH_KINDS if kind is None else (kind,)
+        for k in kinds:
+            if k not in SEARCH_KINDS:
+                raise InvalidInputError(f"unknown kind {k!r}: use skill or memory")
+        if record_hits and self._ctx.readonly:
+            raise InvalidInputError("cannot record hits: the library is open read-only")
+        if explore and rank != "weighted":
+            raise InvalidInputError(f"explore works with the weighted rank, not {rank!r}")
+        if seed is not None and not explore:
+            raise InvalidInputError("seed is only used with explore")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32):
+            raise InvalidInputError("seed must be a whole number from 0 to 4294967295")
+        if not self._ctx.settings.dream_auto:
+            rank = "bm25"
+        text = str(query)
+        query = Query(query)  # parsed once; every step below reads its tokens
+        if rank == "bm25":
+            hits = self._lexical_search(query, kinds, limit, include_deprecated)
+        else:
+            explore_seed = (self._ctx.settings.explore_seed if seed is None else int(seed)) if explore else None
+            hits = self._weighted_search(query, kinds, limit, include_deprecated, rank, task, explore_seed)
+        if record_hits and hits:
+            self._record_hits(hits, text, agent)
+        elif record_hits and agent is not None:
+            self._record_hits([], text, agent)
+        return hits
+
+    def _lexical_search(self, query: str, kinds: tuple[str, ...], limit: int, include_deprecated: bool) -> list[Hit]:
+        hits: list[Hit] = []
+        for k in kinds:
+            hits.extend(lexical_candidates(self._ctx.conn, query, k, limit, include_deprecated))
+        hits.sort(key=lambda h: (-h.score, h.kind, h.id))
+        return with_skill_counts(self._ctx.conn, hits[:limit])
+
+    def _weighted_search(
+        self,
+        query: str,
+        kinds: tuple[str, ...],
+        limit: int,
+        include_deprecated: bool,
+        rank: str,
+        task: str | None,
+        explore_seed: int | None = None,
+    ) -> list[Hit]:
+        if limit == 0:
+            return []
+        s = self._ctx.settings
+        pool = max(s.rank_pool, limit)
+        digest = task_hash(task if task is not None else query) if "skill" in kinds else None
+        now = self._ctx.now()
+        # The seed's formula floors relevance; the default does not (see search/ranking.py).
+        floor = s.rank_floor if rank == "wilson" else 0.0
+        memory_order = (floor, now, s.rank_half_life_days * 86_400.0, limit)
+        if kinds == ("memory",):  # no outcomes to weigh: SQL ranks them, no pool matrix needed
+            ranked = ranked_memories(self._ctx.conn, query, pool=pool, memory_order=memory_order)
+            semantic = self._semantic(query, {"memory": max((r[3] for r in ranked), default=0.0)},
+                                      include_deprecated)
+            if "memory" in semantic:
+                ranked = hybrid_memories(self._ctx.conn, ranked, semantic["memory"], memory_order)
+            unit = max((r[3] for r in ranked), default=1.0) if rank == "weighted" else 1.0
+            return [
+                Hit("memory", entry_id, key, snippet, bm25, score / (unit or 1.0))
+                for entry_id, key, snippet, bm25, score, _ in ranked
+            ]
+        pools = [
+            candidate_pool(
+                self._ctx.conn, query, k, pool=pool, pool_min=max(s.rank_pool_min, limit), task_hash=digest,
+                include_deprecated=include_deprecated, memory_order=memory_order,
+            )
+            for k in kinds
+        ]
+        best_lexical = {p.kind: float(p.matrix[:, BM25].max()) if len(p) else 0.0 for p in pools}
+        semantic = self._semantic(query, best_lexical, include_deprecated)
+        pools = [
+            hybrid_pool(self._ctx.conn, p, semantic[p.kind], task_hash=digest, memory_order=memory_order)
+            if p.kind in semantic else p
+            for p in pools
+        ]
+        from .ranking import RankParams, best_relevance, score_pool, top  # numpy: only ranking needs it
+
+        params = RankParams(
+            alpha=s.rank_alpha,
+            half_life_days=s.rank_half_life_days,
+            z=s.rank_z,
+            floor=s.rank_floor,
+            task_context=s.rank_task_context,
+            evidence_half_life=s.evidence_half_life,
+            explore_seed=explore_seed,
+        )
+        unit = best_relevance(pools)
+        scores = [
+            score_pool(p, now, rank, params, effective=self._effective(p, digest) if rank == "weighted" else None,
+                       unit=unit)
+            for p in pools
+        ]
+        best = top(pools, scores, limit)
+        shown = {
+            p.kind: p.shown
+            if p.shown is not None
+            else details(self._ctx.conn, p.kind, [int(p.matrix[row, ID]) for _, pi, row, _ in best if pools[pi] is p])
+            for p in pools
+        }
+        hits: list[Hit] = []
+        for k, pi, row, score in best:
+            values = pools[pi].matrix[row]
+            entry_id = int(values[ID])
+            name, text, deprecated = shown[k][entry_id]
+            lexical = pools[pi].lexical
+            bm25 = float(values[BM25] if lexical is None else lexical[row])
+            hits.append(
+                Hit(k, entry_id, name, text, bm25, score, deprecated, int(values[USES]), int(values[SUCCESSES]))
+            )
+        return hits
+
+    def _effective(self, pool: Pool, digest: str | None) -> Effective | None:
+        """The aged outcome records of a skill pool's candidates (None for memories)."""
+        if pool.kind != "skill" or not len(pool):
+            return None
+        m = pool.matrix
+        from ..plasticity.evidence import effective_records
+
+        return effective_records(
+            self._ctx.conn, m[:, ID], (m[:, USES], m[:, SUCCESSES], m[:, TASK_USES], m[:, TASK_SUCCESSES]), digest,
+            self._ctx.settings.evidence_half_life,
+        )
+
+    def _semantic(
+        self, query: str, best_lexical: dict[str, float], include_deprecated: bool
+    ) -> dict[str, SemanticMatches]:
+        """The query's nearest vectors for each kind whose best lexical match (``best_lexical``)
+        leaves part of the query uncovered; empty when semantic retrieval is off, nothing is embedded
+        yet, or lexical matches cover the query (then neither the model nor the vectors are touched)."""
+        s = self._ctx.settings
+        if s.semantic_k <= 0 or not query.strip() or not s.semantic:
+            return {}
+        references = {k: self._ideal_relevance(self._ctx.conn, k, query) for k in best_lexical}
+        wanted = [k for k in best_lexical if gate(best_lexical[k], references[k]) > 0.0]
+        model = self._vectors().embedder() if wanted else None
+        if model is None:
+            return {}
+        indexes = {k: self._vectors().index(k) for k in wanted}
+        if not any(v is not None for v in indexes.values()):
+            return {}
+        vector = model.embed([query])[0]
+        if not vector.any():
+            return {}
+        fusion = Fusion(weight=s.semantic_weight, threshold=s.semantic_threshold, full=s.semantic_full)
+        return {
+            k: semantic_matches(self._ctx.conn, k, index, vector, s.semantic_k, fusion, references[k], best_lexical[k],
+                                include_deprecated=include_deprecated)
+            for k, index in indexes.items()
+            if index is not None
+        }

@@ -1,0 +1,119 @@
+"""Words of user text: lower-cased tokens, stop words dropped, and the parsed form one search shares.
+
+The lowest text primitive: full-text queries (:mod:`kaos_dream.search.query`), the task hash, the
+hashing embedder and the grounding validator all split text the same way, so they import it from
+here rather than from the search room above them.
+"""
+
+from __future__ import annotations
+
+import re
+
+MAX_TOKENS = 32
+MAX_TOKEN_LEN = 64
+
+# Letters and digits only: underscores, punctuation and control characters all separate tokens,
+# as FTS5's unicode61 tokenizer does.
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+
+STOP_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "our",
+        "so",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "to",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+    ]
+)
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased word tokens in order of first appearance, without duplicates."""
+    seen: dict[str, None] = {}
+    for match in _TOKEN.finditer(text.lower()):
+        token = match.group(0)[:MAX_TOKEN_LEN]
+        seen.setdefault(token, None)
+    return list(seen)
+
+
+def content_tokens(text: str) -> list[str]:
+    """Tokens without stop words; all of them when the text is nothing but stop words."""
+    if isinstance(text, Query):
+        return list(text.tokens)
+    tokens = tokenize(text)
+    kept = [t for t in tokens if t not in STOP_WORDS]
+    return (kept or tokens)[:MAX_TOKENS]
+
+
+class Query(str):
+    """User text parsed once: still the text (a ``str``, so every function that takes query text takes
+    it), carrying its content tokens. One search passes it through candidate retrieval, coordination
+    levels, the task hash and the semantic gate, which would otherwise each tokenise the text again
+    (:func:`content_tokens` answers from it)."""
+
+    tokens: tuple[str, ...]
+
+    def __new__(cls, text: str) -> Query:
+        if isinstance(text, Query):
+            return text
+        parsed = super().__new__(cls, text)
+        parsed.tokens = tuple(content_tokens(str(text)))
+        return parsed
