@@ -10,20 +10,10 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import validation as _validation  # noqa: F401 - installs the validation gate
 from .clock import Clock, SystemClock
-from .coordination import CoordinationLog
-from .dream import Dream
-from .episodes import Episodes, Outcome
 from .errors import InvalidInputError, StoreError
-from .failures import Failures
-from .graph import episode_evidence as _graph_episode_evidence
-from .graph.edges import Graph
-from .llm import LLMClient
 from .memories import Memories
 from .plasticity.task import task_hash
-from .policies import Policies
-from .preferences import Preferences
 from .search import Hit, lexical_candidates
 from .search.candidates import (
     BM25,
@@ -50,12 +40,29 @@ from .store.counters import counter_mismatches
 from .store.migrations import check_ownership, refuse_foreign_file, require_current
 
 if TYPE_CHECKING:
+    from .coordination import CoordinationLog
+    from .dream import Dream
     from .embedding.store import Vectors
+    from .episodes import Episodes, Outcome
+    from .failures import Failures
+    from .graph.edges import Graph
+    from .llm import LLMClient
     from .plasticity.evidence import Effective
+    from .policies import Policies
+    from .preferences import Preferences
 
-# Causal evidence from ended episodes (skill -caused-> failure, memory -enabled-> skill, and checks of
-# caused/prevented predictions) is recorded by the graph's episode-end hook.
-_graph_episode_evidence.register()
+
+@functools.cache
+def install_learning_hooks() -> None:
+    """Register what an ending episode runs: the validation gate, the dream's due/after hooks and the
+    graph's causal evidence (skill -caused-> failure, memory -enabled-> skill, checks of
+    caused/prevented predictions). Done before the first episode is touched, not at import: a search
+    or a listing never ends an episode and need not import those features (~40 ms)."""
+    from . import dream as _dream  # noqa: F401 - registers the dream's episode hooks
+    from . import validation as _validation  # noqa: F401 - installs the validation gate
+    from .graph import episode_evidence
+
+    episode_evidence.register()
 
 SEARCH_KINDS = ("skill", "memory")
 RANKS = ("weighted", "wilson", "bm25")
@@ -108,14 +115,58 @@ class Library(AbstractContextManager["Library"]):
         self._ideal_relevance = IdealRelevance()
         self.skills = Skills(self)
         self.memories = Memories(self)
-        self.log = CoordinationLog(self)
-        self.policies = Policies(self)
-        self.preferences = Preferences(self)
-        self.llm = LLMClient(self.settings)  # shared by every LLM feature; disabled (with a reason) without a key
-        self.failures = Failures(self)
-        self.graph = Graph(self)
-        self.dream = Dream(self)
-        self.episodes = Episodes(self)
+
+    # The stores below are built on first use, each importing its module then: a search or a listing
+    # uses none of them. The episode store installs the learning hooks first (see above).
+    @functools.cached_property
+    def log(self) -> CoordinationLog:
+        from .coordination import CoordinationLog
+
+        return CoordinationLog(self)
+
+    @functools.cached_property
+    def policies(self) -> Policies:
+        from .policies import Policies
+
+        return Policies(self)
+
+    @functools.cached_property
+    def preferences(self) -> Preferences:
+        from .preferences import Preferences
+
+        return Preferences(self)
+
+    @functools.cached_property
+    def llm(self) -> LLMClient:
+        """Shared by every LLM feature; disabled (with a reason) without a key."""
+        from .llm import LLMClient
+
+        return LLMClient(self.settings)
+
+    @functools.cached_property
+    def failures(self) -> Failures:
+        from .failures import Failures
+
+        return Failures(self)
+
+    @functools.cached_property
+    def graph(self) -> Graph:
+        from .graph.edges import Graph
+
+        return Graph(self)
+
+    @functools.cached_property
+    def dream(self) -> Dream:
+        from .dream import Dream
+
+        return Dream(self)
+
+    @functools.cached_property
+    def episodes(self) -> Episodes:
+        install_learning_hooks()
+        from .episodes import Episodes
+
+        return Episodes(self)
 
     # -- plumbing ---------------------------------------------------------------------------------
     def now(self) -> float:
