@@ -44,6 +44,8 @@ _answered_fast = False  # set when the fast search path ran: main() may then ski
 
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI and return its exit code; ``--version`` and plain searches without the command tree."""
+    global _answered_fast
+    _answered_fast = False
     args = sys.argv[1:] if argv is None else argv
     text = all(is_utf8_text(arg) for arg in args)
     if asks_version(args) and text:
