@@ -10,6 +10,7 @@ spaces, byte fallback for characters outside the vocabulary, empty text.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import os
@@ -75,8 +76,12 @@ def fast(tmp_path_factory: pytest.TempPathFactory):
 
 
 def test_tokens_are_the_packages(fast, package) -> None:
+    whole = dataclasses.replace(fast.tables, split_words=False)  # one BPE over the whole text, no memo
+    assert fast.tables.split_words  # this vocabulary lets words be encoded one by one
     for text in corpus():
-        assert fast.tables.encode(text) == package.tokenizer.encode(text, add_special_tokens=False).ids, repr(text)
+        expected = package.tokenizer.encode(text, add_special_tokens=False).ids
+        assert fast.tables.encode(text) == expected, repr(text)
+        assert whole.encode(text) == expected, repr(text)
 
 
 def test_vectors_are_bit_identical_one_by_one_and_in_batches(fast, package) -> None:

@@ -27,7 +27,7 @@ import importlib.util
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,9 +39,12 @@ TOKENIZER_FILE = f"tokenizers/{CONFIG}_tokenizer_config.json"
 WEIGHTS_FILE = f"weights/{CONFIG}_{DIM}.safetensors"
 VERSION_FILE = "_version.py"
 TENSOR = "embedding.weight"
-CACHE_FORMAT = 1  # bump when the cache layout changes
+CACHE_FORMAT = 2  # bump when the cache layout changes
 ID_BITS = 15  # token ids < 32768: a pair (left, right) packs into one int64 key
 PRINCIPAL = "\u2581"  # SentencePiece's word marker
+_SEGMENT = re.compile(f"{PRINCIPAL}*[^{PRINCIPAL}]*")  # a word: its markers, then everything up to the next one
+_MARKER_INSIDE = re.compile(f"[^{PRINCIPAL}]{PRINCIPAL}")
+WORD_MEMO = 50_000  # words remembered per process (then forgotten all at once)
 
 
 def package_folder() -> Path | None:
@@ -83,6 +86,9 @@ class BpeTables:
     unk_id: int
     byte_ids: tuple[int, ...]
     version: str
+    split_words: bool = False
+    _words: dict[str, list[int]] = field(default_factory=dict, init=False, compare=False, repr=False)
+    _seen: dict[int, int] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     # -- building -------------------------------------------------------------------------------
     @classmethod
@@ -102,13 +108,17 @@ class BpeTables:
         chars = {token: i for token, i in vocab.items() if len(token) == 1}
         specials = {t["content"]: int(t["id"]) for t in config.get("added_tokens") or []}
         byte_ids = tuple(vocab.get(f"<0x{b:02X}>", -1) for b in range(256))
-        return cls(keys, values, chars, specials, int(vocab[model["unk_token"]]), byte_ids, version)
+        # No token holds the word marker after another character: no merge can join across the point
+        # before a word, so words are encoded (and remembered) one by one with the same result.
+        split = not any(_MARKER_INSIDE.search(token) for token in vocab)
+        return cls(keys, values, chars, specials, int(vocab[model["unk_token"]]), byte_ids, version, split)
 
     # -- the cache file -------------------------------------------------------------------------
     def to_bytes(self, signature: str) -> bytes:
         header = json.dumps({"signature": signature, "version": self.version, "unk": self.unk_id,
                              "specials": self.specials, "bytes": list(self.byte_ids),
-                             "chars": "".join(self.chars), "merges": len(self.pair_keys)},
+                             "chars": "".join(self.chars), "merges": len(self.pair_keys),
+                             "split": self.split_words},
                             ensure_ascii=True).encode("ascii")
         char_ids = np.array(list(self.chars.values()), dtype="<i4")
         return b"".join([len(header).to_bytes(8, "little"), header, self.pair_keys.astype("<i8").tobytes(),
@@ -132,7 +142,7 @@ class BpeTables:
             char_ids = np.frombuffer(blob, dtype="<i4", count=len(chars), offset=body + 16 * n)
             return cls(keys, values, dict(zip(chars, char_ids.tolist(), strict=True)),
                        {str(k): int(v) for k, v in header["specials"].items()}, int(header["unk"]),
-                       tuple(int(b) for b in header["bytes"]), str(header["version"]))
+                       tuple(int(b) for b in header["bytes"]), str(header["version"]), bool(header["split"]))
         except (ValueError, KeyError, TypeError):
             return None
 
@@ -153,6 +163,21 @@ class BpeTables:
         if not piece:
             return []
         word = PRINCIPAL + piece.replace(" ", PRINCIPAL)
+        if not self.split_words:
+            return self._encode_word(word)
+        ids: list[int] = []
+        for segment in _SEGMENT.findall(word):
+            if not segment:
+                continue
+            found = self._words.get(segment)
+            if found is None:
+                if len(self._words) >= WORD_MEMO:
+                    self._words.clear()
+                found = self._words[segment] = self._encode_word(segment)
+            ids += found
+        return ids
+
+    def _encode_word(self, word: str) -> list[int]:
         symbols: list[int] = []
         unk = False
         for ch in word:
@@ -172,13 +197,16 @@ class BpeTables:
             symbols.append(self.unk_id)
         return self._merge(symbols)
 
-    def _lookup(self, left: int, right: int) -> tuple[int, int] | None:
+    def _pair(self, left: int, right: int) -> int:
+        """``rank << 15 | merged id`` of the merge of ``left`` and ``right``, -1 when there is none;
+        each pair is looked up in the sorted keys once per process, then remembered."""
         key = (left << ID_BITS) | right
-        at = int(np.searchsorted(self.pair_keys, key))
-        if at < len(self.pair_keys) and int(self.pair_keys[at]) == key:
-            value = int(self.pair_values[at])
-            return value >> ID_BITS, value & ((1 << ID_BITS) - 1)
-        return None
+        value = self._seen.get(key)
+        if value is None:
+            at = int(self.pair_keys.searchsorted(key))
+            hit = at < len(self.pair_keys) and int(self.pair_keys[at]) == key
+            value = self._seen[key] = int(self.pair_values[at]) if hit else -1
+        return value
 
     def _merge(self, symbols: list[int]) -> list[int]:
         """Apply the merges: always the lowest-ranked pair present, the leftmost one on a tie."""
@@ -187,33 +215,35 @@ class BpeTables:
         nxt = list(range(1, n + 1))
         prv = list(range(-1, n - 1))
         alive = [True] * n
+        pair, push, mask = self._pair, heapq.heappush, (1 << ID_BITS) - 1
         queue: list[tuple[int, int, int]] = []
         for pos in range(n - 1):
-            found = self._lookup(ids[pos], ids[pos + 1])
-            if found is not None:
-                queue.append((found[0], pos, found[1]))
+            value = pair(ids[pos], ids[pos + 1])
+            if value >= 0:
+                queue.append((value >> ID_BITS, pos, value & mask))
         heapq.heapify(queue)
         while queue:
-            rank, pos, new_id = heapq.heappop(queue)
+            _, pos, new_id = heapq.heappop(queue)
             if not alive[pos] or nxt[pos] >= n:
                 continue
             right = nxt[pos]
-            current = self._lookup(ids[pos], ids[right])
-            if current is None or current[1] != new_id:
+            current = pair(ids[pos], ids[right])
+            if current < 0 or current & mask != new_id:
                 continue  # an entry made stale by an earlier merge
             ids[pos] = new_id
             alive[right] = False
-            nxt[pos] = nxt[right]
-            if nxt[pos] < n:
-                prv[nxt[pos]] = pos
-            if prv[pos] >= 0:
-                found = self._lookup(ids[prv[pos]], new_id)
-                if found is not None:
-                    heapq.heappush(queue, (found[0], prv[pos], found[1]))
-            if nxt[pos] < n:
-                found = self._lookup(new_id, ids[nxt[pos]])
-                if found is not None:
-                    heapq.heappush(queue, (found[0], pos, found[1]))
+            following = nxt[pos] = nxt[right]
+            if following < n:
+                prv[following] = pos
+            before = prv[pos]
+            if before >= 0:
+                value = pair(ids[before], new_id)
+                if value >= 0:
+                    push(queue, (value >> ID_BITS, before, value & mask))
+            if following < n:
+                value = pair(new_id, ids[following])
+                if value >= 0:
+                    push(queue, (value >> ID_BITS, pos, value & mask))
         return [ids[i] for i in range(n) if alive[i]]
 
 
