@@ -248,25 +248,72 @@ def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any
         header = ["\t".join(tsv_field(c) for c in columns)] if mode.header else []
         _write_lines(header + ["\t".join(tsv_field(v) for v in row) for row in rows])
         return
-    from rich.table import Table
     from rich.text import Text
 
     title = None if title is None else visible(title)
-    grid = Table(title=title, title_justify="left", show_lines=False)
-    for name in columns:
-        grid.add_column(visible(name), overflow="fold")
     whole = limit_given()
+    shown: list[list[Text]] = []
     count = 0
     for row in rows:
         count += 1
         if count <= TERMINAL_ROW_LIMIT or whole:
-            grid.add_row(*(cell(v) for v in row))
+            shown.append([cell(v) for v in row])
     if count == 0:
         console.print(Text(f"{title or 'result'}: nothing to show", style="dim"))
         return
-    console.print(grid)
+    headers = [visible(name) for name in columns]
+    if _fits(headers, shown, _console().width):
+        _print_grid(title, headers, shown)
+    else:
+        _print_records(title, headers, shown)
     if count > TERMINAL_ROW_LIMIT and not whole:
         console.print(Text(_limit_hint(count - TERMINAL_ROW_LIMIT), style="dim"))
+
+
+# Columns holding names a person reads and types back: never broken inside, on any terminal width.
+NAME_COLUMNS = frozenset({"name", "key", "skill", "agent", "node"})
+MIN_OTHER_WIDTH = 6  # the narrowest the other columns may get before a listing turns into records
+
+
+def _fits(headers: list[str], rows: list[list[Text]], width: int) -> bool:
+    """True when every name column can keep its longest cell on one line and the other columns
+    still get :data:`MIN_OTHER_WIDTH` or what they need if less (plus rich's box: a border and two
+    padding cells per column)."""
+    from rich.cells import cell_len
+
+    names = [i for i, h in enumerate(headers) if h in NAME_COLUMNS]
+    widest = [max([cell_len(headers[i])] + [cell_len(r[i].plain) for r in rows]) for i in range(len(headers))]
+    need = sum(w if i in names else min(w, MIN_OTHER_WIDTH) for i, w in enumerate(widest))
+    need += 3 * len(headers) + 1
+    return need <= width
+
+
+def _print_grid(title: str | None, headers: list[str], rows: list[list[Text]]) -> None:
+    from rich.table import Table
+
+    grid = Table(title=title, title_justify="left", show_lines=False)
+    for name in headers:
+        if name in NAME_COLUMNS:
+            grid.add_column(name, no_wrap=True)  # the other columns give way
+        else:
+            grid.add_column(name, overflow="fold")
+    for row in rows:
+        grid.add_row(*row)
+    console.print(grid)
+
+
+def _print_records(title: str | None, headers: list[str], rows: list[list[Text]]) -> None:
+    """Too narrow for a table that keeps names whole: one ``column: value`` line per field, a blank
+    line between rows. Lines are never broken (the terminal wraps a long one, a copy gets it whole)."""
+    from rich.text import Text
+
+    if title:
+        console.print(Text(title, style="bold"), soft_wrap=True)
+    for n, row in enumerate(rows):
+        if n:
+            console.print("")
+        for header, value in zip(headers, row, strict=False):
+            console.print(Text.assemble((f"{header}: ", "bold"), value), soft_wrap=True)
 
 
 def fields(title: str | None, pairs: Iterable[tuple[str, Any]]) -> None:
