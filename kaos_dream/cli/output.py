@@ -192,6 +192,8 @@ def plain(value: Any) -> str:
     ``None`` is ``-``; booleans are yes/no; floats keep four significant digits; lists and tuples
     are comma-separated; graph nodes are ``KIND:ID``.
     """
+    if type(value) is str:  # the common case first: a listing formats every field of every row
+        return value
     if value is None:
         return "-"
     if isinstance(value, bool):
@@ -219,7 +221,13 @@ def cell(value: Any) -> Text:
 
 def tsv_field(value: Any) -> str:
     """One tab-separated field: tabs and line breaks inside a value become spaces."""
-    return " ".join(visible(plain(value)).replace("\t", " ").splitlines()) if value is not None else "-"
+    if value is None:
+        return "-"
+    text = visible(plain(value))
+    # After visible() the only separators left that splitlines() knows are these four.
+    if "\t" in text or "\n" in text or "\u2028" in text or "\u2029" in text:
+        return " ".join(text.replace("\t", " ").splitlines())
+    return text
 
 
 def _write_lines(lines: Iterable[str]) -> None:
