@@ -21,7 +21,7 @@ Exit status is non-zero when a goal is missed: hybrid recall@5 >= 0.9 and top-1 
 set, exact top-1 = 1, weighted search p50 <= 3 ms at 10k and <= 15 ms at 100k, skill add <= +1 ms,
 and no model import by non-search commands.
 
-    python demo_semantic_retrieval_bench/run.py [--quick]
+    python demo_semantic_retrieval_bench/run.py [--quick] [--out DIR] [--seed N] [--junit FILE]
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))  # this checkout's kaos_dream, not whichever copy pip installed
 
-from kaos_dream import Library, ManualClock, Settings  # noqa: E402
+from kaos_dream import Library, ManualClock, Settings, benchkit  # noqa: E402
 from kaos_dream.embedding import EmbedderUnavailable, load_embedder  # noqa: E402
 from kaos_dream.embedding.store import skill_text  # noqa: E402
 from kaos_dream.search.query import content_tokens  # noqa: E402
@@ -256,8 +256,8 @@ def p50s(lib: Library, queries: list[str], repeats: int) -> tuple[float, list[fl
     return round(statistics.median(rounds), 3), [round(min(rounds), 3), round(max(rounds), 3)]
 
 
-def at_scale(n: int, queries: int, repeats: int, paraphrases: list[str]) -> dict[str, Any]:
-    rng = random.Random(42)
+def at_scale(n: int, queries: int, repeats: int, paraphrases: list[str], seed: int) -> dict[str, Any]:
+    rng = random.Random(seed)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "scale.db"
         build_s = build_scale(path, n, rng, Settings())
@@ -277,7 +277,7 @@ def at_scale(n: int, queries: int, repeats: int, paraphrases: list[str]) -> dict
                 out[f"search_weighted_{label}_paraphrases"] = {"p50_ms": p50, "p50_ms_spread": spread}
         size_on = path.stat().st_size
         lexical_path = Path(tmp) / "lexical.db"
-        build_scale(lexical_path, n, random.Random(42), Settings(semantic=False))
+        build_scale(lexical_path, n, random.Random(seed), Settings(semantic=False))
         size_off = lexical_path.stat().st_size
     out["vector_bytes_per_skill"] = round(vector_bytes / n, 1)
     out["file_bytes_per_skill_added_by_vectors"] = round((size_on - size_off) / n, 1)
@@ -395,11 +395,11 @@ def render(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="10k skills only, 100 queries, fewer rounds")
-    parser.add_argument("--out", type=Path, default=HERE)
-    args = parser.parse_args()
+    benchkit.add_standard_args(parser, here=HERE, seed=42)  # --out, --seed (the generated scale libraries), --junit
+    args = parser.parse_args(argv)
     try:
         load_embedder("wordllama")
     except EmbedderUnavailable as exc:
@@ -407,13 +407,13 @@ def main() -> int:
         return 2
     started = time.perf_counter()
     skills, sets = load_sets()
-    results: dict[str, Any] = {"quick": args.quick}
+    results: dict[str, Any] = {"quick": args.quick, "seed": args.seed}
     results["quality"] = quality(skills, sets)
     results["models"] = model_costs(skills)
     results["merge_duplicates"] = duplicates()
     sizes = [10_000] if args.quick else [10_000, 100_000]
     paraphrases = [q for _, q in sets["tuning"]]
-    results["scale"] = [at_scale(n, 100 if args.quick else 300, 3, paraphrases) for n in sizes]
+    results["scale"] = [at_scale(n, 100 if args.quick else 300, 3, paraphrases, args.seed) for n in sizes]
     results["skill_add"] = add_cost(2 if args.quick else 5, 300)
     results["lazy_import"] = lazy_import()
     tuning = results["quality"]["tuning"]["hybrid_wordllama"]
@@ -428,11 +428,12 @@ def main() -> int:
     }
     results["pass"] = all(results["goals"].values())
     results["seconds"] = round(time.perf_counter() - started, 1)
-    stem = "results.quick" if args.quick else "results"
-    (args.out / f"{stem}.json").write_text(json.dumps(results, indent=2) + "\n")
-    (args.out / f"{stem}.md").write_text(render(results))
+    stem = benchkit.results_stem(args)
+    stem.with_name(stem.name + ".json").write_text(json.dumps(results, indent=2) + "\n")
+    stem.with_name(stem.name + ".md").write_text(render(results))
     print(render(results))
-    return 0 if results["pass"] else 1
+    return benchkit.finish(args, "demo_semantic_retrieval_bench", benchkit.Checks.from_mapping(results["goals"]),
+                           results["seconds"])
 
 
 if __name__ == "__main__":

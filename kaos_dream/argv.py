@@ -9,6 +9,10 @@ from __future__ import annotations
 
 from . import __version__
 
+# The root's options other than --version (cli.application.root): `kaos --db --version` names a file "--version".
+ROOT_VALUE_OPTIONS = ("--db", "--format")
+ROOT_FLAGS = ("--json", "--header", "--quiet")
+
 
 def version_line() -> str:
     """``kaos-dream <version>`` and a newline: what ``kaos --version`` prints."""

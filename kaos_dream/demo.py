@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import sqlite3
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -158,6 +159,17 @@ def simulate(lib: Library, clock: ManualClock) -> dict[str, int]:
     _coordinate(lib)
     clock.advance(600)
     return states
+
+
+def settle_files(path: str) -> None:
+    """Leave the demo as one file: a read-only open (the report, the check for an earlier demo) cannot
+    remove the ``-wal``/``-shm`` files it made, but the last writable connection to close does, once
+    its checkpoint has moved every page into the main file."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.close()
 
 
 def build_demo_library(path: str) -> dict[str, Any]:

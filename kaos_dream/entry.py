@@ -9,10 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .argv import is_utf8_text, version_line
-
-_VALUE_OPTIONS = {"--db", "--format"}  # root options that take a value: `kaos --db --version` names a file "--version"
-_FLAG_OPTIONS = {"--json", "--header", "--quiet"}
+from .argv import ROOT_FLAGS, ROOT_VALUE_OPTIONS, is_utf8_text, version_line
 
 
 def asks_version(args: list[str]) -> bool:
@@ -25,25 +22,74 @@ def asks_version(args: list[str]) -> bool:
             continue
         if arg == "--version":
             return True
-        if arg in _VALUE_OPTIONS:
+        if arg in ROOT_VALUE_OPTIONS:
             expect_value = True
-        elif arg in _FLAG_OPTIONS or any(arg.startswith(option + "=") for option in _VALUE_OPTIONS):
+        elif arg in ROOT_FLAGS or any(arg.startswith(option + "=") for option in ROOT_VALUE_OPTIONS):
             continue
         else:
             return False  # a subcommand, --help or anything click should judge
     return False
 
 
+_answered_fast = False  # set when the fast search path ran: main() may then skip the interpreter's teardown
+
+
 def run(argv: list[str] | None = None) -> int:
-    """Run the CLI and return its exit code; ``--version`` without importing the command tree."""
+    """Run the CLI and return its exit code; ``--version`` and plain searches without the command tree."""
+    global _answered_fast
+    _answered_fast = False
     args = sys.argv[1:] if argv is None else argv
-    if asks_version(args) and all(is_utf8_text(arg) for arg in args):
+    text = all(is_utf8_text(arg) for arg in args)
+    if asks_version(args) and text:
         sys.stdout.write(version_line())
         sys.stdout.flush()
         return 0
+    if text and "search" in args:
+        code = run_search(args)
+        if code is not None:
+            return code
     from .cli import run as run_cli
 
     return run_cli(args)
+
+
+def run_search(args: list[str]) -> int | None:
+    """`kaos search …` without typer (see :mod:`kaos_dream.cli.search_options`); None when the
+    arguments need click's judgement (help, an error, an option it does not know)."""
+    from .cli import search_options
+
+    if not search_options.names_command(args):
+        return None
+    single_blas_thread()
+    parsed = search_options.parse(args)
+    if parsed is None:
+        return None
+    from .cli import guard, output
+    from .cli.libraries import GlobalOptions
+    from .cli.search_run import execute
+
+    if guard.completing():
+        return None
+    guard.start_command()
+    if parsed.format is not None:
+        output.set_format(parsed.format)
+    output.mode.header, output.mode.quiet, output.mode.limit_given = parsed.header, parsed.quiet, parsed.limit_given
+    guard.strict_stdin()
+
+    def command() -> int:
+        execute(GlobalOptions(parsed.root_db, parsed.root_json), parsed.values)
+        return 0
+
+    global _answered_fast
+    _answered_fast = True
+    return guard.guarded(command)
+
+
+def single_blas_thread() -> None:
+    """A search multiplies a few hundred rows: OpenBLAS's thread pool would cost more CPU to start
+    (~50 ms here, most of numpy's import) than it could save. Left alone when the user chose."""
+    if not any(os.environ.get(name) for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")):
+        os.environ["OPENBLAS_NUM_THREADS"] = "1"
 
 
 def main() -> None:
@@ -56,4 +102,19 @@ def main() -> None:
         code = run()
     except BrokenPipeError:  # `kaos --version | true`: the reader left first
         code = 0
+    if _answered_fast:
+        end_now(code)
     sys.exit(code)
+
+
+def end_now(code: int) -> None:
+    """Exit without the interpreter's teardown, once output is flushed: after a fast-path search
+    nothing is left open (the library is closed, no thread runs, no exit handler is registered), and
+    freeing every numpy module one by one costs ~15 ms of CPU, more than the search. A flush that
+    fails (the reader left) leaves the ending to the interpreter, as on the usual path."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:  # noqa: BLE001 - any failure: end the usual way
+        return
+    os._exit(code)

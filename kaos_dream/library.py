@@ -10,22 +10,11 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import validation as _validation  # noqa: F401 - installs the validation gate
 from .clock import Clock, SystemClock
-from .coordination import CoordinationLog
-from .dream import Dream, DreamStores
-from .episodes import Episodes, Outcome
 from .errors import StoreError
-from .failures import Failures
-from .graph import episode_evidence as _graph_episode_evidence
-from .graph.edges import Graph
 from .hooks import HookRunner
-from .llm import LLMClient
 from .memories import Memories
-from .policies import Policies
-from .preferences import Preferences
 from .search.candidates import ensure_sql_math
-from .search.pipeline import SearchPipeline
 from .settings import Settings
 from .skills import Skills
 from .store import LATEST_VERSION, apply_migrations, connect, schema_version, transaction
@@ -35,11 +24,29 @@ from .store.counters import counter_mismatches
 from .store.migrations import check_ownership, refuse_foreign_file, require_current
 
 if TYPE_CHECKING:
+    from .coordination import CoordinationLog
+    from .dream import Dream
     from .embedding.store import Vectors
+    from .episodes import Episodes, Outcome
+    from .failures import Failures
+    from .graph.edges import Graph
+    from .llm import LLMClient
+    from .policies import Policies
+    from .preferences import Preferences
+    from .search.pipeline import SearchPipeline
 
-# Causal evidence from ended episodes (skill -caused-> failure, memory -enabled-> skill, and checks of
-# caused/prevented predictions) is recorded by the graph's episode-end hook.
-_graph_episode_evidence.register()
+
+@functools.cache
+def install_learning_hooks() -> None:
+    """Register what an ending episode runs: the validation gate, the dream's due/after hooks and the
+    graph's causal evidence (skill -caused-> failure, memory -enabled-> skill, checks of
+    caused/prevented predictions). Done before the first episode is touched, not at import: a search
+    or a listing never ends an episode and need not import those features (~40 ms)."""
+    from . import dream as _dream  # noqa: F401 - registers the dream's episode hooks
+    from . import validation as _validation  # noqa: F401 - installs the validation gate
+    from .graph import episode_evidence
+
+    episode_evidence.register()
 
 FTS_TABLES = ("skills_fts", "memories_fts")
 CHECK_CACHE_KIB = 8192  # page cache of the scratch copy `db check` verifies the full-text indexes on
@@ -93,15 +100,67 @@ class Library(AbstractContextManager["Library"]):
         ctx = self.ctx
         self.skills = Skills(ctx, self._vectors)
         self.memories = Memories(ctx, self._vectors)
-        self.log = CoordinationLog(ctx)
-        self.policies = Policies(ctx)
-        self.preferences = Preferences(ctx)
-        self.llm = LLMClient(self.settings)  # shared by every LLM feature; disabled (with a reason) without a key
-        self.graph = Graph(ctx)
-        self.failures = Failures(ctx, llm=self.llm, graph=self.graph, skills=self.skills)
-        self.dream = Dream(DreamStores(ctx, self.skills, self.failures, self.policies, self._vectors))
-        self.episodes = Episodes(ctx, skills=self.skills, failures=self.failures)
-        self._search = SearchPipeline(ctx, vectors=self._vectors, record_hits=self.episodes.record_hits)
+
+    # The stores below are built on first use, each importing its module then: a search or a listing
+    # uses none of them. The episode store installs the learning hooks first (see above).
+    @functools.cached_property
+    def log(self) -> CoordinationLog:
+        from .coordination import CoordinationLog
+
+        return CoordinationLog(self.ctx)
+
+    @functools.cached_property
+    def policies(self) -> Policies:
+        from .policies import Policies
+
+        return Policies(self.ctx)
+
+    @functools.cached_property
+    def preferences(self) -> Preferences:
+        from .preferences import Preferences
+
+        return Preferences(self.ctx)
+
+    @functools.cached_property
+    def llm(self) -> LLMClient:
+        """Shared by every LLM feature; disabled (with a reason) without a key."""
+        from .llm import LLMClient
+
+        return LLMClient(self.settings)
+
+    @functools.cached_property
+    def graph(self) -> Graph:
+        from .graph.edges import Graph
+
+        return Graph(self.ctx)
+
+    @functools.cached_property
+    def failures(self) -> Failures:
+        from .failures import Failures
+
+        return Failures(self.ctx, llm=self.llm, graph=self.graph, skills=self.skills)
+
+    @functools.cached_property
+    def dream(self) -> Dream:
+        from .dream import Dream, DreamStores
+
+        return Dream(DreamStores(self.ctx, self.skills, self.failures, self.policies, self._vectors))
+
+    @functools.cached_property
+    def episodes(self) -> Episodes:
+        install_learning_hooks()
+        from .episodes import Episodes
+
+        return Episodes(self.ctx, skills=self.skills, failures=self.failures)
+
+    @functools.cached_property
+    def _search(self) -> SearchPipeline:
+        from .search.pipeline import SearchPipeline
+
+        return SearchPipeline(self.ctx, vectors=self._vectors, record_hits=self._record_hits)
+
+    def _record_hits(self, hits: Any, query: str, agent: str | None) -> object:
+        return self.episodes.record_hits(hits, query, agent)
 
     # -- plumbing ---------------------------------------------------------------------------------
     def now(self) -> float:

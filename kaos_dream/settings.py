@@ -46,11 +46,13 @@ def known_variables() -> tuple[str, ...]:
 def unknown_variables(environ: Mapping[str, str] | None = None) -> list[tuple[str, str | None]]:
     """``KAOS_…`` variables that kaos does not read (a typo such as KAOS_DREAM_TRESHOLD), each with
     the closest known name when one is close enough to be the intended one."""
-    import difflib
-
     env = os.environ if environ is None else environ
     known = known_variables()
     unknown = sorted(k for k in env if k.startswith("KAOS_") and k not in known)
+    if not unknown:
+        return []
+    import difflib
+
     return [(name, next(iter(difflib.get_close_matches(name, known, n=1, cutoff=0.8)), None)) for name in unknown]
 
 

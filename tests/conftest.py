@@ -9,7 +9,7 @@ import io
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -105,12 +105,16 @@ def _text_stream(data: str = "") -> io.TextIOWrapper:
 
 
 def run_kaos_in_process(*args: str, db: Path | None = None, input: str | None = None,
-                        env: dict[str, str] | None = None, timeout: float = 60) -> Result:
+                        env: dict[str, str] | None = None, timeout: float = 60,
+                        runner: Callable[[list[str]], int] | None = None) -> Result:
     """`kaos` run through the same :func:`kaos_dream.entry.run` as the console script, in this process:
     for tests of parsing, rendering and library effects, where a new interpreter per call proves
     nothing more (~0.3 s each). The environment, stdin, stdout and stderr are the call's own, as in
-    :func:`run_kaos`; tests about processes (concurrency, crashes, signals, cron) use :func:`run_kaos`."""
-    from kaos_dream.entry import run
+    :func:`run_kaos`; tests about processes (concurrency, crashes, signals, cron) use :func:`run_kaos`.
+    ``runner`` replaces :func:`kaos_dream.entry.run` (``kaos_dream.cli.run``: typer only, no fast path)."""
+    from kaos_dream.entry import run as entry_run
+
+    run = runner or entry_run
 
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("KAOS_") and k != "ANTHROPIC_API_KEY"}
     full_env.update(env or {})

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import re
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
 from kaos_dream import benchkit
+
+from .conftest import PROJECT_ROOT
 
 
 def parser_with(*flags: str) -> argparse.ArgumentParser:
@@ -63,3 +68,32 @@ def test_all_met_exits_zero_without_a_junit_file(tmp_path: Path) -> None:
     benchkit.add_standard_args(parser, here=tmp_path)
     assert benchkit.finish(parser.parse_args([]), "b", benchkit.Checks.from_mapping({"a": True})) == 0
     assert list(tmp_path.iterdir()) == []
+
+
+BENCHES = sorted(p.parent.name for p in PROJECT_ROOT.glob("demo_*_bench/run.py"))
+# Benchmarks whose random draws all come from one seed take --seed; the others fix a sweep of seeds
+# (or their data's own seed) as part of their protocol, reported per seed, so one flag would not fit.
+ONE_SEED = {"demo_reliability_bench", "demo_semantic_retrieval_bench"}
+READS_DATA = {"demo_causal_bench", "demo_consolidation_scale_bench", "demo_failure_intelligence_bench",
+              "demo_neuroplasticity_bench", "demo_plasticity_overhead_bench"}
+
+
+def bench_flags(name: str) -> set[str]:
+    proc = subprocess.run([sys.executable, str(PROJECT_ROOT / name / "run.py"), "--help"], capture_output=True,
+                          text=True, timeout=120, cwd=PROJECT_ROOT)
+    assert proc.returncode == 0, proc.stderr
+    return set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", proc.stdout))
+
+
+def test_every_benchmark_is_known_here() -> None:
+    assert len(BENCHES) >= 10 and set(BENCHES) >= ONE_SEED | READS_DATA
+
+
+@pytest.mark.parametrize("name", BENCHES)
+def test_every_benchmark_takes_the_shared_flags(name: str) -> None:
+    """A CI job runs any benchmark the same way: --quick, --out DIR, --junit FILE everywhere; --data
+    where it reads the reference data; --seed where one seed drives its random choices."""
+    flags = bench_flags(name)
+    assert {"--quick", "--out", "--junit"} <= flags, flags
+    assert ("--data" in flags) == (name in READS_DATA), flags
+    assert ("--seed" in flags) == (name in ONE_SEED), flags

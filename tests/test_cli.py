@@ -209,6 +209,9 @@ def test_demo_builds_and_reruns(tmp_path: Path) -> None:
         for rep in reports:
             rep.pop(volatile)
     assert reports[0] == reports[1]  # deterministic: same clock, same seed, same output
+    # Only the library (and its report) remain: no -wal/-shm left by the report's read-only open.
+    assert sorted(p.name for p in tmp_path.iterdir()) == (["demo.db", "demo.html"] if reports[0]["report"] else
+                                                          ["demo.db"])
     assert run_kaos("db", "check", db=path).returncode == 0
     assert run_kaos("alerts", "check", db=path).returncode == 3
     other = tmp_path / "precious.db"

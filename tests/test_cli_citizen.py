@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import pty
+import re
 import select
 import subprocess
 import sys
@@ -100,6 +102,27 @@ def test_big_listing_on_a_terminal_stops_with_a_more_line_unless_limit_is_given(
     assert "skill-054" in whole and "more; use --limit" not in whole
     piped = run_kaos("skill", "list", db=db)
     assert len(piped.stdout.splitlines()) == 55
+
+
+def test_names_never_fold_inside_a_cell_on_a_narrow_terminal(tmp_path: Path) -> None:
+    """On a terminal a skill name stays on one line: the other columns give way, and where they
+    cannot (COLUMNS=40, five columns) the listing turns into one `column: value` line per field."""
+    db = tmp_path / "k.db"
+    fits, too_long = "nightly-backup-job", "a-really-long-skill-name-that-must-not-fold-anywhere"
+    description = "copy the database somewhere safe every night"
+    assert run_kaos("skill", "add", fits, "-d", description, db=db).returncode == 0
+    for command in (["skill", "list"], ["search", "nightly database", "--kind", "skill"]):
+        narrow = run_on_terminal(*command, db=db, columns=40).splitlines()
+        assert not BOX & set("".join(narrow)) and any(line.endswith(f"name: \x1b[0m{fits}") for line in narrow)
+    table = run_on_terminal("skill", "list", db=db, columns=60).splitlines()
+    assert BOX & set("".join(table)) and any(fits in line for line in table)  # still a table: the name whole
+    assert max(len(re.sub(r"\x1b\[[0-9;]*m", "", line)) for line in table) <= 60
+    assert not any(description in line for line in table)  # the description wrapped instead
+    assert run_kaos("skill", "add", too_long, "-d", "x", db=db).returncode == 0
+    records = run_on_terminal("skill", "list", db=db, columns=60).splitlines()
+    assert not BOX & set("".join(records)) and f"\x1b[1mname: \x1b[0m{too_long}" in records
+    wide = run_on_terminal("skill", "list", db=db, columns=120).splitlines()
+    assert BOX & set("".join(wide)) and any(too_long in line for line in wide)
 
 
 def test_human_output_shows_no_python_reprs(tmp_path: Path) -> None:
@@ -291,7 +314,9 @@ def test_every_public_method_of_the_library_has_a_docstring() -> None:
 
     lib = Library(":memory:", settings=Settings())
     try:
-        components = [lib] + [value for name, value in vars(lib).items() if not name.startswith("_")
+        built_on_use = [name for name, attr in vars(Library).items() if isinstance(attr, functools.cached_property)]
+        values = {**{name: getattr(lib, name) for name in built_on_use}, **vars(lib)}  # the lazy stores too
+        components = [lib] + [value for name, value in values.items() if not name.startswith("_")
                               and type(value).__module__.startswith("kaos_dream")]
         missing = []
         for component in components:

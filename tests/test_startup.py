@@ -24,7 +24,11 @@ from kaos_dream.entry import run as entry_run
 
 from .conftest import PROJECT_ROOT
 
-HEAVY = ("numpy", "anthropic", "httpx", "pydantic", "typer", "rich", "kaos_dream.library")
+HEAVY = ("numpy", "anthropic", "httpx", "pydantic", "typer", "click", "rich", "kaos_dream.library", "wordllama",
+         "tokenizers", "safetensors", "kaos_dream.dream", "kaos_dream.validation", "kaos_dream.failures")
+CLI_FRAMEWORK = {"typer", "click", "pydantic", "rich"}
+MODEL_PACKAGES = {"wordllama", "tokenizers", "safetensors"}
+NOT_SEARCHED = {"kaos_dream.dream", "kaos_dream.validation", "kaos_dream.failures", "anthropic", "httpx"}
 
 PROBE = """
 import json, sys
@@ -41,7 +45,7 @@ def probe(args: list[str], cwd: Path) -> dict:
     proc = subprocess.run(
         [sys.executable, "-c", PROBE, json.dumps(args), json.dumps(HEAVY)],
         capture_output=True, text=True, cwd=cwd, timeout=120,
-        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(PROJECT_ROOT)},
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(PROJECT_ROOT), "XDG_CACHE_HOME": str(cwd / "cache")},
     )
     line = [x for x in proc.stderr.splitlines() if x.startswith("PROBE ")]
     assert line, proc.stderr
@@ -80,6 +84,30 @@ def test_search_still_ranks_after_lazy_numpy(tmp_path: Path, kaos) -> None:
     assert result["code"] == 0
     assert [h["name"] for h in json.loads(result["stdout"])][:1] == ["csv-to-parquet"]
     assert "numpy" in roots(result["loaded"])
+
+
+def test_search_needs_no_cli_framework_no_model_package_and_no_dream(tmp_path: Path, kaos) -> None:
+    """`kaos search` is answered before typer is built, embeds the query without the wordllama
+    package, and opens a library without the features a search never uses."""
+    db = tmp_path / "lib.db"
+    for name, text in (("deploy-app", "ship the service to production"), ("csv-to-parquet", "convert csv files")):
+        assert kaos("skill", "add", name, "--description", text, db=db,
+                    env={"XDG_CACHE_HOME": str(tmp_path / "cache")}).returncode == 0
+    for query in ("csv parquet", "release software to prod servers"):  # lexical, then one the words miss
+        result = probe(["--db", str(db), "search", query, "--json", "--limit", "1"], tmp_path)
+        assert result["code"] == 0
+        assert [h["name"] for h in json.loads(result["stdout"])] == (
+            ["csv-to-parquet"] if query == "csv parquet" else ["deploy-app"])
+        found = roots(result["loaded"])
+        assert "kaos_dream.library" in found and "numpy" in found  # it really searched
+        assert not found & (CLI_FRAMEWORK | MODEL_PACKAGES | NOT_SEARCHED), result["loaded"]
+
+
+def test_search_help_and_errors_still_come_from_typer(tmp_path: Path) -> None:
+    help_text = probe(["search", "--help"], tmp_path)
+    assert help_text["code"] == 0 and "--record-hits" in help_text["stdout"] and "typer" in roots(help_text["loaded"])
+    wrong = probe(["search", "x", "--kind", "bogus"], tmp_path)
+    assert wrong["code"] == 2 and "typer" in roots(wrong["loaded"])
 
 
 @pytest.mark.parametrize("argv", [

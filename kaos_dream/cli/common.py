@@ -2,30 +2,30 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Iterator
-from dataclasses import dataclass
+from contextlib import AbstractContextManager
 from typing import Annotated, Any
 
 import typer
 
-from ..errors import InvalidInputError, StoreError
+from ..errors import InvalidInputError
 from ..library import Library
-from ..settings import Settings
-from ..store.connect import missing_library_message
+from .libraries import (
+    DB_HELP,
+    JSON_HELP,
+    GlobalOptions,
+    forget_resolved_db,
+    open_readonly,
+    open_writable,
+    resolve_db_path,
+    resolved_db,
+    wants_json_output,
+)
 
-DbOption = Annotated[
-    str | None,
-    typer.Option("--db", help="Database file (default: $KAOS_DB or ./kaos.db).", show_default=False),
-]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for programs instead of a table.")]
+__all__ = ["GlobalOptions", "forget_resolved_db", "resolved_db"]  # re-exported for the command modules
 
-
-@dataclass
-class GlobalOptions:
-    db: str | None = None
-    json: bool = False
+DbOption = Annotated[str | None, typer.Option("--db", help=DB_HELP, show_default=False)]
+JsonOption = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
 
 
 def global_options(ctx: typer.Context) -> GlobalOptions:
@@ -35,50 +35,13 @@ def global_options(ctx: typer.Context) -> GlobalOptions:
     return root.obj
 
 
-_resolved: list[str] = []  # the database the running command opened, for error messages
-
-
 def resolve_db(ctx: typer.Context, db: str | None) -> str:
-    if any(given is not None and not given.strip() for given in (db, global_options(ctx).db)):
-        raise InvalidInputError("--db must name a file")  # an empty --db must not quietly mean ./kaos.db
-    path = db or global_options(ctx).db or os.environ.get("KAOS_DB") or Settings.from_env().db
-    _resolved[:] = [path]
-    refuse_postgres(path)
-    return path
-
-
-def refuse_postgres(path: str) -> None:
-    """A PostgreSQL URL: the driver must be installed (else the install line), and the stores do not
-    run on PostgreSQL yet (docs/postgres.md), so say that instead of treating the URL as a file name."""
-    from ..store.engine import parse_db, require_driver
-
-    engine = parse_db(path)
-    if engine.kind == "postgresql":
-        require_driver(engine)
-        raise StoreError(
-            f"{engine.shown}: this version keeps libraries in SQLite files only; the PostgreSQL backend "
-            "is not wired into the stores yet (docs/postgres.md)"
-        )
-
-
-def resolved_db() -> str | None:
-    """The database path the current command resolved (None before it got that far)."""
-    if not _resolved:
-        return None
-    from ..store.engine import mask
-
-    return mask(_resolved[0])
-
-
-def forget_resolved_db() -> None:
-    _resolved.clear()
+    return resolve_db_path(global_options(ctx), db)
 
 
 def wants_json(ctx: typer.Context, json_flag: bool) -> bool:
     """``--json`` (here or before the command) or ``--format json``: the command prints its JSON form."""
-    from . import output
-
-    return json_flag or global_options(ctx).json or output.wants_json_format()
+    return wants_json_output(global_options(ctx), json_flag)
 
 
 def show_entry(ctx: typer.Context, json_flag: bool, data: Any, done: str | None, title: str,
@@ -108,32 +71,14 @@ def reply(ctx: typer.Context, json_flag: bool, data: Any, text: str) -> None:
         output.message(text)
 
 
-@contextlib.contextmanager
-def open_for_write(ctx: typer.Context, db: str | None, *, create: bool = False) -> Iterator[Library]:
-    """Open (migrating if needed) for a command that changes the library.
-
-    Only the commands that add content (``create=True``; listed in ``store.connect.CREATING_COMMANDS``)
-    create a missing file: for every other command a missing file is a mistyped ``--db``, and a cron
-    job must hear about it instead of working on a new empty library.
-    """
-    path = resolve_db(ctx, db)
-    if not create and path != ":memory:" and not path.startswith("file:") and not os.path.exists(path):
-        raise StoreError(missing_library_message(path))
-    lib = Library(path)
-    try:
-        yield lib
-    finally:
-        lib.close()
+def open_for_write(ctx: typer.Context, db: str | None, *, create: bool = False) -> AbstractContextManager[Library]:
+    """Open (migrating if needed) for a command that changes the library (see :func:`open_writable`)."""
+    return open_writable(global_options(ctx), db, create=create)
 
 
-@contextlib.contextmanager
-def open_for_read(ctx: typer.Context, db: str | None) -> Iterator[Library]:
+def open_for_read(ctx: typer.Context, db: str | None) -> AbstractContextManager[Library]:
     """Open read-only: a read command can never write, migrate or create the file."""
-    lib = Library(resolve_db(ctx, db), readonly=True)
-    try:
-        yield lib
-    finally:
-        lib.close()
+    return open_readonly(global_options(ctx), db)
 
 
 def allowed_values(*allowed: str, extra: tuple[str, ...] = ()):

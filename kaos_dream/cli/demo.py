@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from .. import report as report_room
-from ..demo import build_demo_library
+from ..demo import build_demo_library, settle_files
 from ..errors import InvalidInputError, KaosError
 from . import output
 from .common import JsonOption, global_options, wants_json
@@ -39,6 +39,7 @@ def demo(
     db = db or global_options(ctx).db or DEFAULT_DEMO_FILE
     report = build_demo_library(db)
     report["report"], report["report_note"] = demo_report(db)
+    settle_files(db)
     if wants_json(ctx, json_out):
         output.emit_json(report)
         return

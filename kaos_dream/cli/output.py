@@ -14,20 +14,20 @@ terminal, ``tsv`` when stdout is not a terminal, or what ``--format`` / ``--json
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
-from typing import Any
-
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING, Any
 
 from ..clock import iso
 from ..graph.nodes import Node
+
+if TYPE_CHECKING:  # rich loads with the first table or styled line a terminal gets, not with every command
+    from rich.console import Console
+    from rich.text import Text
 
 FORMATS = ("table", "tsv", "json")
 TERMINAL_ROW_LIMIT = 50  # rows a listing shows on a terminal before "N more; use --limit"
@@ -49,6 +49,7 @@ class OutputMode:
     format: str | None = None  # None: table on a terminal, tsv otherwise
     header: bool = False  # tsv: print the column names as the first line
     quiet: bool = False  # --quiet: nothing on stdout but JSON that was asked for; errors still on stderr
+    limit_given: bool | None = None  # set by a parser that is not click's (None: ask click)
 
     def resolved(self) -> str:
         return self.format or ("table" if stdout_is_terminal() else "tsv")
@@ -58,12 +59,14 @@ mode = OutputMode()
 
 
 def reset() -> None:
-    mode.format, mode.header, mode.quiet = None, False, False
+    mode.format, mode.header, mode.quiet, mode.limit_given = None, False, False, None
 
 
 def limit_given() -> bool:
     """True when the running command's ``--limit`` came from the command line: the user chose the
     length, so a terminal listing is not cut short."""
+    if mode.limit_given is not None:
+        return mode.limit_given
     from .compat import ParameterSource, get_current_context
 
     ctx = get_current_context(silent=True)
@@ -82,6 +85,8 @@ def wants_json_format() -> bool:
 
 def _console() -> Console:
     """A console for the current stdout: wrapped to the terminal, never wrapped into a pipe."""
+    from rich.console import Console
+
     if stdout_is_terminal():
         return Console(soft_wrap=False, highlight=False)
     return Console(soft_wrap=True, highlight=False, width=NO_WRAP_WIDTH, color_system=None)
@@ -95,7 +100,20 @@ class _StdoutConsole:
 
 
 console = _StdoutConsole()
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+@functools.cache
+def _err_console() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def __getattr__(name: str) -> Any:
+    """``output.err_console``: the stderr console, built on first use (it needs rich)."""
+    if name == "err_console":
+        return _err_console()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # json.dumps(ensure_ascii=False) escapes C0 but writes DEL and C1 (U+009B is a one-character CSI) raw.
@@ -141,7 +159,9 @@ def error_line(text: str) -> str:
 def warn(text: str, style: str | None = None) -> None:
     """A warning for the person on stderr (alerts), neutralised, never wrapped; shown even with --quiet."""
     if sys.stderr.isatty():
-        err_console.print(Text(visible(text), style=style or ""), soft_wrap=True)
+        from rich.text import Text
+
+        _err_console().print(Text(visible(text), style=style or ""), soft_wrap=True)
     else:
         sys.stderr.write(visible(text) + "\n")
         sys.stderr.flush()
@@ -160,6 +180,8 @@ def number(value: float) -> str:
     short = f"{value:.4g}"
     if "e" not in short:
         return short
+    from decimal import Decimal  # rare (tiny or huge numbers): not worth its import on every call
+
     text = format(Decimal(short), "f")
     return text.rstrip("0").rstrip(".") if "." in text else text
 
@@ -170,6 +192,8 @@ def plain(value: Any) -> str:
     ``None`` is ``-``; booleans are yes/no; floats keep four significant digits; lists and tuples
     are comma-separated; graph nodes are ``KIND:ID``.
     """
+    if type(value) is str:  # the common case first: a listing formats every field of every row
+        return value
     if value is None:
         return "-"
     if isinstance(value, bool):
@@ -188,6 +212,8 @@ def plain(value: Any) -> str:
 
 def cell(value: Any) -> Text:
     """User text rendered literally: a skill named ``[bold]`` must not become markup."""
+    from rich.text import Text
+
     if value is None:
         return Text("-", style="dim")
     return Text(visible(plain(value)))
@@ -195,7 +221,13 @@ def cell(value: Any) -> Text:
 
 def tsv_field(value: Any) -> str:
     """One tab-separated field: tabs and line breaks inside a value become spaces."""
-    return " ".join(visible(plain(value)).replace("\t", " ").splitlines()) if value is not None else "-"
+    if value is None:
+        return "-"
+    text = visible(plain(value))
+    # After visible() the only separators left that splitlines() knows are these four.
+    if "\t" in text or "\n" in text or "\u2028" in text or "\u2029" in text:
+        return " ".join(text.replace("\t", " ").splitlines())
+    return text
 
 
 def _write_lines(lines: Iterable[str]) -> None:
@@ -224,22 +256,72 @@ def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any
         header = ["\t".join(tsv_field(c) for c in columns)] if mode.header else []
         _write_lines(header + ["\t".join(tsv_field(v) for v in row) for row in rows])
         return
+    from rich.text import Text
+
     title = None if title is None else visible(title)
-    grid = Table(title=title, title_justify="left", show_lines=False)
-    for name in columns:
-        grid.add_column(visible(name), overflow="fold")
     whole = limit_given()
+    shown: list[list[Text]] = []
     count = 0
     for row in rows:
         count += 1
         if count <= TERMINAL_ROW_LIMIT or whole:
-            grid.add_row(*(cell(v) for v in row))
+            shown.append([cell(v) for v in row])
     if count == 0:
         console.print(Text(f"{title or 'result'}: nothing to show", style="dim"))
         return
-    console.print(grid)
+    headers = [visible(name) for name in columns]
+    if _fits(headers, shown, _console().width):
+        _print_grid(title, headers, shown)
+    else:
+        _print_records(title, headers, shown)
     if count > TERMINAL_ROW_LIMIT and not whole:
         console.print(Text(_limit_hint(count - TERMINAL_ROW_LIMIT), style="dim"))
+
+
+# Columns holding names a person reads and types back: never broken inside, on any terminal width.
+NAME_COLUMNS = frozenset({"name", "key", "skill", "agent", "node"})
+MIN_OTHER_WIDTH = 6  # the narrowest the other columns may get before a listing turns into records
+
+
+def _fits(headers: list[str], rows: list[list[Text]], width: int) -> bool:
+    """True when every name column can keep its longest cell on one line and the other columns
+    still get :data:`MIN_OTHER_WIDTH` or what they need if less (plus rich's box: a border and two
+    padding cells per column)."""
+    from rich.cells import cell_len
+
+    names = [i for i, h in enumerate(headers) if h in NAME_COLUMNS]
+    widest = [max([cell_len(headers[i])] + [cell_len(r[i].plain) for r in rows]) for i in range(len(headers))]
+    need = sum(w if i in names else min(w, MIN_OTHER_WIDTH) for i, w in enumerate(widest))
+    need += 3 * len(headers) + 1
+    return need <= width
+
+
+def _print_grid(title: str | None, headers: list[str], rows: list[list[Text]]) -> None:
+    from rich.table import Table
+
+    grid = Table(title=title, title_justify="left", show_lines=False)
+    for name in headers:
+        if name in NAME_COLUMNS:
+            grid.add_column(name, no_wrap=True)  # the other columns give way
+        else:
+            grid.add_column(name, overflow="fold")
+    for row in rows:
+        grid.add_row(*row)
+    console.print(grid)
+
+
+def _print_records(title: str | None, headers: list[str], rows: list[list[Text]]) -> None:
+    """Too narrow for a table that keeps names whole: one ``column: value`` line per field, a blank
+    line between rows. Lines are never broken (the terminal wraps a long one, a copy gets it whole)."""
+    from rich.text import Text
+
+    if title:
+        console.print(Text(title, style="bold"), soft_wrap=True)
+    for n, row in enumerate(rows):
+        if n:
+            console.print("")
+        for header, value in zip(headers, row, strict=False):
+            console.print(Text.assemble((f"{header}: ", "bold"), value), soft_wrap=True)
 
 
 def fields(title: str | None, pairs: Iterable[tuple[str, Any]]) -> None:
@@ -253,6 +335,9 @@ def fields(title: str | None, pairs: Iterable[tuple[str, Any]]) -> None:
     if fmt == "tsv":
         _write_lines(f"{tsv_field(key)}\t{tsv_field(value)}" for key, value in pairs)
         return
+    from rich.table import Table
+    from rich.text import Text
+
     grid = Table(title=None if title is None else visible(title), title_justify="left", show_header=False,
                  box=None, pad_edge=False)
     grid.add_column(style="bold")
@@ -271,6 +356,8 @@ def message(text: str, style: str | None = None) -> None:
     if not stdout_is_terminal():
         _write_lines([visible(text)])
         return
+    from rich.text import Text
+
     console.print(Text(visible(text), style=style or ""), soft_wrap=True)
 
 

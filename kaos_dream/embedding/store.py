@@ -109,6 +109,7 @@ class Vectors:
         return None if model is None else model.embed([skill_text(name, description, tags)])[0]
 
     def embed_memory(self, content: str) -> np.ndarray | None:
+        """The vector a new or edited memory gets, computed before its write transaction (None when off)."""
         model = self.embedder()
         return None if model is None else model.embed([content])[0]
 
