@@ -496,11 +496,19 @@ class Episodes:
                     known.discard(agent_id or "")
             skill_id = self._lib.skills.resolve_id(skill)
             if agent_id is not None:
-                self._ensure_agent(agent_id, now)
+                if agent_id not in known:
+                    self._ensure_agent(agent_id, now)
                 if task is None:
                     task = self._latest_query(agent_id, skill_id)
             digest = task_hash(task)
-            cur = self._conn.execute(_INSERT_USE_SQL, (skill_id, agent_id, int(success), task, digest, now))
+            row = (skill_id, agent_id, int(success), task, digest, now)
+            try:
+                cur = self._conn.execute(_INSERT_USE_SQL, row)
+            except sqlite3.IntegrityError:  # the skill exists: the agent the connection knew was rolled back
+                if agent_id is None:
+                    raise
+                self._ensure_agent(agent_id, now)
+                cur = self._conn.execute(_INSERT_USE_SQL, row)
         if agent_id is not None:
             known.add(agent_id)
         return Outcome(int(cur.lastrowid or 0), skill_id, agent_id, success, task, digest, now)

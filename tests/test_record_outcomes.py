@@ -126,3 +126,12 @@ def test_cli_stdin_refuses_a_bad_line_with_one_line_and_writes_nothing(tmp_path:
 def test_cli_stdin_excludes_the_single_outcome_flags(tmp_path: Path) -> None:
     done = run_kaos("record-outcome", "alpha", "--stdin", db=tmp_path / "k.db", input="")
     assert done.returncode == 2 and "--stdin" in done.stderr
+
+
+def test_a_named_skill_with_a_rolled_back_agent_registers_it_again(lib, skills) -> None:
+    with pytest.raises(RuntimeError), lib.transaction():
+        lib.record_outcome("alpha", True, agent="ghost-2")
+        raise RuntimeError("roll back")
+    outcome = lib.record_outcome("beta", True, agent="ghost-2")  # known to the connection, absent in the file
+    assert outcome.agent_id == "ghost-2" and lib.episodes.get("ghost-2").state == "running"
+    assert uses(lib) == [(skills[1], "ghost-2", 1, None, None)]

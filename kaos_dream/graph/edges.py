@@ -101,10 +101,11 @@ def clamp_strength(value: float) -> float:
 class Graph:
     """Typed edges of one :class:`Library` (``lib.graph``)."""
 
+    loads = 0  # how many times arrays() read the edges table (the cache's misses), per instance once set
+
     def __init__(self, library: Library) -> None:
         self._lib = library
-        self._arrays: tuple[tuple[int, ...], Any] | None = None
-        self.loads = 0  # how many times arrays() read the edges table (the cache's misses)
+        self._arrays: tuple[tuple[int, int], Any] | None = None
 
     def arrays(self) -> Any:
         """The live graph as CSR arrays (:class:`GraphArrays`), cached until an edge changes.
@@ -121,7 +122,7 @@ class Graph:
         version = int(conn.execute("SELECT version FROM graph_version WHERE id = 1").fetchone()[0])
         if conn.in_transaction:
             data_version = int(conn.execute("PRAGMA data_version").fetchone()[0])
-            key: tuple[int, ...] = (version, conn.total_changes, data_version)
+            key: Any = (version, conn.total_changes, data_version)
         else:
             key = (version,)
         cached = self._arrays
@@ -129,7 +130,7 @@ class Graph:
             return cached[1]
         self.loads += 1
         arrays = GraphArrays.build(load_edge_list(conn))  # read after the version: a newer load only reloads again
-        self._arrays = (key, arrays)
+        self._arrays = (key, arrays)  # type: ignore[assignment]  # (version,) or (version, changes, data_version)
         return arrays
 
     @property
