@@ -11,6 +11,9 @@ For each scale a separate worker process (so peak RSS is per scale):
 4. reports merge pairs found by the pass vs an exact all-pairs scan (a dense numpy token-incidence
    product in its own process, independent of the join in ``kaos_dream/dream/similarity.py``).
 
+Also timed, on the same fresh copy right before each pass: the read-and-tokenise floor (every live
+skill's text read and tokenised as merge detection does, the outcome and memory-hit rows scanned once).
+
 Budgets (issue 5 / DESIGN.md §11): 10k p50 <= 1 s, 100k p50 <= 15 s, peak RSS at 100k <= 1 GB, merge pairs
 identical to the exact scan. Exits 1 when one is missed. ``--quick`` runs 100 and 1k only (CI).
 """
@@ -43,6 +46,7 @@ SCALES = (100, 1000, 10_000, 100_000)
 QUICK_SCALES = (100, 1000)
 BUDGET_S = {10_000: 1.0, 100_000: 15.0}
 RSS_BUDGET_MB = {100_000: 1024.0}
+FLOOR_RATIO_BUDGET = {100_000: 2.0}  # issue 19: a 100k pass p50 <= 2 x the read-and-tokenise floor p50
 T0 = 1_767_225_600.0
 
 
@@ -111,6 +115,27 @@ def timed_pass(db: Path, apply: bool) -> tuple[float, dict[str, Any]]:
     return elapsed, outcome.summary
 
 
+def read_and_tokenise_floor(db: Path) -> float:
+    """Seconds to do what no pass can skip, on a plain connection: read every live skill's text and
+    tokenise it the way merge detection does, and scan the outcome and memory-hit rows once."""
+    import sqlite3
+
+    from kaos_dream.dream.similarity import tokenize
+
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        t0 = time.perf_counter()
+        rows = conn.execute("SELECT id, name, description FROM skills WHERE deprecated = 0 ORDER BY id").fetchall()
+        tokens = [tokenize(name, desc) for _, name, desc in rows]
+        conn.execute("SELECT count(*), sum(success) FROM skill_uses").fetchone()
+        conn.execute("SELECT count(*) FROM memory_hits").fetchone()
+        elapsed = time.perf_counter() - t0
+    finally:
+        conn.close()
+    assert len(tokens) == len(rows)
+    return elapsed
+
+
 def stats(samples: list[float]) -> dict[str, float]:
     s = sorted(samples)
     return {"p50_s": round(s[len(s) // 2], 4), "min_s": round(s[0], 4), "max_s": round(s[-1], 4),
@@ -125,6 +150,7 @@ def worker(n: int, data_dir: Path, repeats: int) -> dict[str, Any]:
         seeding_s = seed(base, data)
         result: dict[str, Any] = {"skills": n, "source": source, "generator_reproduces_reference": reproduces,
                                   "seeding_s": round(seeding_s, 3)}
+        floors: list[float] = []
         for mode in ("dry-run", "apply"):
             samples, phases = [], []
             summary: dict[str, Any] = {}
@@ -133,6 +159,7 @@ def worker(n: int, data_dir: Path, repeats: int) -> dict[str, Any]:
                 for suffix in ("", "-wal", "-shm"):
                     if Path(str(base) + suffix).exists():
                         shutil.copy(str(base) + suffix, str(db) + suffix)
+                floors.append(read_and_tokenise_floor(db))  # the same fresh copy, right before its pass
                 elapsed, summary = timed_pass(db, mode == "apply")
                 samples.append(elapsed)
                 phases.append(summary["timings_ms"])
@@ -152,6 +179,9 @@ def worker(n: int, data_dir: Path, repeats: int) -> dict[str, Any]:
                     "new_proposals": sum(p2[k]["created"] for k in ("promote", "prune", "merge")),
                     "promoted": p2["promoted"], "pruned": p2["pruned"],
                 }
+        result["floor"] = stats(floors)
+        for mode in ("dry-run", "apply"):
+            result[mode]["vs_floor"] = round(result[mode]["p50_s"] / result["floor"]["p50_s"], 3)
         result["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
         return result
     finally:
@@ -232,16 +262,19 @@ def write_markdown(path: Path, res: dict[str, Any]) -> None:
              f"Measured by `run.py{' --quick' if res['quick'] else ''}` on {res['machine']} "
              f"(Python {res['python']}), {res['repeats']} repeats per mode, each on a fresh copy of the seeded file. "
              "p50 = sorted[len // 2].", "",
-             "| skills | seeding s | dry-run p50 s (min–max) | apply p50 s (min–max) | apply rerun s | peak RSS MB "
-             "| merge pairs | exact pairs | promote | budget |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "| skills | seeding s | floor p50 s | dry-run p50 s (min–max) | × floor | apply p50 s (min–max) | × floor "
+             "| apply rerun s | peak RSS MB | merge pairs | exact pairs | promote | budget |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in res["scales"]:
         d, a = r["dry-run"], r["apply"]
         lines.append(
-            f"| {r['skills']:,} | {r['seeding_s']} | {d['p50_s']} ({d['min_s']}–{d['max_s']}) | {a['p50_s']} "
-            f"({a['min_s']}–{a['max_s']}) | {r['apply_rerun']['seconds']} | {r['peak_rss_mb']} | {a['merge_pairs']} "
+            f"| {r['skills']:,} | {r['seeding_s']} | {r['floor']['p50_s']} | {d['p50_s']} ({d['min_s']}–{d['max_s']}) "
+            f"| {d['vs_floor']} | {a['p50_s']} ({a['min_s']}–{a['max_s']}) | {a['vs_floor']} "
+            f"| {r['apply_rerun']['seconds']} | {r['peak_rss_mb']} | {a['merge_pairs']} "
             f"| {r['exact']['pairs'] if r.get('exact') else 'not run'} | {a['promote']} | {r.get('budget', '-')} |")
-    lines += ["", f"Growth exponent (log-log fit of apply p50): {res['growth']['apply']}", "",
+    lines += ["", "Floor: " + res["floor"] + ". The 100k pass budget is p50 <= "
+              f"{res['budgets']['p50_vs_floor'].get(100_000, '-')} x the floor p50.", "",
+              f"Growth exponent (log-log fit of apply p50): {res['growth']['apply']}", "",
               f"Growth exponent (dry-run p50): {res['growth']['dry-run']}", "",
               "Phase timings (apply, p50 ms):", ""]
     for r in res["scales"]:
@@ -284,6 +317,14 @@ def main() -> int:
                 checks.add(f"{n} skills {mode} p50 <= {budget} s", row[mode]["p50_s"] <= budget,
                            f"{n} skills {mode} p50 {row[mode]['p50_s']} s > {budget} s")
             verdicts.append(f"p50 <= {budget} s")
+        if n in FLOOR_RATIO_BUDGET:
+            for mode in ("dry-run", "apply"):
+                ratio = row[mode]["vs_floor"]
+                checks.add(f"{n} skills {mode} p50 <= {FLOOR_RATIO_BUDGET[n]} x the read-and-tokenise floor",
+                           ratio <= FLOOR_RATIO_BUDGET[n],
+                           f"{n} skills {mode} p50 is {ratio} x the read-and-tokenise floor "
+                           f"(> {FLOOR_RATIO_BUDGET[n]})")
+            verdicts.append(f"<= {FLOOR_RATIO_BUDGET[n]} x floor")
         if n in RSS_BUDGET_MB:
             checks.add(f"{n} skills peak RSS <= {RSS_BUDGET_MB[n]:.0f} MB", row["peak_rss_mb"] <= RSS_BUDGET_MB[n],
                        f"{n} skills peak RSS {row['peak_rss_mb']} MB > {RSS_BUDGET_MB[n]} MB")
@@ -309,7 +350,10 @@ def main() -> int:
         "benchmark": "demo_consolidation_scale_bench", "quick": args.quick, "repeats": args.repeats,
         "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs",
         "python": platform.python_version(),
-        "budgets": {"p50_s": BUDGET_S, "peak_rss_mb": RSS_BUDGET_MB},
+        "budgets": {"p50_s": BUDGET_S, "peak_rss_mb": RSS_BUDGET_MB, "p50_vs_floor": FLOOR_RATIO_BUDGET},
+        "floor": "read every live skill's name and description, tokenise it as merge detection does, scan "
+                 "skill_uses and memory_hits once (plain read-only connection, the same fresh copy right before "
+                 "each timed pass)",
         "tokenisation": "casefolded name + ' ' + description, maximal runs of letters/digits, as a set",
         "scales": rows,
         "growth": {"apply": growth(rows, "apply"), "dry-run": growth(rows, "dry-run")},

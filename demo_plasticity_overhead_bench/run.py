@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -59,6 +60,12 @@ REPORTED_OPS = {"agent_complete_session": 300.0}
 P99_BUDGET_US = 20_000.0
 SEARCH_P50_BUDGET_MS = {10_000: 2.0, 100_000: 10.0}
 RECORD_P50_BUDGET_US_AT_SCALE = 1_000.0  # absolute record_outcome p50 at 10k skills: a sanity bound only
+# Issue 19's hot-path goals, measured side by side in the same run (see hot_path()).
+SINGLE_VS_FLOOR_MIN = 0.5  # record_outcome rate >= 0.5 x a raw INSERT + UPDATE transaction on the same file
+BATCHED_VS_FLOOR_MIN = 0.8  # record_outcomes (100 a call) rate >= 0.8 x that floor
+BYTES_PER_OUTCOME_MAX = 100.0  # file growth per outcome with a task context
+GRAPH_AFTER_WRITE_MAX = 2.0  # expanded search right after an unrelated write <= 2 x the cached time
+HOT_BLOCK = 400  # outcomes per timed block
 
 VERBS = "load save transform validate sync export import index compress encrypt deploy monitor".split()
 DOMAINS = "postgres redis sqs kafka s3 http grpc csv parquet json yaml docker kubernetes git".split()
@@ -257,6 +264,142 @@ def build_scale(path: Path, n: int, rng: random.Random) -> list[int]:
         return ids
 
 
+def floor_connection(path: Path, skill_ids: list[int]) -> sqlite3.Connection:
+    """A plain connection to the same file with the library's pragmas (WAL, synchronous NORMAL) and two
+    scratch tables: the raw floor is ``BEGIN IMMEDIATE; INSERT; UPDATE; COMMIT`` on them."""
+    conn = sqlite3.connect(str(path), isolation_level=None)
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA busy_timeout = 10000")
+    conn.execute("CREATE TABLE IF NOT EXISTS bench_floor_uses (id INTEGER PRIMARY KEY, skill_id INTEGER NOT NULL, "
+                 "agent_id TEXT, success INTEGER NOT NULL, created_at REAL NOT NULL)")
+    conn.execute("CREATE TABLE IF NOT EXISTS bench_floor_stats (skill_id INTEGER PRIMARY KEY, uses INTEGER NOT NULL, "
+                 "successes INTEGER NOT NULL)")
+    conn.executemany("INSERT OR IGNORE INTO bench_floor_stats VALUES (?, 0, 0)", [(i,) for i in skill_ids])
+    return conn
+
+
+def floor_op(conn: sqlite3.Connection, skill_id: int, success: int) -> None:
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute("INSERT INTO bench_floor_uses (skill_id, agent_id, success, created_at) VALUES (?, 'runner', ?, ?)",
+                 (skill_id, success, T0))
+    conn.execute("UPDATE bench_floor_stats SET uses = uses + 1, successes = successes + ? WHERE skill_id = ?",
+                 (success, skill_id))
+    conn.execute("COMMIT")
+
+
+def file_bytes(conn: sqlite3.Connection) -> int:
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return int(conn.execute("PRAGMA page_count").fetchone()[0]) * int(conn.execute("PRAGMA page_size").fetchone()[0])
+
+
+def hot_path(
+    lib: Library, path: Path, ids: list[int], qs: list[str], rounds: int, rng: random.Random
+) -> dict[str, Any]:
+    """Issue 19's hot path, each against its floor in the same run, interleaved block by block:
+
+    * outcomes/s of the raw floor, ``record_outcome`` (one transaction each) and ``record_outcomes``
+      (100 a call), ``HOT_BLOCK`` outcomes per block, the three blocks in turn each round;
+    * bytes the file grows per outcome (10,000 outcomes with a task context, one call per 100);
+    * the graph cache: a first load of the edges, expanded search cached, and expanded search right after
+      an unrelated ``record_outcome`` (the write untimed), with the number of edge loads it caused."""
+    floor_conn = floor_connection(path, ids)
+    n = len(ids)
+    rates: dict[str, list[float]] = {"floor": [], "single": [], "batched": []}
+    ratios: dict[str, list[float]] = {"single": [], "batched": []}
+    k = 0
+    try:
+        for _ in range(rounds):
+            block: dict[str, float] = {}
+            for mode in ("floor", "single", "batched"):
+                picks = [(ids[(k + i) * 7919 % n], (k + i) % 3 != 0) for i in range(HOT_BLOCK)]
+                k += HOT_BLOCK
+                t = time.perf_counter()
+                if mode == "floor":
+                    for sid, ok in picks:
+                        floor_op(floor_conn, sid, int(ok))
+                elif mode == "single":
+                    for sid, ok in picks:
+                        lib.record_outcome(sid, ok, agent="runner")
+                else:
+                    for lo in range(0, HOT_BLOCK, 100):
+                        lib.record_outcomes([{"skill": sid, "success": ok, "agent": "runner"}
+                                             for sid, ok in picks[lo:lo + 100]])
+                block[mode] = HOT_BLOCK / (time.perf_counter() - t)
+                rates[mode].append(block[mode])
+            for mode in ratios:
+                ratios[mode].append(block[mode] / block["floor"])
+    finally:
+        floor_conn.close()
+    before = file_bytes(lib.conn)
+    tasked = [{"skill": ids[rng.randrange(n)], "success": rng.random() < 0.6, "agent": f"sized-{i % 20}",
+               "task": rng.choice(qs)} for i in range(10_000)]
+    for lo in range(0, len(tasked), 100):
+        lib.record_outcomes(tasked[lo:lo + 100])
+    per_outcome = (file_bytes(lib.conn) - before) / len(tasked)
+
+    from kaos_dream.graph import search_expanded
+
+    with lib.transaction():  # a planted graph: one co_occurs_with edge per skill, to a random other skill
+        lib.conn.executemany(
+            "INSERT OR IGNORE INTO edges (src_kind, src_id, dst_kind, dst_id, relation, strength, provenance, "
+            "created_at, updated_at) VALUES ('skill', ?, 'skill', ?, 'co_occurs_with', ?, 'emergent', ?, ?)",
+            [(min(a, b), max(a, b), round(rng.uniform(0.2, 0.9), 3), T0, T0)
+             for a, b in ((ids[i], ids[rng.randrange(n)]) for i in range(n)) if a != b])
+    edges = lib.graph.count()
+    loads0 = lib.graph.loads
+    t = time.perf_counter()
+    lib.graph.arrays()
+    first_load_ms = (time.perf_counter() - t) * 1000
+    cached: list[float] = []
+    after_write: list[float] = []
+    for i in range(min(len(qs), 100)):
+        t = time.perf_counter()
+        search_expanded(lib, qs[i], kind="skill", limit=10)
+        cached.append((time.perf_counter() - t) * 1000)
+        lib.record_outcome(ids[i * 31 % n], i % 2 == 0, agent="runner")  # touches no edge
+        t = time.perf_counter()
+        search_expanded(lib, qs[i], kind="skill", limit=10)
+        after_write.append((time.perf_counter() - t) * 1000)
+    cached_ms, after_ms = statistics.median(cached), statistics.median(after_write)
+    single_ratio, batched_ratio = statistics.median(ratios["single"]), statistics.median(ratios["batched"])
+    out = {
+        "rounds": rounds, "block": HOT_BLOCK,
+        "outcomes_per_s": {m: round(statistics.median(v)) for m, v in rates.items()},
+        "outcomes_per_s_spread": {m: [round(min(v)), round(max(v))] for m, v in rates.items()},
+        "single_vs_floor": round(single_ratio, 3), "batched_vs_floor": round(batched_ratio, 3),
+        "bytes_per_outcome_with_task": round(per_outcome, 1),
+        "graph": {"edges": edges, "first_load_ms": round(first_load_ms, 2),
+                  "expanded_search_cached_p50_ms": round(cached_ms, 3),
+                  "expanded_search_after_write_p50_ms": round(after_ms, 3),
+                  "after_write_vs_cached": round(after_ms / cached_ms, 3),
+                  "edge_loads_during_the_loop": lib.graph.loads - loads0 - 1},
+        "budget": {"single_vs_floor_ge": SINGLE_VS_FLOOR_MIN, "batched_vs_floor_ge": BATCHED_VS_FLOOR_MIN,
+                   "bytes_per_outcome_le": BYTES_PER_OUTCOME_MAX, "after_write_vs_cached_le": GRAPH_AFTER_WRITE_MAX},
+    }
+    out["within_budget"] = {
+        "single_vs_floor": single_ratio >= SINGLE_VS_FLOOR_MIN,
+        "batched_vs_floor": batched_ratio >= BATCHED_VS_FLOOR_MIN,
+        "bytes_per_outcome": per_outcome <= BYTES_PER_OUTCOME_MAX,
+        "graph_after_write": after_ms / cached_ms <= GRAPH_AFTER_WRITE_MAX,
+    }
+    return out
+
+
+def raw_fts_ms(lib: Library, qs: list[str], repeats: int) -> float:
+    """p50 of the FTS query alone (rank, cut to 10, no join): the floor of a bm25 search."""
+    from kaos_dream.search.query import fts_query
+
+    times = []
+    for _ in range(repeats):
+        for q in qs:
+            match = fts_query(q)
+            t = time.perf_counter()
+            lib.conn.execute("SELECT rowid, bm25(skills_fts) AS b FROM skills_fts WHERE skills_fts MATCH ? "
+                             "ORDER BY b, rowid LIMIT 10", (match,)).fetchall()
+            times.append(time.perf_counter() - t)
+    return statistics.median(times) * 1000
+
+
 def at_scale(n: int, queries: int, repeats: int) -> dict[str, Any]:
     rng = random.Random(42)
     with tempfile.TemporaryDirectory() as tmp_name:
@@ -281,13 +424,16 @@ def at_scale(n: int, queries: int, repeats: int) -> dict[str, Any]:
                     run = time_ops(lambda i, rank=rank: lib.search(qs[i], kind="skill", limit=10, rank=rank), len(qs))
                     p50s[rank].append(statistics.median(run) / 1e6)
                     samples[rank].extend(run)
+            bm25_floor_ms = raw_fts_ms(lib, qs, repeats)
+            hot = hot_path(lib, path, ids, qs, 3 if queries <= 100 else 7, rng)
             matched = statistics.median(
                 lib.conn.execute("SELECT count(*) FROM skills_fts WHERE skills_fts MATCH ?",
                                  (" OR ".join(f'"{w}"' for w in q.split()),)).fetchone()[0] / n for q in qs[:100]
             )
     out: dict[str, Any] = {"skills": n, "build_seconds": round(build_s, 2), "queries": len(qs), "repeats": repeats,
                            "median_fraction_of_corpus_matched_by_or": round(matched, 3),
-                           "record_outcome": stats_us(ro)}
+                           "record_outcome": stats_us(ro), "bm25_raw_fts_p50_ms": round(bm25_floor_ms, 3),
+                           "hot_path": hot}
     for rank in ("weighted", "bm25"):
         s = stats_us(samples[rank])
         out[f"search_{rank}"] = {
@@ -302,6 +448,7 @@ def at_scale(n: int, queries: int, repeats: int) -> dict[str, Any]:
     out["within_budget"] = (budget is None or out["search_weighted"]["p50_ms"] <= budget) and (
         out["record_outcome"]["p50_us"] <= RECORD_P50_BUDGET_US_AT_SCALE
     )
+    out["hot_path_within_budget"] = all(hot["within_budget"].values())
     return out
 
 
@@ -329,6 +476,7 @@ def main() -> int:
     results["scale"] = [at_scale(n, 100 if args.quick else 300, 2 if args.quick else 5) for n in sizes]
     ok = [e["within_budget"] for op, e in (results["overhead"] or {}).items() if op in DELTA_P50_BUDGET_US]
     ok += [s["within_budget"] for s in results["scale"]]
+    ok += [met for s in results["scale"] for met in s["hot_path"]["within_budget"].values()]
     results["passed"] = all(ok)
     results["seconds"] = round(time.perf_counter() - started, 1)
     (args.out / f"{stem}.json").write_text(json.dumps(results, indent=2) + "\n")
@@ -338,6 +486,8 @@ def main() -> int:
                if op in DELTA_P50_BUDGET_US}
     budgets |= {f"{s['skills']} skills: weighted search and record_outcome p50": s["within_budget"]
                 for s in results["scale"]}
+    budgets |= {f"{s['skills']} skills: hot path {name}": met
+                for s in results["scale"] for name, met in s["hot_path"]["within_budget"].items()}
     return benchkit.finish(args, "demo_plasticity_overhead_bench", benchkit.Checks.from_mapping(budgets),
                            results["seconds"])
 
@@ -379,10 +529,36 @@ def render_markdown(r: dict[str, Any]) -> str:
             q = s[f"search_{rank}"]
             lines.append(f"| search --rank {rank} (ms) | {q['p50_ms']} | {q['p95_ms']} | {q['p99_ms']} | "
                          f"{q['max_ms']} | {q['p50_ms_spread'][0]}–{q['p50_ms_spread'][1]} |")
+        lines.append(f"| FTS query alone, the bm25 floor (ms) | {s['bm25_raw_fts_p50_ms']} | | | | - |")
         lines += ["", f"Budget weighted p50 ≤ {s['budget']['weighted_p50_ms_le']} ms: "
                       f"{'pass' if s['within_budget'] else 'FAIL'}", ""]
+        lines += render_hot_path(s["hot_path"])
     lines += [f"Overall: {'PASS' if r['passed'] else 'FAIL'} ({r['seconds']} s)", ""]
     return "\n".join(lines)
+
+
+def render_hot_path(h: dict[str, Any]) -> list[str]:
+    rate, spread, ok, g = h["outcomes_per_s"], h["outcomes_per_s_spread"], h["within_budget"], h["graph"]
+    verdict = {k: "pass" if v else "FAIL" for k, v in ok.items()}
+    return [
+        f"Hot path (issue 19), {h['rounds']} rounds of {h['block']} outcomes per mode, interleaved:", "",
+        "| what | value | spread | goal |", "|---|---|---|---|",
+        f"| raw INSERT + UPDATE transaction, same file (outcomes/s) | {rate['floor']} | "
+        f"{spread['floor'][0]}–{spread['floor'][1]} | the floor |",
+        f"| record_outcome (outcomes/s) | {rate['single']} | {spread['single'][0]}–{spread['single'][1]} | "
+        f"{h['single_vs_floor']}× floor, ≥ {h['budget']['single_vs_floor_ge']}×: {verdict['single_vs_floor']} |",
+        f"| record_outcomes, 100 a call (outcomes/s) | {rate['batched']} | "
+        f"{spread['batched'][0]}–{spread['batched'][1]} | {h['batched_vs_floor']}× floor, "
+        f"≥ {h['budget']['batched_vs_floor_ge']}×: {verdict['batched_vs_floor']} |",
+        f"| file growth per outcome with a task (bytes) | {h['bytes_per_outcome_with_task']} | - | "
+        f"≤ {h['budget']['bytes_per_outcome_le']}: {verdict['bytes_per_outcome']} |",
+        f"| graph: first load of {g['edges']:,} edges (ms) | {g['first_load_ms']} | - | - |",
+        f"| expanded search, cached (ms, p50) | {g['expanded_search_cached_p50_ms']} | - | - |",
+        f"| expanded search right after a record_outcome (ms, p50) | {g['expanded_search_after_write_p50_ms']} | "
+        f"{g['edge_loads_during_the_loop']} edge loads | {g['after_write_vs_cached']}× cached, "
+        f"≤ {h['budget']['after_write_vs_cached_le']}×: {verdict['graph_after_write']} |",
+        "",
+    ]
 
 
 if __name__ == "__main__":

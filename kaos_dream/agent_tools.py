@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 SEARCH_KINDS = ("all", "skill", "memory")
 DIRECTIONS = ("out", "in", "both")
 MAX_LIMIT = 100
+MAX_OUTCOMES = 1000  # outcomes in one record_outcomes call: a step's worth, not a bulk import
 
 
 class EpisodeScope:
@@ -112,6 +113,23 @@ def record_outcome(
     """One outcome of applying ``skill``: what weighted ranking learns from."""
     outcome = lib.record_outcome(skill, success, agent=agent, task=task)
     return {**outcome.to_dict(), "skill": lib.skills.get(outcome.skill_id).name}
+
+
+def record_outcomes(lib: Library, outcomes: list[Any], *, agent: str | None = None) -> dict[str, Any]:
+    """Many outcomes of one agent in one transaction (all or nothing). Items carry ``skill``,
+    ``success`` and optionally ``task``; the agent is the call's, never an item's."""
+    if len(outcomes) > MAX_OUTCOMES:
+        raise InvalidInputError(f"at most {MAX_OUTCOMES} outcomes a call, got {len(outcomes)}")
+    items = []
+    for n, item in enumerate(outcomes, 1):
+        if not isinstance(item, dict):
+            raise InvalidInputError(f"outcome {n}: expected an object with skill and success")
+        if "agent" in item:
+            raise InvalidInputError(f"outcome {n}: give the agent once, as the call's agent")
+        items.append({**item, "agent": agent})
+    recorded = lib.record_outcomes(items)
+    return {"recorded": len(recorded), "successes": sum(o.success for o in recorded),
+            "outcomes": [o.to_dict() for o in recorded]}
 
 
 def agent_start(lib: Library, agent: str | None = None, name: str | None = None) -> dict[str, Any]:

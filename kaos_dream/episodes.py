@@ -19,10 +19,11 @@ hook runs.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -171,6 +172,40 @@ SELECT 0, skill_id FROM skill_uses WHERE agent_id = ?1
 UNION ALL SELECT 1, memory_id FROM memory_hits WHERE agent_id = ?1
 UNION ALL SELECT 2, fingerprint_id FROM failure_occurrences WHERE agent_id = ?1
 """
+
+
+_INSERT_USE_SQL = (
+    "INSERT INTO skill_uses (skill_id, agent_id, success, task, task_hash, created_at) VALUES (?, ?, ?, ?, ?, ?)"
+)
+
+
+def _outcome_item(
+    n: int, item: Mapping[str, Any], cleaned: dict[str, str]
+) -> tuple[int | str, bool, str | None, str | None]:
+    """One item of :meth:`Episodes.record_outcomes` checked: ``(skill, success, agent, task)``."""
+    if not isinstance(item, Mapping):
+        raise InvalidInputError(f"outcome {n}: expected an object with skill and success, got {type(item).__name__}")
+    unknown = sorted(set(item) - {"skill", "success", "agent", "task"})
+    if unknown:
+        raise InvalidInputError(f"outcome {n}: unknown field {unknown[0]!r} (use skill, success, agent, task)")
+    skill, success, agent, task = item.get("skill"), item.get("success"), item.get("agent"), item.get("task")
+    if isinstance(skill, bool) or not isinstance(skill, int | str) or (isinstance(skill, str) and not skill.strip()):
+        raise InvalidInputError(f"outcome {n}: skill must be a skill id or name")
+    if not isinstance(success, bool):
+        raise InvalidInputError(f"outcome {n}: success must be true or false")
+    if agent is not None and not isinstance(agent, str):
+        raise InvalidInputError(f"outcome {n}: agent must be a string")
+    if task is not None and not isinstance(task, str):
+        raise InvalidInputError(f"outcome {n}: task must be a string")
+    agent_id = None
+    if agent is not None:
+        agent_id = cleaned.get(agent)
+        if agent_id is None:
+            try:
+                agent_id = cleaned[agent] = clean_agent_id(agent)
+            except InvalidInputError as exc:
+                raise InvalidInputError(f"outcome {n}: {exc}") from None
+    return skill, success, agent_id, task
 
 
 def json_ids(ids: Sequence[int]) -> str:
@@ -368,32 +403,120 @@ class Episodes:
     def _ensure_agent(self, agent_id: str, now: float) -> None:
         self._conn.execute("INSERT OR IGNORE INTO agents (id, started_at) VALUES (?, ?)", (agent_id, now))
 
+    def _known_agents(self) -> set[str]:
+        """Agents this connection has seen registered. Only a hint that saves the insert-or-ignore on
+        every outcome: ``skill_uses.agent_id`` is a foreign key, so an outcome whose agent is not there
+        after all (its registration was rolled back) fails its insert and takes the full path."""
+        known: set[str] | None = getattr(self._conn, "kaos_known_agents", None)
+        if known is None:
+            known = set()
+            with contextlib.suppress(AttributeError):  # a plain sqlite3.Connection takes no attributes
+                self._conn.kaos_known_agents = known  # type: ignore[attr-defined]
+        return known
+
+    def _skill_ids(self, refs: Sequence[int | str]) -> list[int]:
+        """Skill ids for ``refs``: integer ids checked in one query, names resolved one by one."""
+        ids = {int(r) for r in refs if type(r) is int}
+        found = set()
+        if ids:
+            found = {row[0] for row in self._conn.execute(
+                "SELECT id FROM skills WHERE id IN (SELECT value FROM json_each(?))", (json_ids(sorted(ids)),))}
+        out = []
+        for ref in refs:
+            if type(ref) is int and ref in found:
+                out.append(ref)
+            else:
+                out.append(self._skills.resolve_id(ref))  # a name, or the NotFoundError of a missing id
+        return out
+
+    def _latest_query(self, agent_id: str, skill_id: int) -> str | None:
+        row = self._conn.execute(
+            "SELECT query FROM skill_hits WHERE agent_id = ? AND skill_id = ? ORDER BY id DESC LIMIT 1",
+            (agent_id, skill_id),
+        ).fetchone()
+        return row[0] if row is not None else None
+
     def record_outcome(
         self, skill: int | str, success: bool, agent: str | None = None, task: str | None = None
     ) -> Outcome:
         """One ``skill_uses`` row (counters follow by trigger). Without ``task``, the task context is
-        the query of this agent's latest search that returned the skill, when there is one."""
+        the query of this agent's latest search that returned the skill, when there is one.
+
+        The common call (an integer id, an agent already seen) is one insert: the foreign keys check
+        the skill and the agent, and only when one fails does the full path (resolve, register) run."""
         if not isinstance(success, bool):
             raise InvalidInputError("success must be True or False")
         agent_id = clean_agent_id(agent) if agent is not None else None
         now = self._ctx.now()
+        known = self._known_agents()
         with transaction(self._conn):
+            if type(skill) is int and (agent_id is None or agent_id in known):
+                skill_id = skill
+                if agent_id is not None and task is None:
+                    task = self._latest_query(agent_id, skill_id)
+                digest = task_hash(task)
+                try:
+                    cur = self._conn.execute(_INSERT_USE_SQL, (skill_id, agent_id, int(success), task, digest, now))
+                    return Outcome(int(cur.lastrowid or 0), skill_id, agent_id, success, task, digest, now)
+                except sqlite3.IntegrityError:  # a missing skill or agent: the full path says which
+                    known.discard(agent_id or "")
             skill_id = self._skills.resolve_id(skill)
             if agent_id is not None:
-                self._ensure_agent(agent_id, now)
+                if agent_id not in known:
+                    self._ensure_agent(agent_id, now)
                 if task is None:
-                    row = self._conn.execute(
-                        "SELECT query FROM skill_hits WHERE agent_id = ? AND skill_id = ? ORDER BY id DESC LIMIT 1",
-                        (agent_id, skill_id),
-                    ).fetchone()
-                    task = row[0] if row is not None else None
+                    task = self._latest_query(agent_id, skill_id)
             digest = task_hash(task)
-            cur = self._conn.execute(
-                "INSERT INTO skill_uses (skill_id, agent_id, success, task, task_hash, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (skill_id, agent_id, int(success), task, digest, now),
-            )
+            row = (skill_id, agent_id, int(success), task, digest, now)
+            try:
+                cur = self._conn.execute(_INSERT_USE_SQL, row)
+            except sqlite3.IntegrityError:  # the skill exists: the agent the connection knew was rolled back
+                if agent_id is None:
+                    raise
+                self._ensure_agent(agent_id, now)
+                cur = self._conn.execute(_INSERT_USE_SQL, row)
+        if agent_id is not None:
+            known.add(agent_id)
         return Outcome(int(cur.lastrowid or 0), skill_id, agent_id, success, task, digest, now)
+
+    def record_outcomes(self, outcomes: Iterable[Mapping[str, Any]]) -> list[Outcome]:
+        """Many outcomes in one transaction: each item has ``skill`` and ``success`` and optionally
+        ``agent`` and ``task``, with the meaning of :meth:`record_outcome`. Every item is checked
+        and every skill resolved before anything is written, so a bad item (named by its position,
+        from 1) leaves nothing behind; the rows are then one ``executemany``."""
+        cleaned: dict[str, str] = {}  # a batch names few agents: check each name once
+        items = [_outcome_item(n, item, cleaned) for n, item in enumerate(outcomes, 1)]
+        if not items:
+            return []
+        now = self._ctx.now()
+        known = self._known_agents()
+        with transaction(self._conn):
+            try:
+                skill_ids = self._skill_ids([item[0] for item in items])
+            except NotFoundError as exc:
+                bad = next(n for n, item in enumerate(items, 1) if not self._exists(item[0]))
+                raise NotFoundError(f"outcome {bad}: {exc}") from None
+            agents = sorted({item[2] for item in items if item[2] is not None} - known)
+            if agents:
+                self._conn.executemany("INSERT OR IGNORE INTO agents (id, started_at) VALUES (?, ?)",
+                                       [(a, now) for a in agents])
+            rows = []
+            for (_, success, agent_id, task), skill_id in zip(items, skill_ids, strict=True):
+                if agent_id is not None and task is None:
+                    task = self._latest_query(agent_id, skill_id)
+                rows.append((skill_id, agent_id, int(success), task, task_hash(task), now))
+            first = int(self._conn.execute("SELECT coalesce(max(id), 0) FROM skill_uses").fetchone()[0]) + 1
+            self._conn.executemany(_INSERT_USE_SQL, rows)
+        known.update(agents)
+        # In one write transaction each insert takes the next rowid (max + 1), so the ids are consecutive.
+        return [Outcome(first + i, r[0], r[1], bool(r[2]), r[3], r[4], now) for i, r in enumerate(rows)]
+
+    def _exists(self, ref: int | str) -> bool:
+        try:
+            self._skills.resolve_id(ref)
+        except NotFoundError:
+            return False
+        return True
 
     def record_hits(self, hits: Sequence[Hit], query: str, agent: str | None = None) -> None:
         """One ``skill_hits`` / ``memory_hits`` row per returned entry with its rank (1 = first)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -208,6 +208,11 @@ class Library(AbstractContextManager["Library"]):
     ) -> Outcome:
         """Shorthand for :meth:`Episodes.record_outcome` (``lib.episodes.record_outcome``)."""
         return self.episodes.record_outcome(skill, success, agent=agent, task=task)
+
+    def record_outcomes(self, outcomes: Iterable[Mapping[str, Any]]) -> list[Outcome]:
+        """Many outcomes in one transaction (:meth:`Episodes.record_outcomes`): items of ``skill``,
+        ``success`` and optional ``agent``, ``task``; a bad item writes nothing."""
+        return self.episodes.record_outcomes(outcomes)
 
     # -- inspection -------------------------------------------------------------------------------
     def info(self) -> dict[str, Any]:

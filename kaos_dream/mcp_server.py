@@ -15,7 +15,7 @@ the same time, because ``transaction()`` *joins* a transaction that is already o
 connection — a second thread would commit or roll back the first one's half-done work. So every
 call takes one lock, and any transaction a call left open is rolled back before the lock is
 released. Keeping the connection (instead of opening the file per call) keeps the graph's CSR cache
-(keyed on ``data_version``, so it sees other processes' commits) and the LLM client warm, and a bad
+(keyed on the edges' own change counter, so it sees other processes' edge writes) and the LLM client warm, and a bad
 file is reported once at start-up instead of on every call. Between calls the connection is in
 autocommit with no open read transaction, so it holds no lock and never blocks other processes.
 The price: with ``ANTHROPIC_API_KEY`` set, a call that waits on the LLM (diagnosing a failure seen
@@ -208,6 +208,18 @@ def build_server(lib: Library, agents: Iterable[str] = ()) -> KaosMCPServer:
         return gate.call_as(agent, "record outcomes for it", tools.record_outcome, skill, success, agent=agent,
                             task=task)
 
+    def record_outcomes(
+        outcomes: Annotated[
+            list[dict[str, Any]],
+            Field(description='Each {"skill": name or id, "success": true or false, "task": optional text}.',
+                  max_length=tools.MAX_OUTCOMES),
+        ],
+        agent: Agent = None,
+    ) -> dict[str, Any]:
+        """Report many outcomes at once (one transaction: all are recorded or, on a bad item, none).
+        Cheaper than one record_outcome call each at the end of a step that applied several skills."""
+        return gate.call_as(agent, "record outcomes for it", tools.record_outcomes, outcomes, agent=agent)
+
     def agent_start(
         agent: Annotated[
             str | None, Field(description="Episode id to use (default: a new random id).", max_length=200)
@@ -305,6 +317,7 @@ def build_server(lib: Library, agents: Iterable[str] = ()) -> KaosMCPServer:
 
     for fn, kind in (
         (agent_start, WRITE), (search, SEARCH), (skill_get, READ), (skill_apply, READ), (record_outcome, WRITE),
+        (record_outcomes, WRITE),
         (memory_add, WRITE), (failure_lookup, READ), (failure_record, WRITE), (agent_end, WRITE),
         (alerts_check, READ), (related, READ), (dream_status, READ),
     ):

@@ -24,7 +24,8 @@ from kaos_dream import Library, Settings  # noqa: E402
 from .conftest import PROJECT_ROOT, file_digest, kaos_command, run_kaos  # noqa: E402
 
 EXPECTED_TOOLS = {
-    "agent_start", "search", "skill_get", "skill_apply", "record_outcome", "memory_add", "failure_lookup",
+    "agent_start", "search", "skill_get", "skill_apply", "record_outcome", "record_outcomes", "memory_add",
+    "failure_lookup",
     "failure_record", "agent_end", "alerts_check", "related", "dream_status",
 }
 
@@ -438,3 +439,24 @@ def test_related_hides_deprecated_skills_unless_asked_and_marks_them(library_fil
             ("csv-to-parquet", False), ("retry-with-backoff", True)]
 
     drive(library_file, script)
+
+
+def test_record_outcomes_reports_a_batch_in_one_call_and_a_bad_item_writes_nothing(library_file: Path) -> None:
+    async def script(s: ClientSession) -> None:
+        await call(s, "agent_start", {"agent": "etl-7"})
+        done = await call(s, "record_outcomes", {"agent": "etl-7", "outcomes": [
+            {"skill": "csv-to-parquet", "success": True, "task": "convert csv"},
+            {"skill": "retry-with-backoff", "success": False}]})
+        assert (done["recorded"], done["successes"]) == (2, 1)
+        assert [o["agent_id"] for o in done["outcomes"]] == ["etl-7", "etl-7"]
+        assert "outcome 2: " in await call_error(s, "record_outcomes", {"agent": "etl-7", "outcomes": [
+            {"skill": "csv-to-parquet", "success": True}, {"skill": "no-such-skill", "success": True}]})
+        assert "give the agent once" in await call_error(s, "record_outcomes", {"agent": "etl-7", "outcomes": [
+            {"skill": "csv-to-parquet", "success": True, "agent": "someone-else"}]})
+        refused = await call_error(s, "record_outcomes", {"agent": "forged-1", "outcomes": [
+            {"skill": "csv-to-parquet", "success": True}]})
+        assert "may only act on episodes it started" in refused and "record outcomes for it" in refused
+
+    drive(library_file, script)
+    with Library(library_file) as lib:
+        assert lib.conn.execute("SELECT count(*) FROM skill_uses").fetchone()[0] == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from enum import StrEnum
 from typing import Annotated
@@ -9,6 +10,7 @@ from typing import Annotated
 import typer
 
 from ..episodes import EndResult, Episode
+from ..errors import InvalidInputError, KaosError
 from . import output
 from .common import DbOption, JsonOption, one_of, open_for_read, open_for_write, wants_json
 
@@ -192,21 +194,40 @@ def list_(
 
 def record_outcome(
     ctx: typer.Context,
-    skill: Annotated[str, typer.Argument(help="Skill name or id.", show_default=False)],
+    skill: Annotated[
+        str | None, typer.Argument(help="Skill name or id (not with --stdin).", show_default=False)
+    ] = None,
     success: Annotated[bool, typer.Option("--success", help="Applying the skill worked.")] = False,
     failure: Annotated[bool, typer.Option("--failure", help="Applying the skill did not work.")] = False,
-    agent: Annotated[str | None, typer.Option("--agent", help="Agent id (registered if new).")] = None,
+    agent: Annotated[
+        str | None, typer.Option("--agent", help="Agent id (registered if new); with --stdin, for lines without one.")
+    ] = None,
     task: Annotated[
         str | None,
         typer.Option("--task", help="The task it was applied to (default: the agent's search that returned it)."),
     ] = None,
+    stdin: Annotated[
+        bool,
+        typer.Option("--stdin", help='Read many outcomes as JSON Lines ({"skill": …, "success": true, "agent": …, '
+                     '"task": …}) and record them in one transaction: all or nothing.'),
+    ] = False,
     db: DbOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Report whether applying a skill worked (one telemetry row; weighted search learns from it).
 
     Example: kaos record-outcome csv-to-parquet --success --agent run-42 --task "convert csv to parquet"
+
+    Many at once: kaos record-outcome --stdin --agent run-42 < outcomes.jsonl
     """
+    if stdin:
+        if skill is not None or success or failure or task is not None:
+            raise typer.BadParameter("with --stdin each line gives skill, success and task; pass only --agent",
+                                     param_hint="--stdin")
+        record_outcome_lines(ctx, sys.stdin.read(), agent, db, json_out)
+        return
+    if skill is None:
+        raise typer.BadParameter("name the skill, or pass --stdin", param_hint="SKILL")
     success = one_of(success, failure, "--success", "--failure")
     with open_for_write(ctx, db, create=True) as lib:
         outcome = lib.record_outcome(skill, success, agent=agent, task=task)
@@ -215,3 +236,43 @@ def record_outcome(
         return
     output.message(f"recorded {'success' if success else 'failure'} of skill {outcome.skill_id}"
                    + (f" for agent {outcome.agent_id}" if outcome.agent_id else ""))
+
+
+def outcome_lines(text: str, agent: str | None) -> tuple[list[dict[str, object]], list[int]]:
+    """The JSON objects of ``text``, one a line (blank lines skipped), each given ``agent`` when it
+    names none, and the line number of each; a malformed line is an error naming it."""
+    items: list[dict[str, object]] = []
+    numbers: list[int] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InvalidInputError(f"line {number}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+        if not isinstance(item, dict):
+            raise InvalidInputError(f"line {number}: expected a JSON object, got {type(item).__name__}")
+        if agent is not None and item.get("agent") is None:
+            item["agent"] = agent
+        items.append(item)
+        numbers.append(number)
+    if not items:
+        raise InvalidInputError("no outcomes on stdin (one JSON object a line)")
+    return items, numbers
+
+
+def record_outcome_lines(ctx: typer.Context, text: str, agent: str | None, db: str | None, json_out: bool) -> None:
+    items, numbers = outcome_lines(text, agent)
+    with open_for_write(ctx, db, create=True) as lib:
+        try:
+            outcomes = lib.record_outcomes(items)
+        except KaosError as exc:  # "outcome N: …" names the item; say which line it came from
+            head, sep, rest = str(exc).partition(": ")
+            if sep and head.startswith("outcome ") and head[8:].isdigit():
+                raise type(exc)(f"line {numbers[int(head[8:]) - 1]}: {rest}") from None
+            raise
+    if wants_json(ctx, json_out):
+        output.emit_json([o.to_dict() for o in outcomes])
+        return
+    wins = sum(o.success for o in outcomes)
+    output.message(f"recorded {len(outcomes)} outcomes ({wins} successes, {len(outcomes) - wins} failures)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -36,24 +37,24 @@ def replay(ctx: DreamContext, _: Any) -> PhaseResult:
     unprocessed = conn.execute(
         "SELECT count(*) FROM agents WHERE state != 'running' AND processed_at IS NULL"
     ).fetchone()[0]
-    uses, wins = conn.execute(
-        "SELECT count(*), coalesce(sum(success), 0) FROM skill_uses WHERE created_at >= ? AND created_at <= ?",
+    # One pass over the window's outcomes, grouped by skill (in the order of skill_uses_skill): the
+    # totals, the hot list and the count of live skills used all come from it (three scans before).
+    # Names are read for the hot list only, deprecation from the (few) deprecated skills' ids.
+    per_skill = conn.execute(
+        "SELECT skill_id, count(*), sum(success) FROM skill_uses WHERE created_at >= ? AND created_at <= ? "
+        "GROUP BY skill_id",
         (lo, hi),
-    ).fetchone()
-    hot = [
-        {"id": r[0], "name": r[1], "uses": r[2], "successes": r[3]}
-        for r in conn.execute(
-            "SELECT s.id, s.name, count(*) AS n, sum(u.success) FROM skill_uses u JOIN skills s ON s.id = u.skill_id "
-            "WHERE u.created_at >= ? AND u.created_at <= ? GROUP BY u.skill_id ORDER BY n DESC, s.id LIMIT ?",
-            (lo, hi, TOP),
-        )
-    ]
+    ).fetchall()
+    uses = sum(r[1] for r in per_skill)
+    wins = sum(r[2] for r in per_skill)
+    top = sorted(per_skill, key=lambda r: (-r[1], r[0]))[:TOP]
+    names = dict(conn.execute(
+        "SELECT id, name FROM skills WHERE id IN (SELECT value FROM json_each(?))", (json.dumps([r[0] for r in top]),)
+    ).fetchall())
+    hot = [{"id": r[0], "name": names[r[0]], "uses": r[1], "successes": r[2]} for r in top if r[0] in names]
     live = conn.execute("SELECT count(*) FROM skills WHERE deprecated = 0").fetchone()[0]
-    used_live = conn.execute(
-        "SELECT count(DISTINCT u.skill_id) FROM skill_uses u JOIN skills s ON s.id = u.skill_id "
-        "WHERE s.deprecated = 0 AND u.created_at >= ? AND u.created_at <= ?",
-        (lo, hi),
-    ).fetchone()[0]
+    deprecated = {r[0] for r in conn.execute("SELECT id FROM skills WHERE deprecated = 1")}
+    used_live = sum(1 for r in per_skill if r[0] not in deprecated)
     never = [
         {"id": r[0], "name": r[1]}
         for r in conn.execute(

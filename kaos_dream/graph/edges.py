@@ -72,23 +72,37 @@ def clamp_strength(value: float) -> float:
 class Graph:
     """Typed edges of one :class:`Library` (``lib.graph``)."""
 
+    loads = 0  # how many times arrays() read the edges table (the cache's misses), per instance once set
+
     def __init__(self, ctx: StoreContext) -> None:
         self._ctx = ctx
         self._arrays: tuple[tuple[int, int], Any] | None = None
 
     def arrays(self) -> Any:
-        """The live graph as CSR arrays (:class:`GraphArrays`), cached until the file changes.
+        """The live graph as CSR arrays (:class:`GraphArrays`), cached until an edge changes.
 
-        The cache key is SQLite's ``data_version`` (moves when another connection commits) and this
-        connection's ``total_changes`` (moves on its own writes), so a long-lived process pays the
-        load once per change instead of once per query."""
+        The cache key is the edges-only counter ``graph_version`` (moved by triggers whenever an
+        edge is added, removed or changes what the arrays hold, whoever writes), so a telemetry
+        write or another process's search leaves the cache alone. Arrays built inside a
+        transaction may hold edges that a rollback takes back, so they are trusted only in that
+        same state (this connection's ``total_changes`` and ``data_version`` unchanged); arrays
+        built on committed data are valid for as long as the counter reads the same."""
         from .arrays import GraphArrays, load_edge_list
 
         conn = self._conn
-        key = (int(conn.execute("PRAGMA data_version").fetchone()[0]), conn.total_changes)
-        if self._arrays is None or self._arrays[0] != key:
-            self._arrays = (key, GraphArrays.build(load_edge_list(conn)))
-        return self._arrays[1]
+        version = int(conn.execute("SELECT version FROM graph_version WHERE id = 1").fetchone()[0])
+        if conn.in_transaction:
+            data_version = int(conn.execute("PRAGMA data_version").fetchone()[0])
+            key: Any = (version, conn.total_changes, data_version)
+        else:
+            key = (version,)
+        cached = self._arrays
+        if cached is not None and (cached[0] == key or cached[0] == (version,)):
+            return cached[1]
+        self.loads += 1
+        arrays = GraphArrays.build(load_edge_list(conn))  # read after the version: a newer load only reloads again
+        self._arrays = (key, arrays)  # type: ignore[assignment]  # (version,) or (version, changes, data_version)
+        return arrays
 
     @property
     def _conn(self) -> sqlite3.Connection:
