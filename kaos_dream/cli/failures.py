@@ -331,8 +331,10 @@ def systemic(
         return
     with open_for_read(ctx, db) as lib:
         rows = lib.failures.alerts(include_resolved=all_alerts)
-    listing(ctx, json_out, rows, "systemic alerts",
-            ["id", "status", "failure", "tool", "category", "agents", "raised", "by"], (_alert_row(a) for a in rows))
+    listing(ctx, json_out, rows, "systemic alerts", ALERT_COLUMNS, (_alert_row(a) for a in rows))
+
+
+ALERT_COLUMNS = ["id", "status", "failure", "tool", "category", "agents", "raised", "by"]
 
 
 def _alert_row(a: dict) -> list:
@@ -367,8 +369,10 @@ def fix_show(ctx: typer.Context, fingerprint: FpArg, db: DbOption = None, json_o
     """
     with open_for_read(ctx, db) as lib:
         rows = lib.failures.fix_history(fingerprint)
-    listing(ctx, json_out, rows, "fixes",
-            ["id", "status", "summary", "skill", "worked", "attempts", "attached", "ended"], (_fix_row(f) for f in rows))
+    listing(ctx, json_out, rows, "fixes", FIX_COLUMNS, (_fix_row(f) for f in rows))
+
+
+FIX_COLUMNS = ["id", "status", "summary", "skill", "worked", "attempts", "attached", "ended"]
 
 
 def _fix_row(f: dict) -> list:
