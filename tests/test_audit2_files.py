@@ -104,7 +104,9 @@ def test_backup_export_and_import_keep_the_library_private(
 
 def big_export(tmp_path: Path, memories: int = 40_000) -> Path:
     db = tmp_path / "big.db"
-    with Library(db, settings=Settings()) as lib, lib.transaction():
+    # Semantic off while filling: the test is about the import's temp file, and embedding 40,000 texts
+    # was most of its time; the import (default settings) still has 40,000 rows to write.
+    with Library(db, settings=Settings(semantic=False)) as lib, lib.transaction():
         for i in range(memories):
             lib.memories.add(f"memory number {i} about parquet and csv files " * 3, key=f"note-{i}")
     export = tmp_path / "big.jsonl"
