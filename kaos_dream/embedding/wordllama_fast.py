@@ -22,6 +22,7 @@ not know how to apply): the caller then uses the package itself.
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 import importlib.util
 import json
@@ -67,6 +68,14 @@ def _signature(folder: Path) -> str:
 def cache_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "kaos-dream"
+
+
+def cache_path(signature: str) -> Path:
+    """The cache file of one installation: named by a hash of its signature, so two virtualenvs of one
+    user (each its own wordllama folder) keep a file each instead of rebuilding each other's on every
+    start (~0.5 s: the package import and the tokenizer file parse)."""
+    digest = hashlib.sha256(signature.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return cache_dir() / f"wordllama-{CONFIG}-bpe-{digest}.bin"
 
 
 class Unsupported(Exception):
@@ -289,7 +298,7 @@ def load_tables(folder: Path) -> BpeTables:
     """The tokenizer tables: from the cache when it matches the installed files, else built from the
     package's tokenizer file and written to the cache (atomically; an unwritable cache only costs time)."""
     signature = _signature(folder)
-    path = cache_dir() / f"wordllama-{CONFIG}-bpe.bin"
+    path = cache_path(signature)
     try:
         tables = BpeTables.from_bytes(path.read_bytes(), signature)
     except OSError:
