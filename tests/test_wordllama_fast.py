@@ -91,17 +91,28 @@ def test_vectors_are_bit_identical_one_by_one_and_in_batches(fast, package) -> N
         single = fast.embed_one(text)
         assert single.dtype == np.float32 and single.tobytes() == row.tobytes(), repr(text)
         assert single.tobytes() == package.embed([text], norm=False)[0].tobytes(), repr(text)
+    many = fast.embed_many(texts)  # the dream's backfill and reindex: all texts pooled together
+    assert many.dtype == np.float32 and many.shape == batch.shape
+    for text, row, mine in zip(texts, batch, many, strict=True):
+        assert mine.tobytes() == row.tobytes(), repr(text)
+    mixed = ["", "x" * 3999, texts[30], "", texts[5]]  # empty texts, lengths far apart, any order
+    assert fast.embed_many(mixed).tobytes() == package.embed(mixed, norm=False).tobytes()
+    assert fast.embed_many([]).shape == (0, wordllama_fast.DIM)
 
 
 def test_embedder_gives_the_same_unit_vectors_on_both_paths(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     import wordllama
 
+    from kaos_dream.embedding.base import normalise_rows
+
     embedder = WordLlamaEmbedder()
     assert embedder.model_version == wordllama.__version__  # stored beside every vector: must not change
     texts = corpus()[:80]
-    batch = embedder.embed(texts)  # more than one text: the package
-    assert embedder._model is not None
+    batch = embedder.embed(texts)  # more than one text: pooled together, still without the package
+    assert embedder._model is None
+    expected = normalise_rows(embedder._load_package().embed(texts, norm=False, return_np=True))
+    assert batch.tobytes() == expected.tobytes()
     for text, row in zip(texts, batch, strict=True):
         assert embedder.embed([text])[0].tobytes() == row.tobytes(), repr(text)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import sqlite3
 from typing import Any
 
 from .phases import ORDER_DECAY, ORDER_EMERGENT, ORDER_REPLAY, DreamContext, PhaseResult, register_phase
@@ -23,6 +24,26 @@ def emergent_strength(count: float, step: float, cap: float) -> float:
 
 
 # -- replay ---------------------------------------------------------------------------------------
+_OUTSIDE_SQL = "SELECT EXISTS (SELECT 1 FROM skill_uses WHERE created_at < ? OR created_at > ?)"
+_WINDOW_SQL = ("SELECT skill_id, count(*), sum(success) FROM skill_uses WHERE created_at >= ? AND created_at <= ? "
+               "GROUP BY skill_id")
+_ALL_TIME_SQL = "SELECT skill_id, uses, successes FROM skill_stats WHERE uses > 0 ORDER BY skill_id"
+
+
+def window_outcomes(conn: sqlite3.Connection, lo: float, hi: float) -> list[tuple[int, int, int]]:
+    """(skill id, outcomes, successes) per skill with outcomes in [lo, hi], by skill id.
+
+    Grouping the window's rows reads each row's ``success`` from the table: ~0.4 s at 500k outcomes.
+    When no outcome lies outside the window (a first pass, whose window starts at 0) the answer is
+    the trigger-kept counters in ``skill_stats`` (exact; `kaos db check` recounts them), and finding
+    that out reads only the (skill_id, created_at) index: the EXISTS stops at the first outcome
+    outside, so a narrow window (the usual later pass) costs one index step before its own query.
+    """
+    if conn.execute(_OUTSIDE_SQL, (lo, hi)).fetchone()[0]:
+        return [tuple(r) for r in conn.execute(_WINDOW_SQL, (lo, hi))]
+    return [tuple(r) for r in conn.execute(_ALL_TIME_SQL)]
+
+
 def replay(ctx: DreamContext, _: Any) -> PhaseResult:
     """Episodes ended in the window → the signals later phases and the digest use."""
     conn, lo, hi = ctx.conn, ctx.since, ctx.started_at
@@ -37,14 +58,9 @@ def replay(ctx: DreamContext, _: Any) -> PhaseResult:
     unprocessed = conn.execute(
         "SELECT count(*) FROM agents WHERE state != 'running' AND processed_at IS NULL"
     ).fetchone()[0]
-    # One pass over the window's outcomes, grouped by skill (in the order of skill_uses_skill): the
-    # totals, the hot list and the count of live skills used all come from it (three scans before).
-    # Names are read for the hot list only, deprecation from the (few) deprecated skills' ids.
-    per_skill = conn.execute(
-        "SELECT skill_id, count(*), sum(success) FROM skill_uses WHERE created_at >= ? AND created_at <= ? "
-        "GROUP BY skill_id",
-        (lo, hi),
-    ).fetchall()
+    # The window's outcomes per skill: the totals, the hot list and the count of live skills used all
+    # come from it. Names are read for the hot list only, deprecation from the (few) deprecated skills' ids.
+    per_skill = window_outcomes(conn, lo, hi)
     uses = sum(r[1] for r in per_skill)
     wins = sum(r[2] for r in per_skill)
     top = sorted(per_skill, key=lambda r: (-r[1], r[0]))[:TOP]
