@@ -8,14 +8,20 @@ at 10k skills with Jaccard >= 0.65.
 Algorithm — a generalised prefix filter (after Wang, Li & Feng, SIGMOD 2012: an ℓ-prefix scheme):
 tokens are ranked rarest first; tokens that occur in only one set can never be shared and are
 dropped from the lists (they still count in the set's size). If ``J(x, y) >= t`` then
-``|x ∩ y| >= ceil(t·|x|)``, and the first ``ℓ`` shared tokens lie within the first
-``|x| - ceil(t·|x|) + ℓ`` tokens of each list. So every qualifying pair shares at least one ℓ-subset of
+``|x ∩ y| >= o`` (``ceil(t·|x|)``, or tighter ``ceil(t(|x|+|y|)/(1+t))`` for a known size pair), and
+the first ``ℓ`` shared tokens lie within the first ``L - o + ℓ`` tokens of each list, ``L`` being the
+list's length (the set's shareable tokens). So every qualifying pair shares at least one ℓ-subset of
 those prefixes: each set emits its prefix ℓ-subsets as hashed keys, equal keys give candidates, and
 each candidate is verified exactly. ℓ = 1 is classic prefix filtering (best for rich vocabularies);
 larger ℓ keeps candidate lists short when a few tokens are everywhere (the synthetic benchmark). ℓ is
-chosen per call by counting candidates, which is cheap. Sets too small to share ℓ tokens use a
-smaller ℓ, and their possible (smaller) partners emit that smaller ℓ as well, so no pair is missed.
-Hash collisions only add candidates; verification is exact, so the answer equals the all-pairs scan.
+chosen per size pair: the largest whose prefix subsets stay within a cap for the longest list of
+either size (both sizes compute the same ℓ, so both emit the same keys). Hash collisions only add
+candidates; verification is exact, so the answer equals the all-pairs scan.
+
+Cost at 100k skills (the scale benchmark): one pass tokenises all texts (a byte translation for
+ASCII), one dictionary pass gives token ids, and the rest is numpy over ~0.5M signatures and ~2k
+candidates; the first merge detection took a regex call and a frozenset per text, ranked the whole
+vocabulary as numpy strings and verified ~290k candidates.
 """
 
 from __future__ import annotations
@@ -167,12 +173,17 @@ def pair_overlap(a: int, b: int, threshold: float) -> int:
     return max(1, math.ceil(threshold * (a + b) / (1.0 + threshold) - _EPS))
 
 
-def pair_ell(a: int, b: int, overlap: int, cap: int) -> int:
+def pair_ell(a: int, b: int, overlap: int, cap: int, longest_a: int | None = None,
+             longest_b: int | None = None) -> int:
     """Subset size ℓ for the size pair (a, b): the largest ℓ <= overlap whose prefix ℓ-subsets number at
-    most ``cap`` on both sides (ℓ = overlap means "all shared tokens must match"). Symmetric in a, b."""
+    most ``cap`` for every set on both sides (ℓ = overlap means "all shared tokens must match").
+    ``longest_a`` / ``longest_b``: the longest rank list among the sets of that size (default: the
+    size); a list of L shareable tokens has an (L - overlap + ℓ)-prefix. Symmetric in a, b."""
+    la = a if longest_a is None else longest_a
+    lb = b if longest_b is None else longest_b
     best = 1
     for ell in range(1, overlap + 1):
-        if math.comb(a - overlap + ell, ell) <= cap and math.comb(b - overlap + ell, ell) <= cap:
+        if math.comb(la - overlap + ell, ell) <= cap and math.comb(lb - overlap + ell, ell) <= cap:
             best = ell
     return best
 
@@ -186,33 +197,37 @@ def _signatures(prep: _Prepared, threshold: float, cap: int = SUBSET_CAP) -> tup
     """(hashed key, set index) for every signature of every set.
 
     Short sets (<= SHORT_SET tokens) are matched per size pair (a, b): the required overlap o(a, b) is
-    tight there, so signatures are the ℓ-subsets of the (a - o + ℓ)-prefix tagged with (a, b, ℓ).
-    Longer sets, and the short sets that could partner one, also emit classic prefix tokens (ℓ = 1,
-    o = ceil(t·a)), so every pair is covered by one scheme both of its sets emit.
+    tight there, so signatures are the ℓ-subsets of the (L - o + ℓ)-prefix tagged with (a, b, ℓ), L
+    being the set's own rank-list length (its shareable tokens: the o shared ones are among them, so
+    the first ℓ of those in rank order come before the last o - ℓ). A list shorter than o emits
+    nothing for the pair: it cannot reach the overlap. Longer sets, and the short sets that could
+    partner one, also emit classic prefix tokens (ℓ = 1, o = ceil(t·a)), so every pair is covered by
+    one scheme both of its sets emit.
     """
     groups: dict[tuple[int, int, int, int], list[np.ndarray]] = {}  # (tag a, tag b, plen, ell) -> sets
     present = set(np.flatnonzero(np.bincount(prep.sizes)).tolist()) if len(prep.sizes) else set()
+    longest = {size: int(prep.lengths[prep.sizes == size].max()) for size in present}
     for size in sorted(present):
         if size == 0:
             continue
         members = np.flatnonzero(prep.sizes == size)
         lengths = prep.lengths[members]
-        tags: list[tuple[int, int, int, int]] = []  # (tag a, tag b, prefix bound, ell)
+        tags: list[tuple[int, int, int, int]] = []  # (tag a, tag b, overlap, ell)
         if size <= SHORT_SET:
             hi = min(SHORT_SET, math.floor(size / threshold + _EPS))
             for other in range(min_overlap(size, threshold), hi + 1):
                 if other not in present:  # no set of that size: no partner to meet
                     continue
                 o = pair_overlap(size, other, threshold)
-                if o > min(size, other):
+                if o > min(longest[size], longest[other]):  # no list on one side is long enough
                     continue
-                ell = pair_ell(size, other, o, cap)
-                tags.append((min(size, other), max(size, other), size - o + ell, ell))
+                ell = pair_ell(size, other, o, cap, longest[size], longest[other])
+                tags.append((min(size, other), max(size, other), o, ell))
         if size > threshold * SHORT_SET:
-            tags.append((0, 0, size - min_overlap(size, threshold) + 1, 1))
-        for tag_a, tag_b, bound, ell in tags:
-            plens = np.minimum(lengths, bound)
-            for plen in np.flatnonzero(np.bincount(plens)).tolist():
+            tags.append((0, 0, min_overlap(size, threshold), 1))
+        for tag_a, tag_b, o, ell in tags:
+            plens = lengths - o + ell
+            for plen in np.flatnonzero(np.bincount(np.maximum(plens, 0))).tolist():
                 if plen >= ell:
                     groups.setdefault((tag_a, tag_b, plen, ell), []).append(members[plens == plen])
     keys: list[np.ndarray] = []
