@@ -13,10 +13,14 @@ the query a lexical match covers, whatever the library's size. BM25 keeps its ow
 weighted ranking on top is unchanged, and so is the order among lexical matches. An entry matching
 every query word (bm25 ≈ R) cannot lose to a neighbour that matches none (at most weight × R, weight
 < 1); a match on one incidental word (bm25 a small share of R) can lose to a close paraphrase.
-``gate`` = 1 − cover, cover = min(1, best lexical bm25 / R) being how much of the query the best
-lexical match already covers, and 0 from cover 0.9 on (the search then skips the embedding and the
-vector scan altogether: the common case of a well-matched query costs no more than before). Without
-the gate, neighbours found by meaning alone displaced right lexical answers often enough
+``gate`` = 1 − cover, cover being the share of the query's content words (:mod:`kaos_dream.tokens`)
+that the best lexical match holds, as the full-text index matches them (stemmed), and 0 from cover
+0.9 on (the search then skips the embedding and the vector scan altogether: the common case of a
+well-matched query costs no more than before). Cover is counted in words, not read from a BM25
+ratio: FTS5 clamps the IDF of a word found in more than half the rows to 1e-6, so in a library of
+three skills a match holding every query word could score far below R, look uncovered, and lose to
+a neighbour (issue 16 §1's invariant); a count of words does not depend on the library's size.
+Without the gate, neighbours found by meaning alone displaced right lexical answers often enough
 to cost demo_neuroplasticity_bench's realistic workload 100 % -> 93.3 %.
 ``demo_semantic_retrieval_bench`` compares this with giving every candidate max(bm25, weight × R ×
 s), an additive blend and reciprocal rank fusion.
@@ -64,7 +68,7 @@ class SemanticMatches:
     top: list[tuple[int, float]]
     reference: float
     fusion: Fusion
-    gate: float  # :func:`gate` of the lexical pool's best match
+    gate: float  # :func:`gate` of the lexical pool's best match's :func:`coverage`
 
     def cosine_of(self, ids: np.ndarray) -> np.ndarray:
         """Cosine of each id (0 for an entry with no current vector)."""
@@ -106,12 +110,26 @@ def idf(rows: int, docs: int) -> float:
 SKIP_COVER = 0.9  # a best lexical match covering this much of the query needs no semantic neighbours
 
 
-def gate(best_bm25: float, reference: float) -> float:
-    """How much a neighbour found by meaning alone may still add, given the best lexical match:
-    1 − cover (cover = min(1, best bm25 / R)), and 0 once cover reaches :data:`SKIP_COVER`, where
+def gate(cover: float) -> float:
+    """How much a neighbour found by meaning alone may still add, given the ``cover`` of the best
+    lexical match (:func:`coverage`): 1 − cover, and 0 once cover reaches :data:`SKIP_COVER`, where
     the search does not look for neighbours at all."""
-    cover = min(1.0, best_bm25 / reference) if reference > 0 else 0.0
+    cover = min(max(cover, 0.0), 1.0)
     return 0.0 if cover >= SKIP_COVER else 1.0 - cover
+
+
+def coverage(conn: sqlite3.Connection, kind: str, text: str, entry_id: int | None) -> float:
+    """Share of the query's content tokens that entry ``entry_id`` holds, each tested by the
+    full-text index itself (``"token" AND rowid = id``: the same tokenizer and stemming as the match,
+    one rowid seek per token); 0 for no entry."""
+    tokens = content_tokens(text)
+    if entry_id is None or not tokens:
+        return 0.0
+    fts = _VOCAB[kind][0]
+    sql = f"SELECT 1 FROM {fts} WHERE {fts} MATCH ? AND rowid = ?"
+    held = sum(conn.execute(sql, ('"' + t.replace('"', '""') + '"', entry_id)).fetchone() is not None
+               for t in tokens)
+    return held / len(tokens)
 
 
 class IdealRelevance:
@@ -195,11 +213,11 @@ def semantic_matches(
     k: int,
     fusion: Fusion,
     reference: float,
-    best_bm25: float,
+    cover: float,
     *,
     include_deprecated: bool = False,
 ) -> SemanticMatches:
-    """The neighbours of one kind and how they are scored (``best_bm25``: of the lexical pool)."""
+    """The neighbours of one kind and how they are scored (``cover``: of the lexical pool's best match)."""
     cosine, top = nearest(conn, kind, index, query_vector, k, include_deprecated=include_deprecated)
     top = [(i, c) for i, c in top if c > fusion.threshold]  # below τ a neighbour would add nothing
-    return SemanticMatches(kind, index, cosine, top, reference, fusion, gate(best_bm25, reference))
+    return SemanticMatches(kind, index, cosine, top, reference, fusion, gate(cover))
