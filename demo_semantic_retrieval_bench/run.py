@@ -49,7 +49,7 @@ from kaos_dream import Library, ManualClock, Settings, benchkit  # noqa: E402
 from kaos_dream.embedding import EmbedderUnavailable, load_embedder  # noqa: E402
 from kaos_dream.embedding.store import skill_text  # noqa: E402
 from kaos_dream.search.query import content_tokens  # noqa: E402
-from kaos_dream.search.semantic import IdealRelevance, coverage, gate  # noqa: E402
+from kaos_dream.search.semantic import IdealRelevance, gate  # noqa: E402
 
 T0 = 1_767_225_600.0
 GOALS = {"recall_at_5": 0.9, "top_1": 0.7}
@@ -139,8 +139,9 @@ def features(lib: Library, ids: list[int], query: str) -> tuple[np.ndarray, np.n
     assert model is not None and index is not None
     cosine = index.matrix @ model.embed([query])[0]
     order = [index.row_of[i] for i in ids]
-    cover = coverage(lib.conn, "skill", query, lexical[0].id if lexical else None)
-    return bm25, cosine[order], IdealRelevance()(lib.conn, "skill", query), cover
+    ideal = IdealRelevance()
+    cover = ideal.coverage(lib.conn, "skill", query, lexical[0].id if lexical else None)
+    return bm25, cosine[order], ideal(lib.conn, "skill", query), cover
 
 
 def fusion_comparison(path: Path, ids: list[int], sets: dict[str, list[tuple[int, str]]]) -> dict[str, Any]:

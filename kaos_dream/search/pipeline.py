@@ -32,7 +32,7 @@ from .candidates import (
 )
 from .lexical import Hit, lexical_candidates, with_skill_counts
 from .query import Query
-from .semantic import Fusion, IdealRelevance, SemanticMatches, coverage, gate, semantic_matches
+from .semantic import Fusion, IdealRelevance, SemanticMatches, gate, semantic_matches
 
 if TYPE_CHECKING:
     from ..embedding.store import Vectors
@@ -222,7 +222,7 @@ class SearchPipeline:
         if s.semantic_k <= 0 or not query.strip() or not s.semantic:
             return {}
         conn = self._ctx.conn
-        covers = {k: coverage(conn, k, query, best_id) for k, best_id in best_lexical.items()}
+        covers = {k: self._ideal_relevance.coverage(conn, k, query, best_id) for k, best_id in best_lexical.items()}
         wanted = [k for k in best_lexical if gate(covers[k]) > 0.0]
         model = self._vectors().embedder() if wanted else None
         if model is None:

@@ -68,7 +68,7 @@ class SemanticMatches:
     top: list[tuple[int, float]]
     reference: float
     fusion: Fusion
-    gate: float  # :func:`gate` of the lexical pool's best match's :func:`coverage`
+    gate: float  # :func:`gate` of the coverage of the lexical pool's best match
 
     def cosine_of(self, ids: np.ndarray) -> np.ndarray:
         """Cosine of each id (0 for an entry with no current vector)."""
@@ -112,24 +112,10 @@ SKIP_COVER = 0.9  # a best lexical match covering this much of the query needs n
 
 def gate(cover: float) -> float:
     """How much a neighbour found by meaning alone may still add, given the ``cover`` of the best
-    lexical match (:func:`coverage`): 1 − cover, and 0 once cover reaches :data:`SKIP_COVER`, where
+    lexical match (:meth:`IdealRelevance.coverage`): 1 − cover, and 0 once cover reaches :data:`SKIP_COVER`, where
     the search does not look for neighbours at all."""
     cover = min(max(cover, 0.0), 1.0)
     return 0.0 if cover >= SKIP_COVER else 1.0 - cover
-
-
-def coverage(conn: sqlite3.Connection, kind: str, text: str, entry_id: int | None) -> float:
-    """Share of the query's content tokens that entry ``entry_id`` holds, each tested by the
-    full-text index itself (``"token" AND rowid = id``: the same tokenizer and stemming as the match,
-    one rowid seek per token); 0 for no entry."""
-    tokens = content_tokens(text)
-    if entry_id is None or not tokens:
-        return 0.0
-    fts = _VOCAB[kind][0]
-    sql = f"SELECT 1 FROM {fts} WHERE {fts} MATCH ? AND rowid = ?"
-    held = sum(conn.execute(sql, ('"' + t.replace('"', '""') + '"', entry_id)).fetchone() is not None
-               for t in tokens)
-    return held / len(tokens)
 
 
 class IdealRelevance:
@@ -153,11 +139,8 @@ class IdealRelevance:
                 self._stems[token] = str(row[0]) if row else None
         return sorted({s for t in tokens if (s := self._stems[t]) is not None})
 
-    def __call__(self, conn: sqlite3.Connection, kind: str, text: str) -> float:
-        """Sum of the query terms' IDF: about the BM25 of an average-length entry holding each once."""
-        tokens = content_tokens(text)
-        if not tokens:
-            return 1e-6
+    def _idfs(self, conn: sqlite3.Connection, kind: str, tokens: list[str]) -> dict[str, float]:
+        """The IDF of each index term of ``tokens`` (the lexical scorer's, document counts cached)."""
         table = "skills" if kind == "skill" else "memories"
         rows = max(int(conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {table}").fetchone()[0]), 1)
         cached_rows, counts = self._counts.get(kind, (-1, {}))
@@ -170,7 +153,33 @@ class IdealRelevance:
             if term not in counts:
                 row = conn.execute(f"SELECT doc FROM temp.{vocab} WHERE term = ?", (term,)).fetchone()
                 counts[term] = int(row[0]) if row else 0
-        return sum(idf(rows, min(counts[term], rows)) for term in terms) or 1e-6
+        return {term: idf(rows, min(counts[term], rows)) for term in terms}
+
+    def __call__(self, conn: sqlite3.Connection, kind: str, text: str) -> float:
+        """Sum of the query terms' IDF: about the BM25 of an average-length entry holding each once."""
+        tokens = content_tokens(text)
+        if not tokens:
+            return 1e-6
+        return sum(self._idfs(conn, kind, tokens).values()) or 1e-6
+
+    def coverage(self, conn: sqlite3.Connection, kind: str, text: str, entry_id: int | None) -> float:
+        """Share of the query's words that entry ``entry_id`` holds, each word weighted by its IDF
+        (the terms of R): 1 exactly when it holds every word, at any library size. Each word is tested
+        by the full-text index itself (``"word" AND rowid = id``: the tokenizer and stemming of the
+        match, one rowid seek per word); 0 for no entry."""
+        tokens = content_tokens(text)
+        if entry_id is None or not tokens:
+            return 0.0
+        idfs = self._idfs(conn, kind, tokens)
+        fts = _VOCAB[kind][0]
+        sql = f"SELECT 1 FROM {fts} WHERE {fts} MATCH ? AND rowid = ?"
+        held = 0.0
+        for term in idfs:  # sorted terms; each tested through the first query word that yields it
+            word = next(t for t in tokens if self._stems[t] == term)
+            if conn.execute(sql, ('"' + word.replace('"', '""') + '"', entry_id)).fetchone() is not None:
+                held += idfs[term]
+        total = sum(idfs.values())
+        return held / total if total > 0 else 0.0
 
 
 def nearest(
