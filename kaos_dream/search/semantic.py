@@ -8,18 +8,19 @@ skills dropped, cosine above τ), and adds them to the lexical candidates. Relev
 
 where ``R`` is the BM25 an ideal match would score: the sum over the query's words of the IDF the
 lexical scorer uses (FTS5's: max(ln((N − n + 0.5) / (n + 0.5)), 1e-6)), with document counts from
-the full-text vocabulary (a word no entry holds counts as the rarest). So bm25 / R is the share of
-the query a lexical match covers, whatever the library's size. BM25 keeps its own units, so the
-weighted ranking on top is unchanged, and so is the order among lexical matches. An entry matching
-every query word (bm25 ≈ R) cannot lose to a neighbour that matches none (at most weight × R, weight
-< 1); a match on one incidental word (bm25 a small share of R) can lose to a close paraphrase.
+the full-text vocabulary (a word no entry holds counts as the rarest). BM25 keeps its own units, so
+the weighted ranking on top is unchanged, and so is the order among lexical matches. A neighbour found by
+meaning alone scores at most weight × R × gate (weight < 1): nothing once the best lexical match
+holds every query word, while a match on one incidental word can lose to a close paraphrase.
 ``gate`` = 1 − cover, cover being the share of the query's content words (:mod:`kaos_dream.tokens`)
-that the best lexical match holds, as the full-text index matches them (stemmed), and 0 from cover
+that the best lexical match holds, each word weighted by its IDF (the terms of R), and 0 from cover
 0.9 on (the search then skips the embedding and the vector scan altogether: the common case of a
-well-matched query costs no more than before). Cover is counted in words, not read from a BM25
-ratio: FTS5 clamps the IDF of a word found in more than half the rows to 1e-6, so in a library of
-three skills a match holding every query word could score far below R, look uncovered, and lose to
-a neighbour (issue 16 §1's invariant); a count of words does not depend on the library's size.
+well-matched query costs no more than before). Cover is counted in words, not read as bm25 / R:
+FTS5 clamps the IDF of a word found in more than half the rows to 1e-6 and length normalisation
+lowers a long entry's BM25, so in a library of four skills a match holding every query word scored
+88 % of R, looked uncovered, and a neighbour was fused in above the other lexical matches (issue 16
+§1's invariant; tests/test_ranking_relevance.py). A match holding every word has cover 1 exactly, at
+any library size.
 Without the gate, neighbours found by meaning alone displaced right lexical answers often enough
 to cost demo_neuroplasticity_bench's realistic workload 100 % -> 93.3 %.
 ``demo_semantic_retrieval_bench`` compares this with giving every candidate max(bm25, weight × R ×
