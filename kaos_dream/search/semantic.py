@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # numpy loads with the first search that needs it, not with t
 _TOKENIZER = "porter unicode61"  # the tokenizer of skills_fts and memories_fts (migration 0001)
 _VOCAB = {"skill": ("skills_fts", "kaos_skills_vocab"), "memory": ("memories_fts", "kaos_memories_vocab")}
 # The columns of skills_fts and memories_fts (migration 0001), as their content tables hold them.
+HELD_CACHE_ENTRIES = 4096  # best-match entries whose index terms a connection remembers (~1 kB each)
 _INDEXED = {"skill": ("skills", "name, description, tags"), "memory": ("memories", "key, content, kind")}
 _LIVE_SKILLS = "SELECT id FROM skills WHERE deprecated = 0 AND id IN (SELECT value FROM json_each(?))"
 _ALL = {"skill": "SELECT id FROM skills WHERE id IN (SELECT value FROM json_each(?))",
@@ -130,6 +131,7 @@ class IdealRelevance:
     def __init__(self) -> None:
         self._stems: dict[str, str | None] = {}
         self._counts: dict[str, tuple[int, dict[str, int]]] = {}
+        self._held: dict[tuple[str, str], frozenset[str]] = {}  # an entry's text -> its index terms
 
     def _stem(self, conn: sqlite3.Connection, kind: str, tokens: list[str]) -> list[str]:
         missing = [t for t in tokens if t not in self._stems]
@@ -180,7 +182,13 @@ class IdealRelevance:
         row = conn.execute(f"SELECT {columns} FROM {table} WHERE id = ?", (entry_id,)).fetchone()
         if row is None or total <= 0:
             return 0.0
-        held = set(self._stem(conn, kind, tokenize(" ".join(str(c) for c in row if c is not None))))
+        text_of_entry = " ".join(str(c) for c in row if c is not None)
+        held = self._held.get((kind, text_of_entry))
+        if held is None:  # keyed by the text itself, so an edited entry can never reuse stale terms
+            if len(self._held) >= HELD_CACHE_ENTRIES:
+                self._held.clear()
+            held = frozenset(self._stem(conn, kind, tokenize(text_of_entry)))
+            self._held[(kind, text_of_entry)] = held
         return sum(v for term, v in idfs.items() if term in held) / total
 
 
