@@ -30,9 +30,38 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "kaos.db"
 
 
+# Test modules whose library-level tests run on both engines (the `lib` fixture is parametrised by
+# `engine`); KAOS_TEST_ENGINES=sqlite,postgresql runs every module on both (or only on one).
+BOTH_ENGINES = frozenset({
+    "test_skills_memories", "test_episodes", "test_record_outcomes", "test_failures_store",
+    "test_graph_store", "test_dream", "test_evidence_aging", "test_validation", "test_search",
+    "test_coordination",
+})
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "engine" not in metafunc.fixturenames:
+        return
+    chosen = os.environ.get("KAOS_TEST_ENGINES")
+    if chosen:
+        engines = [e.strip() for e in chosen.split(",") if e.strip()]
+    else:
+        module = metafunc.module.__name__.rsplit(".", 1)[-1]
+        engines = ["sqlite", "postgresql"] if module in BOTH_ENGINES else ["sqlite"]
+    metafunc.parametrize("engine", engines, scope="function")
+
+
 @pytest.fixture
-def lib(db_path: Path, clock: ManualClock) -> Iterator[Library]:
-    library = Library(db_path, clock=clock, settings=Settings())
+def library_target(engine: str, db_path: Path, request: pytest.FixtureRequest) -> str:
+    """Where the `lib` fixture's library lives: the file, or a fresh database on the test server."""
+    if engine == "postgresql":
+        return str(request.getfixturevalue("pg_url"))
+    return str(db_path)
+
+
+@pytest.fixture
+def lib(library_target: str, clock: ManualClock) -> Iterator[Library]:
+    library = Library(library_target, clock=clock, settings=Settings())
     yield library
     library.close()
 

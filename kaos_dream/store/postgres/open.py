@@ -1,0 +1,30 @@
+"""Opening a library on PostgreSQL: connect, migrate (or, read-only, require the current schema), wrap."""
+
+from __future__ import annotations
+
+from ...errors import StoreError
+from ..engine import Engine
+from .adapter import PgConnection
+
+
+def open_postgres(engine: Engine, *, readonly: bool, busy_timeout_ms: int, now: float) -> PgConnection:
+    """A :class:`PgConnection` on a migrated database; every fault is one :class:`StoreError` line."""
+    from .connect import connect
+    from .migrations import apply_migrations, require_current
+
+    raw = connect(engine, autocommit=True)
+    try:
+        if readonly:
+            require_current(raw, engine.shown)
+        else:
+            apply_migrations(raw, now, engine.shown)
+        return PgConnection(raw, engine.shown, busy_timeout_ms, readonly=readonly)
+    except StoreError:
+        raw.close()
+        raise
+    except Exception as exc:  # a psycopg error while migrating: one line, masked
+        raw.close()
+        from ..engine import mask
+
+        first = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+        raise StoreError(f"{engine.shown}: {mask(first)}") from None
