@@ -275,7 +275,7 @@ class Episodes:
             {"skill_id": r[0], "name": r[1], "uses": r[2], "successes": r[3]}
             for r in self._conn.execute(
                 "SELECT u.skill_id, s.name, count(*), sum(u.success) FROM skill_uses AS u "
-                "JOIN skills AS s ON s.id = u.skill_id WHERE u.agent_id = ? GROUP BY u.skill_id ORDER BY u.skill_id",
+                "JOIN skills AS s ON s.id = u.skill_id WHERE u.agent_id = ? GROUP BY u.skill_id, s.id ORDER BY u.skill_id",
                 (agent_id,),
             )
         ]
@@ -283,7 +283,7 @@ class Episodes:
             {"memory_id": r[0], "key": r[1], "hits": r[2]}
             for r in self._conn.execute(
                 "SELECT h.memory_id, m.key, count(*) FROM memory_hits AS h JOIN memories AS m ON m.id = h.memory_id "
-                "WHERE h.agent_id = ? GROUP BY h.memory_id ORDER BY h.memory_id",
+                "WHERE h.agent_id = ? GROUP BY h.memory_id, m.id ORDER BY h.memory_id",
                 (agent_id,),
             )
         ]

@@ -77,6 +77,22 @@ def file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def library_digest(lib: Library) -> str:
+    """A digest of everything the library holds: the file's bytes on SQLite (after a checkpoint),
+    every table's rows in a fixed order on PostgreSQL. Equal digests: nothing was written."""
+    from kaos_dream.store.dialect import is_postgres, table_names
+
+    if not is_postgres(lib.conn):
+        lib.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return file_digest(Path(lib.path))
+    h = hashlib.sha256()
+    for table in table_names(lib.conn):
+        width = len(lib.conn.execute(f"SELECT * FROM {table} LIMIT 0").description or ()) or 1
+        order = ", ".join(str(i) for i in range(1, width + 1))
+        h.update(repr((table, [tuple(r) for r in lib.conn.execute(f"SELECT * FROM {table} ORDER BY {order}")])).encode())
+    return h.hexdigest()
+
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -248,6 +248,7 @@ class PgConnection:
         self.total_changes = 0
         self._translations: dict[tuple[str, bool], Translation] = {}
         self._dirty: dict[str, set[int] | None] = {}  # kind -> edited ids (None: look at every entry)
+        self._explicit: set[str] = set()  # tables given explicit identity values in this transaction
         self._in_tx = False
         _register_types(raw)
         raw.execute("SET lock_timeout = %s" % int(self.busy_timeout_ms))  # noqa: UP031 - an int
@@ -305,6 +306,7 @@ class PgConnection:
     def _commit(self) -> None:
         try:
             self._flush_fulltext()
+            self._advance_identities()
             self._call(self.raw.execute, "COMMIT")
         except BaseException:
             self._rollback()
@@ -312,10 +314,12 @@ class PgConnection:
         finally:
             self._in_tx = False
             self._dirty.clear()
+            self._explicit.clear()
 
     def _rollback(self) -> None:
         self._in_tx = False
         self._dirty.clear()
+        self._explicit.clear()
         with contextlib.suppress(Exception):
             self.raw.execute("ROLLBACK")
 
@@ -370,6 +374,10 @@ class PgConnection:
             bound = dict(params)
         else:
             bound = {f"p{n}": v for n, v in enumerate(params, start=1)}
+        for name in t.limits:
+            value = bound.get(name)
+            if isinstance(value, int) and value < 0:
+                bound[name] = None  # LIMIT NULL: no limit, as SQLite's LIMIT -1
         for match in t.fulltext:
             limit = int(bound[match.limit]) if match.limit is not None else 1 << 62
             pairs = fulltext.bm25_candidates(self.raw, match.kind, str(bound[match.match]), limit,
@@ -414,6 +422,8 @@ class PgConnection:
             self._begin(write=True)
         try:
             bound = self._bind(t, params)
+            if t.explicit_identity:
+                self._explicit.add(t.table or "")
             sql_out = t.sql
             track = t.table in _FTS_TABLES and t.verb in ("INSERT", "UPDATE")
             edit = track and t.verb == "UPDATE" and "RETURNING" not in sql_out.upper()
@@ -456,8 +466,11 @@ class PgConnection:
             self._begin(write=True)
         try:
             bound = [self._bind(t, r) for r in rows]
+            if t.explicit_identity:
+                self._explicit.add(t.table or "")
             sql_out = t.sql
-            want_ids = t.verb == "INSERT" and t.table in self.catalog.identity and "RETURNING" not in sql_out.upper()
+            want_ids = (t.verb == "INSERT" and t.table in self.catalog.identity and not t.explicit_identity
+                        and "RETURNING" not in sql_out.upper())
             if want_ids:
                 sql_out += f" RETURNING {self.catalog.identity[t.table or '']}"
             raw_cursor = self._client_cursor()
@@ -488,6 +501,16 @@ class PgConnection:
         from psycopg import ClientCursor
 
         return ClientCursor(self.raw)
+
+    def _advance_identities(self) -> None:
+        """After rows were inserted with explicit ids (imports, copies), move each identity sequence past
+        the largest id, so the next row without one gets max + 1 as SQLite gives it, not a duplicate."""
+        for table in sorted(self._explicit):
+            column = self.catalog.identity[table]
+            self._call(self.raw.execute,
+                       f"SELECT setval(pg_get_serial_sequence(%s, %s), coalesce(max({column}), 0) + 1, false) "
+                       f"FROM {table}",
+                       (table, column))
 
     def _flush_fulltext(self) -> None:
         """Index, in the committing transaction, every skill or memory written without an index row."""

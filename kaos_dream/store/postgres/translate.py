@@ -71,6 +71,8 @@ class Translation:
     table: str | None  # the table an INSERT / UPDATE / DELETE writes
     verb: str  # the statement's first keyword, upper case
     fulltext: tuple[FullTextMatch, ...] = field(default=())
+    explicit_identity: bool = False  # an INSERT that gives the identity column itself (an import)
+    limits: tuple[str, ...] = ()  # parameters given to LIMIT / OFFSET (SQLite reads a negative LIMIT as none)
 
 
 @dataclass(frozen=True)
@@ -349,10 +351,13 @@ def translate(sql: str, catalog: Catalog, *, many: bool = False) -> Translation:
                 conflict = f" ON CONFLICT ({', '.join(key)}) DO " + (f"UPDATE SET {sets}" if sets else "NOTHING")
             else:
                 raise ValueError(f"INSERT OR {action} has no PostgreSQL translation")
-        table, _ = _insert_target(tokens)
+        table, listed = _insert_target(tokens)
+        explicit = table in catalog.identity and catalog.identity[table or ""] in listed
         if table in catalog.columns:
             tokens = _qualify_update_set(tokens, table, catalog.columns[table])
-    elif verb in ("UPDATE", "DELETE"):
+    else:
+        explicit = False
+    if verb in ("UPDATE", "DELETE"):
         k = 1 if verb == "UPDATE" else 2  # UPDATE t …, DELETE FROM t …
         if len(code) > k:
             table = code[k][1].strip('"').lower()
@@ -362,7 +367,7 @@ def translate(sql: str, catalog: Catalog, *, many: bool = False) -> Translation:
     if conflict:
         text += conflict
     returning = None
-    if verb == "INSERT" and not many and not has_returning and table in catalog.identity:
+    if verb == "INSERT" and not many and not has_returning and table in catalog.identity and not explicit:
         returning = catalog.identity[table]
         text += f" RETURNING {returning}"
     matches: list[FullTextMatch] = []
@@ -375,4 +380,5 @@ def translate(sql: str, catalog: Catalog, *, many: bool = False) -> Translation:
                 f"FROM json_array_elements(%({slot})s::json) AS e (value))")
 
     text = _FTS.sub(fulltext, text)
-    return Translation(text, positional, returning, table, verb, tuple(matches))
+    limits = tuple(dict.fromkeys(re.findall(r"\bLIMIT\s+%\((\w+)\)s", text, re.I)))
+    return Translation(text, positional, returning, table, verb, tuple(matches), explicit, limits)
