@@ -68,8 +68,10 @@ class Library(AbstractContextManager["Library"]):
         clock: Clock | None = None,
         settings: Settings | None = None,
         readonly: bool = False,
+        create: bool = True,
     ) -> None:
         self.settings = settings or Settings.from_env()
+        self._create = create
         self.path = str(path) if path is not None else self.settings.db
         self.clock: Clock = clock or SystemClock()
         self.readonly = readonly
@@ -117,7 +119,7 @@ class Library(AbstractContextManager["Library"]):
 
         require_driver(self.engine)
         conn = open_postgres(self.engine, readonly=self.readonly, busy_timeout_ms=self.settings.busy_timeout_ms,
-                             now=self.now())
+                             now=self.now(), create=self._create)
         return conn  # type: ignore[return-value]
 
     # The stores below are built on first use, each importing its module then: a search or a listing

@@ -7,13 +7,19 @@ from ..engine import Engine
 from .adapter import PgConnection
 
 
-def open_postgres(engine: Engine, *, readonly: bool, busy_timeout_ms: int, now: float) -> PgConnection:
-    """A :class:`PgConnection` on a migrated database; every fault is one :class:`StoreError` line."""
+def open_postgres(engine: Engine, *, readonly: bool, busy_timeout_ms: int, now: float,
+                  create: bool = True) -> PgConnection:
+    """A :class:`PgConnection` on a migrated database; every fault is one :class:`StoreError` line.
+    ``create=False`` refuses a database that holds no library yet (a mistyped URL must not become a
+    new library, as a mistyped file name does not), instead of creating the schema."""
+    from ..connect import missing_library_message
     from .connect import connect
-    from .migrations import apply_migrations, require_current
+    from .migrations import apply_migrations, require_current, schema_version
 
     raw = connect(engine, autocommit=True)
     try:
+        if (readonly or not create) and schema_version(raw) == 0:
+            raise StoreError(missing_library_message(engine.shown))
         if readonly:
             require_current(raw, engine.shown)
         else:
