@@ -33,8 +33,8 @@ from .names import clean_agent_id
 from .plasticity.hebbian import CROSS_MODAL_WEIGHT, SAME_KIND_WEIGHT, canonical
 from .plasticity.task import task_hash
 from .store import transaction
-from .store.records import as_dict, from_row
 from .store.dialect import inserted_ids, recoverable
+from .store.records import as_dict, from_row
 
 if TYPE_CHECKING:
     from .failures.records import Failures
@@ -275,7 +275,8 @@ class Episodes:
             {"skill_id": r[0], "name": r[1], "uses": r[2], "successes": r[3]}
             for r in self._conn.execute(
                 "SELECT u.skill_id, s.name, count(*), sum(u.success) FROM skill_uses AS u "
-                "JOIN skills AS s ON s.id = u.skill_id WHERE u.agent_id = ? GROUP BY u.skill_id, s.id ORDER BY u.skill_id",
+                "JOIN skills AS s ON s.id = u.skill_id WHERE u.agent_id = ? "
+                "GROUP BY u.skill_id, s.id ORDER BY u.skill_id",
                 (agent_id,),
             )
         ]

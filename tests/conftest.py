@@ -89,7 +89,8 @@ def library_digest(lib: Library) -> str:
     for table in table_names(lib.conn):
         width = len(lib.conn.execute(f"SELECT * FROM {table} LIMIT 0").description or ()) or 1
         order = ", ".join(str(i) for i in range(1, width + 1))
-        h.update(repr((table, [tuple(r) for r in lib.conn.execute(f"SELECT * FROM {table} ORDER BY {order}")])).encode())
+        rows = [tuple(r) for r in lib.conn.execute(f"SELECT * FROM {table} ORDER BY {order}")]
+        h.update(repr((table, rows)).encode())
     return h.hexdigest()
 
 

@@ -82,7 +82,6 @@ def open_writable(options: GlobalOptions, db: str | None, *, create: bool = Fals
     """
     from ..library import Library
     from ..store.connect import missing_library_message
-
     from ..store.engine import is_postgres_url
 
     path = resolve_db_path(options, db)
