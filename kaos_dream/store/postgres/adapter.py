@@ -47,7 +47,7 @@ _WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
 _FTS_TABLES = {"skills": "skill", "memories": "memory"}
 _FTS_COLUMNS = {kind: spec[4] for kind, spec in fulltext.KINDS.items()}
 _CATALOG_SQL = """
-SELECT c.table_name, c.column_name, c.is_identity
+SELECT c.table_name, c.column_name, c.is_identity, c.data_type
 FROM information_schema.columns AS c
 WHERE c.table_schema = current_schema()
 ORDER BY c.table_name, c.ordinal_position
@@ -83,16 +83,31 @@ class PgOperationalError(sqlite3.OperationalError):
 
 
 def _load_catalog(raw: psycopg.Connection) -> Catalog:
+    """Tables, columns, primary keys, and each table's rowid column: its identity column, else a
+    single-column integer primary key (numbered by a trigger, as the coordination log's positions)
+    — what SQLite's ``lastrowid`` reports."""
     columns: dict[str, list[str]] = {}
+    types: dict[tuple[str, str], str] = {}
     identity: dict[str, str] = {}
-    for table, column, is_identity in raw.execute(_CATALOG_SQL).fetchall():
+    for table, column, is_identity, data_type in raw.execute(_CATALOG_SQL).fetchall():
         columns.setdefault(table, []).append(column)
+        types[(table, column)] = data_type
         if is_identity == "YES":
             identity[table] = column
     keys: dict[str, list[str]] = {}
     for table, column in raw.execute(_PK_SQL).fetchall():
         keys.setdefault(table, []).append(column)
+    for table, key in keys.items():
+        if table not in identity and len(key) == 1 and types.get((table, key[0])) == "bigint":
+            identity[table] = key[0]
     return Catalog({t: tuple(c) for t, c in columns.items()}, {t: tuple(c) for t, c in keys.items()}, identity)
+
+
+def _identity_tables(raw: psycopg.Connection) -> frozenset[str]:
+    """Tables whose rowid column is an identity column (backed by a sequence to move after imports)."""
+    return frozenset(r[0] for r in raw.execute(
+        "SELECT table_name FROM information_schema.columns WHERE table_schema = current_schema() "
+        "AND is_identity = 'YES'").fetchall())
 
 
 def _register_types(raw: psycopg.Connection) -> None:
@@ -255,6 +270,7 @@ class PgConnection:
         if readonly:
             raw.execute("SET default_transaction_read_only = on")
         self.catalog = _load_catalog(raw)
+        self._sequences = _identity_tables(raw)
 
     # -- the sqlite3 surface ------------------------------------------------------------------------
     @property
@@ -290,6 +306,7 @@ class PgConnection:
     def refresh_catalog(self) -> None:
         """Re-read tables and keys (after a migration ran on this connection)."""
         self.catalog = _load_catalog(self.raw)
+        self._sequences = _identity_tables(self.raw)
         self._translations.clear()
 
     # -- transactions -------------------------------------------------------------------------------
@@ -507,6 +524,8 @@ class PgConnection:
         the largest id, so the next row without one gets max + 1 as SQLite gives it, not a duplicate."""
         for table in sorted(self._explicit):
             column = self.catalog.identity[table]
+            if table not in self._sequences:
+                continue
             self._call(self.raw.execute,
                        f"SELECT setval(pg_get_serial_sequence(%s, %s), coalesce(max({column}), 0) + 1, false) "
                        f"FROM {table}",
