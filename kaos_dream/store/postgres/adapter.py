@@ -267,6 +267,9 @@ class PgConnection:
         self._in_tx = False
         self._begun = False  # BEGIN has reached the server
         self._prefix: list[str] = []
+        # No server-side prepared statements: a generic plan for a full-text match (a tsquery parameter)
+        # cannot use the GIN index's selectivity and was ~100x slower than the planned-per-query one.
+        raw.prepare_threshold = None
         _register_types(raw)
         raw.execute("SET lock_timeout = %s" % int(self.busy_timeout_ms))  # noqa: UP031 - an int
         if readonly:
