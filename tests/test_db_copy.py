@@ -17,7 +17,7 @@ from kaos_dream.errors import InvalidInputError, StoreError
 from kaos_dream.store.copy import copy_library
 from kaos_dream.store.jsonl import export_database, import_database
 
-from .conftest import T0, file_digest
+from .conftest import T0, file_digest, run_kaos_in_process
 from .library_content import build_rich_library
 from .pg_server import PgServer, needs_postgres
 
@@ -48,7 +48,8 @@ def schema_tables(server: PgServer, database: str) -> list[str]:
 
 
 def export_text(kaos, db: str) -> bytes:
-    result = kaos("db", "export", db=db)
+    """The export as `kaos db export` prints it (in this process: the bytes, not the process, are the point)."""
+    result = run_kaos_in_process("db", "export", db=db)
     assert result.returncode == 0, result.stderr
     return result.stdout.encode("utf-8")
 
@@ -68,7 +69,8 @@ def test_round_trip_sqlite_postgres_sqlite_exports_are_byte_identical(rich_db: P
     assert "copied" in copied.stdout and "(postgresql;" in copied.stdout
     assert file_digest(rich_db) == before  # the source is only read
     assert export_text(kaos, pg_url) == source_export
-    assert kaos("db", "check", db=pg_url).returncode == 0  # full-text index and counters built on the server
+    # the full-text index and the counters were built on the server
+    assert run_kaos_in_process("db", "check", db=pg_url).returncode == 0
     back = tmp_path / "back.db"
     result = kaos("--json", "db", "copy", pg_url, str(back))
     assert result.returncode == 0, result.stderr
@@ -76,7 +78,7 @@ def test_round_trip_sqlite_postgres_sqlite_exports_are_byte_identical(rich_db: P
     assert (report["source_engine"], report["target_engine"]) == ("postgresql", "sqlite")
     assert report["rows"] == sum(counts.values())
     assert export_text(kaos, str(back)) == source_export
-    assert kaos("db", "check", db=str(back)).returncode == 0
+    assert run_kaos_in_process("db", "check", db=str(back)).returncode == 0
     vectors = "SELECT kind, entry_id, dim, vector FROM embeddings ORDER BY seq"
     with Library(rich_db, readonly=True) as a, Library(pg_url, readonly=True) as b, \
             Library(back, readonly=True) as c:
@@ -137,7 +139,7 @@ def test_copy_refuses_a_target_with_data(rich_db: Path, pg_url: str, tmp_path: P
     forced = kaos("db", "copy", "--force", str(rich_db), pg_url)
     assert forced.returncode == 0, forced.stderr
     assert export_text(kaos, pg_url) == export_text(kaos, str(rich_db))
-    assert kaos("db", "check", db=pg_url).returncode == 0
+    assert run_kaos_in_process("db", "check", db=pg_url).returncode == 0
 
 
 def test_copy_into_an_empty_library_needs_no_force(rich_db: Path, pg_url: str, kaos) -> None:
@@ -246,3 +248,23 @@ def test_store_errors_mask_the_password(rich_db: Path, pg_server: PgServer) -> N
     with pytest.raises(StoreError) as caught:
         copy_library(str(rich_db), url)
     assert pg_server.admin_password not in str(caught.value) and "does not exist" in str(caught.value)
+
+
+def test_two_copies_into_one_empty_database_at_once(rich_db: Path, pg_url: str, kaos) -> None:
+    """Real processes race for the same empty database: the write lock makes one copy win whole and
+    the other find a library with data (nothing doubled, nothing mixed)."""
+    import os
+    import subprocess
+
+    from .conftest import PROJECT_ROOT, kaos_command
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KAOS_")}
+    env.update(PYTHONPATH=str(PROJECT_ROOT), KAOS_BUSY_TIMEOUT_MS="60000")
+    procs = [subprocess.Popen([*kaos_command(), "db", "copy", str(rich_db), pg_url], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=env) for _ in range(2)]
+    results = [(p.wait(timeout=180), p.stderr.read() if p.stderr else "") for p in procs]
+    assert sorted(code for code, _ in results) == [0, 1], results
+    loser = next(err for code, err in results if code == 1)
+    assert "already holds a library with data" in loser and len(loser.strip().splitlines()) == 1
+    assert export_text(kaos, pg_url) == export_text(kaos, str(rich_db))
+    assert run_kaos_in_process("db", "check", db=pg_url).returncode == 0
