@@ -268,3 +268,16 @@ def test_two_copies_into_one_empty_database_at_once(rich_db: Path, pg_url: str, 
     assert "already holds a library with data" in loser and len(loser.strip().splitlines()) == 1
     assert export_text(kaos, pg_url) == export_text(kaos, str(rich_db))
     assert run_kaos_in_process("db", "check", db=pg_url).returncode == 0
+
+
+def test_backup_of_a_postgres_library_is_a_sqlite_file(rich_db: Path, pg_url: str, tmp_path: Path, kaos) -> None:
+    copy_library(str(rich_db), pg_url)
+    target = tmp_path / "backup.db"
+    result = kaos("--json", "db", "backup", str(target), db=pg_url)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["size_bytes"] == target.stat().st_size
+    assert export_text(kaos, str(target)) == export_text(kaos, str(rich_db))
+    digest = file_digest(target)
+    again = kaos("db", "backup", str(target), db=pg_url)
+    assert again.returncode == 1 and "already exists; pass --force" in again.stderr
+    assert file_digest(target) == digest
