@@ -37,3 +37,33 @@ def fill_library(lib: Library) -> dict[str, int]:
     lib.episodes.complete(agent, citations=[("skill", "csv-to-parquet")])
     lib.dream.run(apply=False)  # a recorded run with its digest (and any proposals)
     return {"skill": csv.id, "memory": note.id, "intent": intent.position}
+
+
+def build_rich_library(path: str) -> dict[str, int]:
+    """The demo library (agents, outcomes with tasks, episodes, edges and coactivations, failures with
+    fingerprints, diagnoses and a systemic alert, a mined policy, merge/prune proposals, deprecated
+    skills, vectors) plus what the demo leaves out: a preference, a recorded graph query, an LLM cache
+    row, awkward text and JSON floats. Returns the row count of every table that holds data."""
+    from kaos_dream import ManualClock
+    from kaos_dream.demo import build_demo_library, demo_settings
+    from kaos_dream.graph.pruning import record_query
+    from kaos_dream.store.catalogue import count_rows, data_tables
+
+    build_demo_library(path)
+    with Library(path, clock=ManualClock(1.8e9 + 0.123456789), settings=demo_settings()) as lib:
+        old = lib.skills.add("old-way \"quoted\"", "the old procedure 🦖\twith a tab\nand a newline", "",
+                             ["legacy", "ünïcode"])
+        lib.skills.deprecate(old.id, "replaced")
+        note = lib.memories.add("staging rejects TLS 1.0 — use 1.2", kind="insight", key="staging-tls-copy",
+                                metadata={"score": 0.1 + 0.2, "nested": {"list": [1, 2.5, None, True]}, "é": "ß"})
+        failure = lib.failures.record("pytest", "ConnectionRefusedError: [Errno 111] connect to 10.0.0.7:5432 "
+                                      "refused", agent=None)
+        lib.failures.attach_fix(failure.fingerprint_id, summary="start the database first", skill=old.id)
+        lib.failures.record_fix_outcome(failure.fingerprint_id, True)
+        lib.preferences.set("tone", "terse ✓")
+        record_query(lib, "tls staging", {Node("memory", note.id): 0.75}, target=Node("memory", note.id))
+        with lib.transaction():
+            lib.conn.execute("INSERT INTO llm_cache (key, purpose, model, answer, created_at) VALUES (?, ?, ?, ?, ?)",
+                             ("k-1", "diagnose", "claude-x", '{"cause": "db down", "p": 0.875}', 1.8e9 + 1 / 3))
+        lib.dream.run(apply=True)
+        return {s.name: n for s in data_tables(lib.conn) if (n := count_rows(lib.conn, s.name))}

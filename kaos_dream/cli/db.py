@@ -17,9 +17,11 @@ from ..settings import Settings
 from ..store import LATEST_VERSION, file_schema_version
 from ..store.backup import backup_database
 from ..store.connect import missing_library_message
+from ..store.copy import copy_library
 from ..store.jsonl import export_database, import_database
 from . import output
 from .common import DbOption, JsonOption, open_for_read, open_for_write, resolve_db, wants_json
+from .libraries import require_postgres_driver
 
 app = typer.Typer(help="Inspect and maintain the database file.", no_args_is_help=True)
 
@@ -206,3 +208,40 @@ def import_(
         output.message(
             f"imported {result.rows} rows into {result.target} (schema version {result.schema_version}{upgraded})"
         )
+
+
+@app.command("copy")
+def copy(
+    ctx: typer.Context,
+    source: Annotated[str, typer.Argument(metavar="SRC", help="The library to copy: a file or a postgresql:// URL.",
+                                          show_default=False)],
+    target: Annotated[str, typer.Argument(metavar="DST", help="Where to copy it: a file or a postgresql:// URL "
+                                          "(the database must exist).", show_default=False)],
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace a DST library that already holds data.")
+    ] = False,
+    json_out: JsonOption = False,
+) -> None:
+    """Copy a library between engines (SQLite file <-> PostgreSQL database, or file to file, server to server).
+
+    SRC is read in one snapshot and never written. DST is built all-or-nothing (a temporary file
+    renamed into place, or one PostgreSQL transaction) and its export must equal SRC's byte for byte,
+    or nothing is written. A DST that already holds a library with data is refused unless --force;
+    a missing file, an empty database or an empty library is filled. Identity sequences continue
+    after the copied ids and the full-text index is rebuilt on DST. Passwords are masked in output.
+
+    Example: kaos db copy kaos.db postgresql://kaos@db.internal:5432/kaos
+    """
+    for given in (source, target):
+        if not given.strip():
+            raise StoreError("db copy needs a file or a postgresql:// URL for SRC and DST")
+        require_postgres_driver(given)
+    settings = Settings.from_env()
+    result = copy_library(source, target, force=force, now=SystemClock().now(),
+                          busy_timeout_ms=settings.busy_timeout_ms)
+    if wants_json(ctx, json_out):
+        output.emit_json(asdict(result))
+    else:
+        upgraded = "" if result.upgraded_to == result.schema_version else f", upgraded to {result.upgraded_to}"
+        output.message(f"copied {result.rows} rows from {result.source} ({result.source_engine}) to "
+                       f"{result.target} ({result.target_engine}; schema version {result.schema_version}{upgraded})")

@@ -40,10 +40,13 @@ def _mismatch_sql(c: Counter, limit: int) -> str:
         f"SELECT {keys}, count(*) AS uses, sum(u.success) AS successes, max(u.created_at) AS last_used_at "
         f"FROM skill_uses u WHERE {c.where} GROUP BY {keys}"
     )
-    on = " AND ".join(f"d.{k} IS r.{k}" for k in c.keys)
+    # The keys are never NULL (primary keys of the counter tables; skill_uses.skill_id is NOT NULL
+    # and task_hash is filtered by ``where``), so ``=`` means what ``IS`` would, and PostgreSQL can
+    # hash-join on it (``IS NOT DISTINCT FROM`` made it a nested loop: 21 s at 10k uses).
+    on = " AND ".join(f"d.{k} = r.{k}" for k in c.keys)
     differs = " OR ".join(f"d.{v} IS NOT r.{v}" for v in _VALUES)
     nonzero = "d.uses != 0 OR d.successes != 0 OR d.last_used_at IS NOT NULL"
-    match_rows = " AND ".join(f"u.{k} IS d.{k}" for k in c.keys)
+    match_rows = " AND ".join(f"u.{k} = d.{k}" for k in c.keys)
     r_keys = ", ".join(f"r.{k}" for k in c.keys)
     d_keys = ", ".join(f"d.{k}" for k in c.keys)
     return (

@@ -12,6 +12,12 @@ Format (``format_version`` 1), one JSON document per line, UTF-8:
 Full-text index tables are not exported (the import rebuilds them). Nothing in the export depends
 on when it was made, so export → import → export is identical byte for byte. The whole export is
 read inside one read transaction: a consistent snapshot even while agents write.
+
+Both engines: the source or the target may be a ``postgresql://`` URL. The table questions (which
+tables, columns, row order, load order) are answered per engine by :mod:`.catalogue`, so the export
+of a SQLite library and of its PostgreSQL copy are the same bytes. A PostgreSQL import is one
+transaction (:mod:`.postgres.transfer`) that loads the tables parents first, as the server checks
+each foreign key at the insert.
 """
 
 from __future__ import annotations
@@ -22,7 +28,6 @@ import contextlib
 import hashlib
 import json
 import math
-import re
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -30,55 +35,31 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..errors import InvalidInputError, StoreError
+from .catalogue import (
+    TableSpec,
+    broken_reference,
+    count_rows,
+    data_tables,
+    load_order,
+    read_snapshot,
+    rebuild_fulltext,
+    select_rows,
+    trigger_written_tables,
+)
 from .connect import connect, describe_sqlite_error
 from .counters import EXACT_FROM_VERSION, counter_mismatches
+from .dialect import is_postgres
+from .engine import mask, parse_db
 from .files import file_mode, finish_as_rollback_journal, open_copy_source, staged_file
 from .migrations import LATEST_VERSION, MIGRATIONS, apply_migrations, check_ownership, schema_version
 
 FORMAT = "kaos-dream-export"
 FORMAT_VERSION = 1
-_TRIGGER_WRITE = re.compile(r"\bINSERT\s+(?:OR\s+\w+\s+)?INTO\s+([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
+INSERT_BATCH = 1000  # rows per executemany on PostgreSQL (one pipelined round trip each)
 
-
-@dataclass(frozen=True)
-class TableSpec:
-    name: str
-    columns: tuple[str, ...]
-    order_by: str
-
-
-def _virtual_tables(conn: sqlite3.Connection) -> list[str]:
-    return [
-        r[0]
-        for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%' ORDER BY name"
-        )
-    ]
-
-
-def data_tables(conn: sqlite3.Connection) -> list[TableSpec]:
-    """Every ordinary table that holds library data (not SQLite's own, not full-text internals)."""
-    virtual = _virtual_tables(conn)
-    specs: list[TableSpec] = []
-    for (name,) in conn.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
-    ):
-        if name in virtual or any(name.startswith(v + "_") for v in virtual):
-            continue
-        info = conn.execute(f'PRAGMA table_info("{name}")').fetchall()
-        columns = tuple(str(r[1]) for r in info)
-        pk = sorted((int(r[5]), str(r[1])) for r in info if int(r[5]) > 0)
-        order = ", ".join(f'"{c}"' for _, c in pk) if pk else "rowid"
-        if pk and not _has_rowid_alias(info):
-            # A text or composite key: make the order total even if the key had duplicates.
-            order += ", " + ", ".join(f'"{c}"' for c in columns)
-        specs.append(TableSpec(name, columns, order))
-    return specs
-
-
-def _has_rowid_alias(info: list[Any]) -> bool:
-    pks = [r for r in info if int(r[5]) > 0]
-    return len(pks) == 1 and str(pks[0][2]).upper() == "INTEGER"
+__all__ = ["FORMAT", "FORMAT_VERSION", "ExportResult", "ImportResult", "TableSpec", "data_tables",
+           "export_database", "export_lines", "import_database", "import_lines", "library_is_empty",
+           "open_export_source"]
 
 
 def _encode(value: Any) -> Any:
@@ -110,7 +91,7 @@ def export_lines(conn: sqlite3.Connection) -> Iterator[str]:
     """The export of the open database, one line at a time (call inside a read transaction)."""
     version = schema_version(conn)
     specs = data_tables(conn)
-    counts = {s.name: int(conn.execute(f'SELECT count(*) FROM "{s.name}"').fetchone()[0]) for s in specs}
+    counts = {s.name: count_rows(conn, s.name) for s in specs}
     migrations = [
         [int(r[0]), str(r[1])] for r in conn.execute("SELECT version, name FROM schema_migrations ORDER BY version")
     ]
@@ -124,8 +105,7 @@ def export_lines(conn: sqlite3.Connection) -> Iterator[str]:
     yield _line(header)
     total = 0
     for spec in specs:
-        cols = ", ".join(f'"{c}"' for c in spec.columns)
-        for row in conn.execute(f'SELECT {cols} FROM "{spec.name}" ORDER BY {spec.order_by}'):
+        for row in select_rows(conn, spec):
             total += 1
             yield _line({"t": spec.name, "r": [_encode(v) for v in row]})
     yield _line({"end": True, "rows": total})
@@ -139,15 +119,28 @@ class ExportResult:
     target: str
 
 
+def open_export_source(source: str, target: str | Path | None, *, verb: str, busy_timeout_ms: int) -> Any:
+    """A read-only connection to the library an export or copy reads: a SQLite file or a
+    ``postgresql://`` URL; a database without a kaos-dream library is refused (nothing to read)."""
+    engine = parse_db(source)
+    if engine.kind == "postgresql":
+        from .postgres.transfer import open_source
+
+        return open_source(engine, busy_timeout_ms=busy_timeout_ms, verb=verb)
+    return open_copy_source(source, target, noun="export" if verb == "export" else verb, verb=verb,
+                            busy_timeout_ms=busy_timeout_ms)
+
+
 def export_database(source: str, out: str | Path | IO[str], *, force: bool = False,
                     busy_timeout_ms: int = 10_000) -> ExportResult:
-    """Write the export of ``source`` to a file path (atomically) or an open text stream."""
+    """Write the export of ``source`` (a file or a PostgreSQL URL) to a file path (atomically) or an
+    open text stream."""
     to_file = out if isinstance(out, (str, Path)) else None
-    conn = open_copy_source(source, to_file, noun="export", verb="export", busy_timeout_ms=busy_timeout_ms)
+    conn = open_export_source(source, to_file, verb="export", busy_timeout_ms=busy_timeout_ms)
+    shown = mask(source)
     try:
         version = schema_version(conn)
-        conn.execute("BEGIN")  # one snapshot for the whole export
-        try:
+        with read_snapshot(conn):  # one snapshot for the whole export
             lines = export_lines(conn)
             if isinstance(out, (str, Path)):
                 target = Path(out)
@@ -160,12 +153,9 @@ def export_database(source: str, out: str | Path | IO[str], *, force: bool = Fal
             else:
                 total = _write(lines, out)
                 target_name = "-"
-            counts = {s.name: int(conn.execute(f'SELECT count(*) FROM "{s.name}"').fetchone()[0])
-                      for s in data_tables(conn)}
-        finally:
-            conn.execute("ROLLBACK")
+            counts = {s.name: count_rows(conn, s.name) for s in data_tables(conn)}
     except sqlite3.Error as exc:
-        raise StoreError(describe_sqlite_error(exc, source)) from None
+        raise StoreError(describe_sqlite_error(exc, shown)) from None
     finally:
         conn.close()
     return ExportResult(version, counts, total, target_name)
@@ -191,7 +181,8 @@ class ImportResult:
     tables: dict[str, int]
 
 
-def _read_lines(source: str | Path | IO[bytes]) -> Iterator[tuple[int, bytes]]:
+def _read_lines(source: str | Path | Iterable[bytes]) -> Iterator[tuple[int, bytes]]:
+    """Numbered lines of an export file, an open binary stream or any iterable of encoded lines."""
     if isinstance(source, (str, Path)):
         path = Path(source)
         if not path.is_file():
@@ -200,7 +191,7 @@ def _read_lines(source: str | Path | IO[bytes]) -> Iterator[tuple[int, bytes]]:
             fh = path.open("rb")
         except OSError as exc:
             raise StoreError(f"cannot read {source}: {exc.strerror}") from None
-        ctx: contextlib.AbstractContextManager[IO[bytes]] = fh
+        ctx: contextlib.AbstractContextManager[Iterable[bytes]] = fh
     else:
         ctx = contextlib.nullcontext(source)
     with ctx as stream:
@@ -244,30 +235,18 @@ def _check_header(header: Any) -> tuple[int, dict[str, dict[str, Any]]]:
     return version, tables
 
 
-def _derived_tables(conn: sqlite3.Connection) -> set[str]:
-    """Tables that triggers insert into (running counters such as skill_stats), minus full-text ones:
-    after the load they are replaced by the exported rows so counts are not doubled."""
-    virtual = _virtual_tables(conn)
-    found: set[str] = set()
-    for (sql,) in conn.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger'"):
-        for name in _TRIGGER_WRITE.findall(sql or ""):
-            if name not in virtual:
-                found.add(name)
-    return found
-
-
-def library_is_empty(conn: sqlite3.Connection) -> bool:
+def library_is_empty(conn: Any) -> bool:
     """True when the library holds nothing but what its migrations create (seed rows included)."""
     fresh = sqlite3.connect(":memory:", isolation_level=None)
     try:
         apply_migrations(fresh, 0.0, ":memory:", upto=schema_version(conn))
+        seeded = {s.name: s for s in data_tables(fresh)}
         for spec in data_tables(conn):
             if spec.name == "schema_migrations":
                 continue
-            cols = ", ".join(f'"{c}"' for c in spec.columns)
-            ours = conn.execute(f'SELECT {cols} FROM "{spec.name}" ORDER BY {spec.order_by}').fetchall()
-            seeded = fresh.execute(f'SELECT {cols} FROM "{spec.name}" ORDER BY {spec.order_by}').fetchall()
-            if [tuple(r) for r in ours] != [tuple(r) for r in seeded]:
+            ours = list(select_rows(conn, spec))
+            theirs = list(select_rows(fresh, seeded[spec.name])) if spec.name in seeded else []
+            if ours != theirs:
                 return False
         return True
     finally:
@@ -288,47 +267,73 @@ def target_is_empty_library(target: Path, busy_timeout_ms: int) -> bool:
         conn.close()
 
 
+def _refuse_data(target: str) -> StoreError:
+    return StoreError(f"{target} already holds a library with data; pass --force to replace it")
+
+
 def import_database(source: str | Path | IO[bytes], target: str | Path, *, force: bool = False,
                     now: float = 0.0, busy_timeout_ms: int = 10_000) -> ImportResult:
-    """Build a new library at ``target`` from an export.
+    """Build a new library at ``target`` (a file or a PostgreSQL URL) from an export file or stream.
 
     An existing target that holds any data is refused unless ``force`` (then it is replaced whole).
-    The file is built under a temporary name, the loaded rows are exported again and compared with
-    the input (so the import is exact or it fails), and only then renamed into place. An export of
-    an older schema is loaded at its own version and then migrated.
+    The rows are loaded, exported again and compared with the input (so the import is exact or it
+    fails), and only then made visible: a temporary file renamed into place, or one PostgreSQL
+    transaction. An export of an older schema is loaded at its own version and then migrated.
     """
-    target_path = Path(target)
+    return import_lines(_read_lines(source), target, force=force, now=now, busy_timeout_ms=busy_timeout_ms,
+                        mode_from=source if isinstance(source, (str, Path)) else None)
+
+
+def import_lines(lines: Iterator[tuple[int, bytes]], target: str | Path, *, force: bool = False, now: float = 0.0,
+                 busy_timeout_ms: int = 10_000, mode_from: str | Path | None = None) -> ImportResult:
+    """:func:`import_database` from numbered export lines (a copy feeds a live export in)."""
     if str(target) == ":memory:":
         raise InvalidInputError("import needs a file target, not :memory:")
+    engine = parse_db(str(target))
+    if engine.kind == "postgresql":
+        from .postgres.transfer import open_target
+
+        conn = open_target(engine, busy_timeout_ms=busy_timeout_ms)  # a bad URL fails before the input is read
+        try:
+            version, tables, raw = _read_header(lines)
+            return _import_postgres(conn, version, tables, raw, lines, force=force, now=now)
+        finally:
+            conn.close()
+    target_path = Path(target)
     empty = target_is_empty_library(target_path, busy_timeout_ms)
     if not empty and not force:
-        raise StoreError(f"{target} already holds a library with data; pass --force to replace it")
-    lines = _read_lines(source)
-    try:
-        number, raw = next(lines)
-    except StopIteration:
-        raise InvalidInputError("the export is empty") from None
-    version, tables = _check_header(_parse(number, raw))
+        raise _refuse_data(str(target))
+    version, tables, raw = _read_header(lines)
     # The new library keeps the mode of the file it replaces, else of the export it comes from.
     mode = file_mode(target_path)
-    if mode is None and isinstance(source, (str, Path)):
-        mode = file_mode(source)
+    if mode is None and mode_from is not None:
+        mode = file_mode(mode_from)
     with staged_file(target_path, "import", force=target_path.exists(), what="import", mode=mode) as temp:
         conn = connect(str(temp), busy_timeout_ms=busy_timeout_ms)
         try:
             apply_migrations(conn, now, str(temp), upto=version)
-            rows = _load(conn, version, tables, raw, lines)
+            conn.execute("PRAGMA foreign_keys = OFF")  # rows arrive table by table; checked as a whole
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                rows = _load(conn, version, tables, raw, lines)
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            finally:
+                conn.execute("PRAGMA foreign_keys = ON")
             finish_as_rollback_journal(conn, temp)
         except sqlite3.Error as exc:
-            raise StoreError(f"import failed: {describe_sqlite_error(exc, str(source))}") from None
+            raise StoreError(f"import failed: {describe_sqlite_error(exc, mask(str(mode_from or 'the export')))}") \
+                from None
         finally:
             conn.close()
         conn = connect(str(temp), busy_timeout_ms=busy_timeout_ms)
         try:
             apply_migrations(conn, now, str(temp))
             upgraded = schema_version(conn)
-            counts = {s.name: int(conn.execute(f'SELECT count(*) FROM "{s.name}"').fetchone()[0])
-                      for s in data_tables(conn)}
+            counts = {s.name: count_rows(conn, s.name) for s in data_tables(conn)}
             finish_as_rollback_journal(conn, temp)
         except sqlite3.Error as exc:
             raise StoreError(f"import failed while upgrading: {describe_sqlite_error(exc, str(target))}") from None
@@ -337,7 +342,53 @@ def import_database(source: str | Path | IO[bytes], target: str | Path, *, force
     return ImportResult(str(target_path.resolve()), version, upgraded, rows, counts)
 
 
-def _check_counters(conn: sqlite3.Connection, version: int) -> None:
+def _read_header(lines: Iterator[tuple[int, bytes]]) -> tuple[int, dict[str, dict[str, Any]], bytes]:
+    try:
+        number, raw = next(lines)
+    except StopIteration:
+        raise InvalidInputError("the export is empty") from None
+    version, tables = _check_header(_parse(number, raw))
+    return version, tables, raw
+
+
+def _import_postgres(conn: Any, version: int, tables: dict[str, dict[str, Any]], header_raw: bytes,
+                     lines: Iterator[tuple[int, bytes]], *, force: bool, now: float) -> ImportResult:
+    """The whole import in one transaction under the write lock: the emptiness check (so two imports
+    cannot both find the database empty), the schema up to the export's version, the rows, the
+    upgrade, and at COMMIT the identity sequences and the full-text index."""
+    from .postgres.transfer import clear_library, migrate_inside, schema_version_of
+
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            current = schema_version_of(conn)
+            if current and not library_is_empty(conn):
+                if not force:
+                    raise _refuse_data(conn.kaos_path)
+                if current > version:
+                    raise StoreError(
+                        f"{conn.kaos_path} has schema version {current}, newer than the export's {version}: "
+                        "an import cannot go back; upgrade the source first (`kaos --db SRC db migrate`)")
+                clear_library(conn)
+            elif current > version:
+                raise StoreError(
+                    f"{conn.kaos_path} has schema version {current}, newer than the export's {version}; "
+                    "upgrade the source first (`kaos --db SRC db migrate`) or use an empty database")
+            migrate_inside(conn, now, upto=version)
+            rows = _load(conn, version, tables, header_raw, lines)
+            migrate_inside(conn, now)
+            upgraded = schema_version_of(conn)
+            counts = {s.name: count_rows(conn, s.name) for s in data_tables(conn)}
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.rollback()
+            raise
+    except sqlite3.Error as exc:
+        raise StoreError(f"import into {conn.kaos_path} failed: {mask(str(exc))}; nothing was written") from None
+    return ImportResult(conn.kaos_path, version, upgraded, rows, counts)
+
+
+def _check_counters(conn: Any, version: int) -> None:
     """The derived counters are recounted from the loaded rows and must agree: forged counters
     (``uses=1000`` beside one use row) are refused. Exports older than schema 9 may carry the
     undercounts that migration 9 repairs; the upgrade after loading recounts those instead."""
@@ -351,8 +402,23 @@ def _check_counters(conn: sqlite3.Connection, version: int) -> None:
         )
 
 
-def _load(conn: sqlite3.Connection, version: int, tables: dict[str, dict[str, Any]], header_raw: bytes,
+def _insert(conn: Any, sql: str, name: str, rows: list[list[Any]], where: str) -> None:
+    try:
+        for start in range(0, len(rows), INSERT_BATCH):
+            conn.executemany(sql, rows[start:start + INSERT_BATCH])
+    except sqlite3.IntegrityError as exc:
+        raise InvalidInputError(f"{where} cannot be loaded into {name}: {exc}") from None
+
+
+def _load(conn: Any, version: int, tables: dict[str, dict[str, Any]], header_raw: bytes,
           lines: Iterator[tuple[int, bytes]]) -> int:
+    """Load the rows inside the caller's write transaction and prove the load exact.
+
+    SQLite (foreign keys off, checked at the end) takes each row as it comes. PostgreSQL checks a
+    foreign key at each insert, so its rows are held (as their JSON lines) and loaded table by table
+    in :func:`.catalogue.load_order`. Tables that triggers write (running counters) are loaded last
+    on both, replacing what the triggers made from the other rows.
+    """
     specs = {s.name: s for s in data_tables(conn)}
     if set(tables) != set(specs):
         raise InvalidInputError(
@@ -362,84 +428,72 @@ def _load(conn: sqlite3.Connection, version: int, tables: dict[str, dict[str, An
     for name, spec in specs.items():
         if tables[name].get("columns") != list(spec.columns):
             raise InvalidInputError(f"the export's columns for {name} do not match schema version {version}")
-    derived = _derived_tables(conn)
+    derived = trigger_written_tables(conn)
+    streaming = not is_postgres(conn)
     digest = hashlib.sha256(header_raw.rstrip(b"\r\n") + b"\n")
     inserts = {
         name: f'INSERT INTO "{name}" ({", ".join(chr(34) + c + chr(34) for c in spec.columns)}) '
         f'VALUES ({", ".join("?" for _ in spec.columns)})'
         for name, spec in specs.items()
     }
-    held: dict[str, list[list[Any]]] = {name: [] for name in derived}
+    held: dict[str, list[list[Any]]] = {name: [] for name in specs if name in derived or not streaming}
     seen: dict[str, int] = {name: 0 for name in specs}
     total = 0
     ended = False
-    conn.execute("PRAGMA foreign_keys = OFF")  # rows arrive table by table; checked as a whole below
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        # The export is the whole truth: rows the migrations seeded (schema_migrations, dream_state
-        # ...) are replaced by the exported ones.
-        for name in specs:
-            if conn.execute(f'SELECT 1 FROM "{name}" LIMIT 1').fetchone():
-                conn.execute(f'DELETE FROM "{name}"')
-        for number, raw in lines:
-            if ended:
-                raise InvalidInputError(f"export line {number}: data after the end line")
-            digest.update(raw.rstrip(b"\r\n") + b"\n")
-            doc = _parse(number, raw)
-            if isinstance(doc, dict) and doc.get("end") is True:
-                if doc.get("rows") != total:
-                    raise InvalidInputError(f"the end line says {doc.get('rows')} rows, the file has {total}")
-                ended = True
-                continue
-            if not isinstance(doc, dict) or set(doc) != {"t", "r"} or doc["t"] not in specs:
-                raise InvalidInputError(f"export line {number} is not a row of a known table")
-            name, values = doc["t"], doc["r"]
-            if not isinstance(values, list) or len(values) != len(specs[name].columns):
-                raise InvalidInputError(f"export line {number}: wrong number of values for {name}")
-            try:
-                decoded = [_decode(v) for v in values]
-            except InvalidInputError as exc:
-                raise InvalidInputError(f"export line {number}: {exc}") from None
-            total += 1
-            seen[name] += 1
-            if name in held:
-                held[name].append(decoded)
-                continue
-            try:
-                conn.execute(inserts[name], decoded)
-            except sqlite3.IntegrityError as exc:
-                raise InvalidInputError(f"export line {number} cannot be loaded into {name}: {exc}") from None
-        if not ended:
-            raise InvalidInputError("the export is truncated (no end line)")
-        for name, count in seen.items():
-            if tables[name].get("rows") != count:
-                raise InvalidInputError(f"the header says {tables[name].get('rows')} rows for {name}, found {count}")
-        for name in sorted(held):
+    # The export is the whole truth: rows the migrations seeded (schema_migrations, dream_state
+    # ...) are replaced by the exported ones (children before parents, for PostgreSQL's checks).
+    for name in reversed(load_order(conn, list(specs))):
+        if conn.execute(f'SELECT 1 FROM "{name}" LIMIT 1').fetchone():
             conn.execute(f'DELETE FROM "{name}"')
-            try:
-                conn.executemany(inserts[name], held[name])
-            except sqlite3.IntegrityError as exc:
-                raise InvalidInputError(f"the export's rows for {name} cannot be loaded: {exc}") from None
-        _check_counters(conn, version)
-        for vt in _virtual_tables(conn):
-            conn.execute(f'INSERT INTO "{vt}" ("{vt}") VALUES (\'rebuild\')')
-        broken = conn.execute("PRAGMA foreign_key_check").fetchone()
-        if broken:
-            raise InvalidInputError(f"the export breaks a reference: {broken[0]} row {broken[1]} points at a "
-                                    f"missing {broken[2]}")
-        again = hashlib.sha256()
-        for line in export_lines(conn):
-            again.update(line.encode("utf-8"))
-        if again.digest() != digest.digest():
-            raise InvalidInputError(
-                "the export does not load back exactly (it was edited or made by another tool); nothing written"
-            )
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-    finally:
-        conn.execute("PRAGMA foreign_keys = ON")
+    for number, raw in lines:
+        if ended:
+            raise InvalidInputError(f"export line {number}: data after the end line")
+        digest.update(raw.rstrip(b"\r\n") + b"\n")
+        doc = _parse(number, raw)
+        if isinstance(doc, dict) and doc.get("end") is True:
+            if doc.get("rows") != total:
+                raise InvalidInputError(f"the end line says {doc.get('rows')} rows, the file has {total}")
+            ended = True
+            continue
+        if not isinstance(doc, dict) or set(doc) != {"t", "r"} or doc["t"] not in specs:
+            raise InvalidInputError(f"export line {number} is not a row of a known table")
+        name, values = doc["t"], doc["r"]
+        if not isinstance(values, list) or len(values) != len(specs[name].columns):
+            raise InvalidInputError(f"export line {number}: wrong number of values for {name}")
+        try:
+            decoded = [_decode(v) for v in values]
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"export line {number}: {exc}") from None
+        total += 1
+        seen[name] += 1
+        if name in held:
+            held[name].append(decoded)
+            continue
+        try:
+            conn.execute(inserts[name], decoded)
+        except sqlite3.IntegrityError as exc:
+            raise InvalidInputError(f"export line {number} cannot be loaded into {name}: {exc}") from None
+    if not ended:
+        raise InvalidInputError("the export is truncated (no end line)")
+    for name, count in seen.items():
+        if tables[name].get("rows") != count:
+            raise InvalidInputError(f"the header says {tables[name].get('rows')} rows for {name}, found {count}")
+    for name in load_order(conn, sorted(set(held) - derived)):
+        _insert(conn, inserts[name], name, held.pop(name), "the export's rows")
+    for name in load_order(conn, sorted(held)):
+        conn.execute(f'DELETE FROM "{name}"')
+        _insert(conn, inserts[name], name, held.pop(name), "the export's rows")
+    _check_counters(conn, version)
+    rebuild_fulltext(conn)
+    broken = broken_reference(conn)
+    if broken:
+        raise InvalidInputError(f"the export breaks a reference: {broken[0]} row {broken[1]} points at a "
+                                f"missing {broken[2]}")
+    again = hashlib.sha256()
+    for line in export_lines(conn):
+        again.update(line.encode("utf-8"))
+    if again.digest() != digest.digest():
+        raise InvalidInputError(
+            "the export does not load back exactly (it was edited or made by another tool); nothing written"
+        )
     return total
-

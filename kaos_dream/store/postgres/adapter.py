@@ -308,6 +308,11 @@ class PgConnection:
         if name.lower() not in ("pow", "power", "sqrt", "exp", "ln", "log"):
             raise PgOperationalError(f"no PostgreSQL function {name!r}")
 
+    def native(self, sql: str | bytes, params: Any = None) -> Any:
+        """A statement in PostgreSQL's own dialect (catalogue reads, ``COLLATE "C"``), not translated;
+        errors as every other statement's. Returns the psycopg cursor, in the current transaction."""
+        return self._call(self.raw.execute, sql, params)
+
     def refresh_catalog(self) -> None:
         """Re-read tables and keys (after a migration ran on this connection)."""
         self.catalog = _load_catalog(self.raw)
