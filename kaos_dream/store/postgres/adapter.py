@@ -311,6 +311,13 @@ class PgConnection:
     def native(self, sql: str | bytes, params: Any = None) -> Any:
         """A statement in PostgreSQL's own dialect (catalogue reads, ``COLLATE "C"``), not translated;
         errors as every other statement's. Returns the psycopg cursor, in the current transaction."""
+        if self._prefix and params is None:  # a waiting BEGIN (and lock) travels with it, first
+            text = sql.decode("utf-8") if isinstance(sql, bytes) else sql
+            cursor = self._call(self.raw.execute, self._take_prefix(text).encode("utf-8"))
+            while cursor.nextset():
+                pass
+            return cursor
+        self._send_prefix()
         return self._call(self.raw.execute, sql, params)
 
     def refresh_catalog(self) -> None:
@@ -337,6 +344,11 @@ class PgConnection:
             self._begun = True
         self._prefix = []
         return joined
+
+    def sync(self) -> None:
+        """Send the waiting BEGIN (and lock, savepoint) now: before code uses :attr:`raw` directly
+        inside this connection's transaction, so its statements run in that transaction."""
+        self._send_prefix()
 
     def _send_prefix(self) -> None:
         """Send what waits in the prefix now (before a statement that cannot carry it)."""

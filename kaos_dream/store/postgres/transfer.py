@@ -65,6 +65,8 @@ def open_target(engine: Engine, *, busy_timeout_ms: int) -> PgConnection:
 def schema_version_of(conn: PgConnection) -> int:
     from .migrations import check_ownership
 
+    if conn.in_transaction:
+        conn.sync()  # read under this transaction's write lock, not before it
     with server_errors(conn.kaos_path):
         return check_ownership(conn.raw, conn.kaos_path)
 
@@ -76,6 +78,7 @@ def migrate_inside(conn: PgConnection, now: float, upto: int | None = None) -> N
 
     if not conn.in_transaction:
         raise RuntimeError("migrate_inside needs an open transaction")
+    conn.sync()  # the steps below use the psycopg connection itself: the BEGIN must be on the server
     for migration in MIGRATIONS[schema_version_of(conn):upto]:
         with server_errors(conn.kaos_path):
             apply_one(conn.raw, migration, now, conn.kaos_path)
