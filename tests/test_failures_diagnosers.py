@@ -34,6 +34,18 @@ CASES = {
         "the user refused the connection request",
         "infra",
     ),
+    "grpc_unavailable": (
+        'rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial tcp '
+        '10.0.0.9:50051: connect: connection refused"',
+        "the ledger feature is unavailable on the free plan",
+        "transient",
+    ),
+    "storage_attach": (
+        'AttachVolume.Attach failed for volume "pvc-1" : rpc error: code = DeadlineExceeded desc = context deadline '
+        "exceeded",
+        "the volume slider is attached to the player",
+        "infra",
+    ),
     "resource_exhaustion": (
         "OSError: [Errno 28] No space left on device",
         "there is no space before the colon",
@@ -215,6 +227,18 @@ def test_diagnoser_near_miss_negative(name: str) -> None:
         # a missing config file is configuration, a missing data file is code
         ("Error: ENOENT: no such file or directory, open '/app/config/settings.json'", "missing_config"),
         ("Error: ENOENT: no such file or directory, open '/app/data/input.csv'", "missing_data"),
+        # gRPC UNAVAILABLE over a refused connection is the retryable status, but a certificate inside it is TLS
+        ("rpc error: code = Unavailable desc = connection error: desc = \"transport: Error while dialing: dial tcp "
+         "10.1.2.3:443: connect: connection refused\"", "grpc_unavailable"),
+        ("rpc error: code = Unavailable desc = connection error: desc = \"transport: authentication handshake "
+         "failed: tls: failed to verify certificate: x509: certificate signed by unknown authority\"", "tls"),
+        # a volume attach that times out is the storage back end, not a passing timeout
+        ('AttachVolume.Attach failed for volume "pvc-9" : attachment of disk failed: timeout', "storage_attach"),
+        # EAGAIN on fork is a process limit, not a temporarily unavailable service
+        ("bash: fork: retry: Resource temporarily unavailable", "resource_exhaustion"),
+        # HTTP statuses with a meaning of their own: 507 is storage, 501 is the call, 425 is not a client bug
+        ("HTTP 507 Insufficient Storage", "resource_exhaustion"),
+        ("HTTP 501 Not Implemented", "http_client_error"),
         # credit exhaustion inside an invalid_request_error is billing
         (
             "anthropic.BadRequestError: {'type': 'invalid_request_error', 'message': 'Your credit balance is too low'}",

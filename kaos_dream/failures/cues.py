@@ -79,6 +79,10 @@ _IDENTIFIER = re.compile(r"\b[A-Za-z][\w$]*?(?:Error|Exception|Fault)\b|\b[a-z]+
 _CODE_NAME = re.compile(r"\bAn error occurred \((\w+)\)|\bcode = ([A-Z]\w+)|\bErrorCode:? ?([A-Z]\w+)"
                         r"|^\(([A-Z][a-z]\w+)\)|\bError from server \(([A-Z]\w+)\)|\bCode: ([A-Z][a-z]\w+)",
                         re.MULTILINE)
+# A class a module path names at the start of a line, whatever its suffix: `kafka.errors.NoBrokersAvailable:`,
+# `pymongo.errors.CursorNotFound:`, `cassandra.Unavailable:` (a bare name needs two capitalised parts and a colon).
+_LEADING_CLASS = re.compile(r"^(?:[a-z_][\w]*\.)+(?:[A-Za-z_]\w*\$)?([A-Z][A-Za-z0-9]+)(?=:|\(|$)"
+                            r"|^([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+):", re.MULTILINE)
 _HTTP = (r"\b(?:HTTP(?:/\d(?:\.\d)?)?|[Ss]tatus(?: [Cc]ode)?|code|[Ee]rror|response|returned|got|received)"
          r"[ :=\"']*(?:an? )?{code}\b|\b{code} {phrase}\b|\b[A-Z]\w*(?:Error|Exception)\({code},|\({code}\) Reason:")
 
@@ -130,10 +134,24 @@ CUES: tuple[Cue, ...] = (
         ("415", "code", _http(415, "Unsupported Media Type")),
         ("428", "code", _http(428, "Precondition Required")),
         ("4xx Client Error", "code", r"\b4\d\d Client Error\b"),
-        ("5xx Server Error", "transient", r"\b5\d\d Server Error\b|\b(?:HTTP|status)[ :]*5(?:0[2-4]|2\d)\b"),
+        ("5xx Server Error", "transient", r"\b5(?!0[1578]|11)\d\d Server Error\b"
+                                          r"|\b(?:HTTP|status)[ :]*5(?:0[2-4]|2\d)\b"),
         ("409", "code", _http(409, "Conflict")),
         ("413", "code", _http(413, "(?:Payload|Request Entity) Too Large")),
         ("422", "code", _http(422, "Unprocessable (?:Entity|Content)")),
+        ("402", "config", _http(402, "Payment Required")),
+        ("407", "config", _http(407, "Proxy Authentication Required")),
+        ("408", "transient", _http(408, "Request Time-?out")),
+        ("411", "code", _http(411, "Length Required")),
+        ("414", "code", _http(414, "(?:Request-)?URI Too Long")),
+        ("416", "code", _http(416, "Range Not Satisfiable")),
+        ("423", "transient", _http(423, "Locked")),
+        ("425", "transient", _http(425, "Too Early")),
+        ("431", "code", _http(431, "Request Header Fields Too Large")),
+        ("501", "code", _http(501, "Not Implemented")),
+        ("505", "config", _http(505, "HTTP Version Not Supported")),
+        ("507", "infra", _http(507, "Insufficient Storage")),
+        ("511", "config", _http(511, "Network Authentication Required")),
     )),
     *_family("orchestrator-state", 0, (
         ("ImagePullBackOff", "config", r"\b(?:ImagePullBackOff|ErrImagePull|InvalidImageName)\b"),
@@ -177,7 +195,8 @@ CUES: tuple[Cue, ...] = (
         ("unexpected token", "code", r"\bunexpected (?:token|end of (?:file|input)|EOF|identifier|character|"
                                      r"indent|keyword|symbol|'[^']*')\b"),
         ("cannot find symbol", "code", r"\bcannot (?:find|resolve) symbol\b|\bunresolved (?:reference|import)\b"),
-        ("not assignable", "code", r"\bis not assignable to\b|\bincompatible (?:types?|return|argument|pointer)\b"
+        ("not assignable", "code", r"\b(?:is not assignable|cannot be assigned) to\b"
+                                    r"|\bincompatible (?:types?|return|argument|pointer)\b"
                                     r"|\bcannot convert\b|\bcannot use \S+ .{0,40}\bas\b"),
         ("error code", "code", r"\berror (?:TS|CS|C)\d{3,5}\b|\berror\[E\d{4}\]"),
         ("template", "code", r"\bTemplate(?:Syntax|Not?Found|Render|Assertion)?(?:Error|Exception)\b"
@@ -194,10 +213,23 @@ CUES: tuple[Cue, ...] = (
                                r"|\b[Ee]rrno (?:104|110|32)\b"),
         ("no space", "infra", r"\b(?:ENOSPC|ENOMEM|EMFILE|ENFILE|EDQUOT)\b|\b[Ee]rrno (?:28|12|24|23|122)\b"),
         ("access", "config", r"\b(?:EACCES|EPERM|EROFS)\b|\b[Ee]rrno (?:13|30|1)\b"),
+        ("host down", "infra", r"\b(?:EHOSTDOWN|ENETDOWN|ENOBUFS)\b|\b[Ee]rrno (?:112|100|105)\b"),
+        ("not connected", "transient", r"\b(?:ENOTCONN|ESHUTDOWN)\b|\b[Ee]rrno (?:107|108)\b"),
+        ("address in use", "config", r"\b(?:EADDRINUSE|EADDRNOTAVAIL)\b|\b[Ee]rrno (?:98|99|48)\b"),
+        ("exec format", "config", r"\bENOEXEC\b|\b[Ee]rrno 8\b|\b[Ee]xec format error\b|\bcannot execute binary file\b"
+                                  r"|\bbad CPU type\b|\bwrong ELF class\b"),
+        ("bad call", "code", r"\b(?:EISDIR|ENOTDIR|EEXIST|ENOTEMPTY|EINVAL|E2BIG|ENAMETOOLONG|EBADF)\b"
+                             r"|\b[Ee]rrno (?:21|20|17|39|22|7|36|9)\b"),
+        ("process limit", "infra", r"\bfork: (?:retry: )?(?:Resource temporarily unavailable|Cannot allocate memory)"
+                                   r"|\bcan't start new thread\b|\bunable to create (?:new )?native thread\b"
+                                   r"|\bpthread_create\b[^\n]{0,40}\b(?:failed|EAGAIN|Resource)|\bcannot fork\b"
+                                   r"|\bfork failed\b|\bRLIMIT_NPROC\b"),
     ), case_sensitive=True),
     *_family("signal", 0, (
         ("killed", "infra", r"(?-i:\bKilled\b)|\bexit (?:status|code):? 137\b|\bsignal 9\b|\bSIGKILL\b"),
         ("segfault", "code", r"\bsegmentation fault\b|\bSIGSEGV\b|\bexit (?:status|code):? 139\b|\bcore dumped\b"),
+        ("broken pipe", "transient", r"\bSIGPIPE\b|\bexit (?:status|code):? 141\b"),
+        ("not executable", "config", r"\bexit (?:status|code):? 12[67]\b"),
     )),
     *_family("environment", 0, (
         ("env KeyError", "config", r"(?-i:\bKeyError: '[A-Z][A-Z0-9]*_[A-Z0-9_]+')|\bos\.environ\b"),
@@ -210,6 +242,7 @@ CUES: tuple[Cue, ...] = (
     *_family("source-location", 0, (
         ("file:line error", "code", r"\b[\w./-]+\.(?:py|pyi|go|c|h|cc|cpp|hpp|rs|java|kt|scala|swift|ts|tsx|js|jsx"
                                     r"|mjs|cs|rb|php|ex|exs|dart|vue|svelte|erb|j2|jinja|html|tf|hcl):\d+(?::\d+)?:? "
+                                    r"(?:- )?"
                                     r"(?:error\b|fatal error\b"
                                     r"|[^\n]*\b(?:undeclared|not used|not defined|in scope)\b)"),
         ("not in scope", "code", r"\bundeclared\b|\bnot (?:declared|defined) in (?:this )?scope\b"
@@ -221,7 +254,7 @@ CUES: tuple[Cue, ...] = (
     *_family("class-name", 1, (
         ("Timeout", "transient", _class("Timeout")),
         ("TimedOut", "transient", _class("TimedOut")),
-        ("Unavailable", "transient", _class(r"(?:Service)?Unavailable")),
+        ("Unavailable", "transient", _class(r"ServiceUnavailable|(?<=[A-Za-z])Unavailable|Unavailable(?=[A-Z])")),
         ("Throttl", "transient", _class("Throttl")),
         ("RateLimit", "transient", _class("RateLimit")),
         ("Deadline", "transient", _class("Deadline")),
@@ -252,7 +285,8 @@ CUES: tuple[Cue, ...] = (
         ("Type", "code", _class("(?:Type|Cast|ClassCast|Conversion|Coercion)")),
         ("Value", "code", _class("(?:Value|Argument|IllegalArgument|InvalidArgument|IllegalState"
                                  "|InvalidOperation|UnsupportedOperation|NotImplemented|InvalidRequest)")),
-        ("Attribute", "code", _class("(?:Attribute|NoMethod|NoSuchMethod|NoSuchField|Undefined|Name(?=Error))")),
+        ("Attribute", "code", _class("(?:Attribute|NoMethod|NoSuchMethod|NoSuchField"
+                                     "|Undefined(?!Table|File|Object|Database)|Name(?=Error))")),
         ("Reference", "code", _class("(?:NullReference|(?<![a-z])Reference(?=Error))")),
         ("UnknownHost", "infra", _class("(?:UnknownHost|NameResolution|DnsResolution|NoSuchHost)")),
         ("ConcurrentModification", "code", _class("ConcurrentModification")),
@@ -271,6 +305,19 @@ CUES: tuple[Cue, ...] = (
         ("Capacity", "infra", _class("(?:InsufficientCapacity|Insufficient\\w*Capacity|NoCapacity|OutOfCapacity)")),
         ("Region", "config", _class("(?:NoRegion|InvalidRegion|UnknownRegion|RegionDisabled)")),
         ("TLS", "config", _class("(?:SSL|TLS|Certificate|Cert(?=[A-Z])|X509|Handshake)")),
+        ("Disconnected", "transient", _class("(?:UnexpectedClose|UnexpectedEOF|PrematureClose|Disconnected"
+                                             "|ConnectionLoss"
+                                             "|ConnectionLost|ConnectionDropped|IncompleteRead|StreamReset)")),
+        ("NoServers", "infra", _class("(?:No(?:Brokers|Servers|Nodes|Hosts)(?:Available)?"
+                                      "|NoAvailable(?:Server|Broker|Node|Host)|NoLiving(?:Connections|Nodes))")),
+        ("Unrecognized", "code", _class("(?:Unrecognized|Unknown)(?:Property|Field|Column|Attribute|Argument"
+                                        "|Parameter|Keyword)")),
+        ("TooLarge", "code", _class("(?:TooLarge|TooLong|TooBig|SizeExceeded)")),
+        ("Ambiguous", "code", _class("Ambiguous")),
+        ("AlreadyExists", "code", _class("(?:AlreadyExists|(?<![a-z])Exists(?=Error|Exception))")),
+        ("Unauthenticated", "config", _class("(?:Unauthenticated|NotAuthenticated|(?:Token|Session|Password|Key"
+                                             "|Credentials?)Expired|InvalidAccessToken|InvalidGrant)")),
+        ("LockContention", "transient", _class("Lock(?:NotAvailable|Wait|Contention|Acquisition)")),
     ), case_sensitive=True),
     # Level 2: wording.
     *_family("wording", 2, (
@@ -281,11 +328,13 @@ CUES: tuple[Cue, ...] = (
                                      r"(?:unavailable|overloaded|busy)\b|\boverloaded\b"),
         ("connection dropped", "transient", r"\bconnection (?:was )?(?:reset|aborted|closed|lost|dropped)\b"
                                             r"|\bsocket hang up\b|\bunexpected(?:ly)? (?:EOF|closed)\b"
-                                            r"|\bserver closed the connection\b"),
+                                            r"|\bserver closed the connection\b|\bEOF (?:detected|occurred)\b"),
         ("deadlock", "transient", r"\bdeadlock\b|\block wait\b|\bcould not serialize access\b"
                                   r"|\bserialization failure\b"),
         ("refused", "infra", r"\bconnection refused\b|\bno route to host\b|\b(?:host|network) (?:is )?unreachable\b"
-                             r"|\bserver misbehaving\b"),
+                             r"|\bserver misbehaving\b|\bis the [\w-]+ (?:daemon|server|service|agent) running\b"
+                             r"|\bno (?:brokers|servers|nodes|hosts|live nodes|living connections)"
+                             r" (?:are )?available\b"),
         ("exhausted", "infra", r"\b(?:resources?|capacity|memory|disk|storage|ephemeral-storage)"
                                r" (?:is |are )?exhausted\b"
                                r"|\blow on (?:resource|memory|disk)\b"),
@@ -300,7 +349,9 @@ CUES: tuple[Cue, ...] = (
         ("git rejected", "code", r"\bmerge conflict\b|\bnon-fast-forward\b|\[rejected\]|\bfailed to push\b"),
         ("dependency resolution", "config", r"\bcould not find a version that satisfies\b|\bno matching distribution\b"
                                             r"|\bunable to resolve dependency\b|\bcould not resolve dependencies\b"
-                                            r"|\bdependency (?:conflict|resolution failed)\b|\bnot a git repository\b"),
+                                            r"|\bdependency (?:conflict|resolution failed)\b|\bnot a git repository\b"
+                                            r"|\bversion solving failed\b|\bconflicting dependencies\b"
+                                            r"|\bResolutionImpossible\b"),
         ("unbound variable", "config", r"\bunbound variable\b"),
         ("unavailable", "transient", r"\bunavailable\b|\binternal server error\b|\bRST_STREAM\b|\bGOAWAY\b"
                                      r"|\bstream (?:was )?reset\b|\bfail(?:ing)?[ -]?over\b|\bstep(?:ping)? ?down\b"
@@ -313,7 +364,8 @@ CUES: tuple[Cue, ...] = (
                                    r"|\bhas been (?:deprecated|removed|decommissioned)\b"
                                    r"|\bunknown (?:region|profile|context|cluster|database|project|account|tenant"
                                    r"|subscription)\b|\binvalid (?:region|endpoint|configuration|config|profile)\b"),
-        ("plan or billing", "config", r"\bupgrade your plan\b"
+        ("plan or billing", "config", r"\bupgrade your plan\b|\bplan and billing\b|\bbilling (?:details|account"
+                                      r"|hard limit)\b|\bcurrent quota\b|\bcredit balance\b"
                                       r"|\bsubscription (?:has )?(?:expired|is not active|inactive)\b"
                                       r"|\bpayment required\b|\binsufficient (?:funds|balance|credits?)\b"
                                       r"|\b(?:SASL|Kerberos|GSSAPI)\b|\bLDAP bind\b"),
@@ -343,16 +395,22 @@ CUES: tuple[Cue, ...] = (
         ("panic", "code", r"^panic: |\bpanicked at\b|\bassert(?:ion)? failed\b|\bviolates\b"
                           r"|\bconstraint (?:failed|violation)\b|\bdoes not match (?:the )?schema\b"
                           r"|\bschema validation\b"),
-        ("name resolution", "infra", r"\bname or service not known\b|\bcould not resolve host\b|\bNXDOMAIN\b"
+        ("name resolution", "infra", r"\bname or service not known\b|\bcould not resolve host(?:name)?\b|\bNXDOMAIN\b"
+                                     r"|\bNAME_NOT_RESOLVED\b|\bNAME_RESOLUTION_FAILED\b"
+                                     r"|\bcould not translate host name\b"
+                                     r"|\bunknown host\b|\bfailed to resolve (?:host|address)\b"
                                      r"|\bgetaddrinfo\b|\bno such host\b"),
         ("out of memory", "infra", r"\bout of memory\b|\bcannot allocate memory\b|\bmemory (?:limit|exhausted)\b"),
         ("disk full", "infra", r"\bno space left\b|\bdisk (?:is )?full\b|\bout of disk\b|\bquota exceeded\b"
-                               r".*\bdisk\b"),
+                               r".*\bdisk\b|\b(?:database|db|disk|storage|tablespace) space (?:exceeded|exhausted)\b"
+                               r"|\b(?:not enough|insufficient) (?:disk|storage) space\b|\bdisk usage exceeded\b"
+                               r"|\bflood[- ]stage\b"),
         ("down", "infra", r"\b(?:service|server|node|broker|cluster|host|database) (?:is )?down\b"),
         ("denied", "config", r"\bdenied\b"
                              r"|\bnot (?:authori[sz]ed|permitted|allowed) to\b|\bunauthori[sz]ed\b|\bforbidden\b"
                              r"|\binsufficient (?:permissions?|privileges?|scopes?)\b"),
-        ("credentials", "config", r"\b(?:invalid|expired|missing|bad|wrong|revoked|incorrect) (?:api[ _-]?key|token"
+        ("credentials", "config", r"\b(?:invalid|expired|missing|bad|wrong|revoked|incorrect|unknown)"
+                                  r" (?:(?:access|auth|bearer|refresh|session|id|oauth) )?(?:api[ _-]?key|token"
                                   r"|credentials?|password|secret|signature|auth|client(?: secret)?)\b"
                                   r"|\bnot authed\b|\btoken revoked\b|\bmissing scopes?\b"
                                   r"|\bauthentication (?:failed|required|error)\b"
@@ -360,12 +418,16 @@ CUES: tuple[Cue, ...] = (
         ("not configured", "config", r"\bnot (?:configured|set)\b|\bis required but (?:not|was not) (?:set|provided)\b"
                                      r"|\bmissing (?:required )?(?:config|configuration|setting|environment"
                                      r" variable|option)\b|\bmisconfigur\w*|\bno such (?:option|setting)\b"),
-        ("unsupported version", "config", r"\brequires (?:python|node|ruby|java|go|php|a newer|version|at least)\b"
+        ("unsupported version", "config", r"\brequires (?:a (?:different|newer|later|higher) )?(?:python|node|ruby|java"
+                                          r"|go|php|version|runtime|platform)\b|\brequires (?:a newer|at least)\b"
+                                          r"|\bunsupported locale\b"
                                           r"|\bunsupported (?:version|protocol|platform|architecture)\b"
                                           r"|\bversion mismatch\b|\bnot supported by this version\b"),
         ("not installed", "config", r"\bnot installed\b|\bcommand not found\b|\bno module named\b"
                                     r"|\bis not recognized as an internal or external command\b"
-                                    r"|\bcannot find module\b|\bexecutable file not found\b"),
+                                    r"|\bcannot find module\b|\bexecutable file not found\b|\bbad interpreter\b"
+                                    r"|\bcould not find (?:a )?package\b"
+                                    r"|^(?:/bin/)?\w*sh: (?:line )?\d+: [\w.+-]+: not found"),
         ("invalid input", "code", r"\bBad Request\b|\binvalid (?:syntax|input|argument|parameter|value|format|json"
                                   r"|type|request"
                                   r"|character|escape|identifier|expression|field|query)\b|\bmalformed\b"),
@@ -397,13 +459,22 @@ CUES: tuple[Cue, ...] = (
                                    r"|\bno such (?:table|column|index|queue|key|field|bucket|object|method)\b"
                                    r"|\bmissing (?:helper|partial|template|field|argument|parameter)\b"),
         ("unknown field", "code", r"\bunknown (?:column|field|operator|function|method|type|encoder|argument"
-                                  r"|parameter|attribute|property|keyword)\b|\bunsupported argument\b"),
+                                  r"|parameter|attribute|property|keyword)\b|\bunsupported argument\b"
+                                  r"|\bunrecognized (?:field|property|column|attribute|parameter|key|keyword)\b"),
         ("login needed", "config", r"\b(?:please )?run '?\w+ (?:login|auth login|configure)\b|\bnot logged in\b"
                                    r"|\blogin required\b"),
         ("disabled", "config", r"\b(?:is|was|has been) disabled\b|\bnot (?:been )?(?:explicitly )?enabled\b"
                                r"|\bnot verified\b|\bunverified\b|\bunknown[ _]ca\b"),
         ("too long", "code", r"\btoo (?:long|large|big|many (?:characters|items|fields|arguments))\b"
-                             r"|\bexceeds? (?:the )?(?:maximum|max|limit)\b"),
+                             r"|\bexceeds? (?:the )?(?:fixed |configured |allowed )?(?:maximum|max|limit)\b"),
+        ("failed validation", "code", r"\bfailed validation\b|\bvalidation (?:error|errors|failed)\b"
+                                      r"|\bis ambiguous\b|\bambiguous (?:column|reference|call|name|overload)\b"),
+        ("shell misuse", "code", r"\b(?:unary|binary) operator expected\b|\binteger expression expected\b"
+                                 r"|\bbad substitution\b"),
+        ("transport security", "config", r"\b(?:SSL|TLS|encryption|secure transport) (?:is )?required\b"
+                                         r"|\binsecure (?:transport|connections?)\b[^\n]{0,30}"
+                                         r"\b(?:prohibited|not allowed|refused)\b"
+                                         r"|\b(?:STARTTLS|TLS|SSL)\b[^\n]{0,30}\bnot supported\b"),
     )),
 )
 
@@ -432,7 +503,8 @@ class Match:
 def class_names(failure: FailureInput) -> str:
     """The exception class names a message carries, one per line: its exception type, every identifier
     ending in Error/Exception/Fault (``mapper_parsing_exception`` read as ``MapperParsingException``),
-    and the names services put where a class name would be (AWS ``(SlowDown)``, gRPC ``code = X``)."""
+    the names services put where a class name would be (AWS ``(SlowDown)``, gRPC ``code = X``), and a class
+    a module path names at the start of a line whatever its suffix (``kafka.errors.NoBrokersAvailable:``)."""
     names: list[str] = []
     if failure.exception_type:
         names.extend(p for p in re.split(r"[.$]", failure.exception_type) if p)
@@ -442,6 +514,8 @@ def class_names(failure: FailureInput) -> str:
             word = "".join(part.capitalize() for part in word.split("_"))
         names.append(word.split(".")[-1].split("$")[-1])
     for hit in _CODE_NAME.finditer(failure.text):
+        names.append(next(g for g in hit.groups() if g))
+    for hit in _LEADING_CLASS.finditer(failure.text):
         names.append(next(g for g in hit.groups() if g))
     return "\n".join(dict.fromkeys(names))
 

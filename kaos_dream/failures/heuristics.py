@@ -66,6 +66,8 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"(?-i:\bMISCONF\b)",
             r"\bdisk is (?:nearly )?full\b",
             r"\b(?:OutOfDiskSpace|DiskFull)\b",
+            r"\b(?:database|db|storage|tablespace) space (?:exceeded|exhausted)\b",
+            r"(?-i:\bNOSPACE\b)",
         ),
     ),
     PatternDiagnoser(
@@ -298,6 +300,19 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
         ),
     ),
     PatternDiagnoser(
+        "grpc_unavailable",
+        "transient",
+        "The RPC channel could not reach a ready server (gRPC UNAVAILABLE): the client reconnects by itself.",
+        "Retry with backoff (UNAVAILABLE is the status gRPC defines as safe to retry); if it lasts, check the server.",
+        0.75,
+        (
+            # Read after the TLS, credential and DNS rules (a cause they name decides), before a refused
+            # connection: gRPC reports a server that is restarting or being rescheduled this way.
+            r"\bcode = Unavailable desc = (?:connection error|transport|error reading|closing transport)",
+            r"\bStatusCode\.UNAVAILABLE\b",
+        ),
+    ),
+    PatternDiagnoser(
         "connection_refused",
         "infra",
         "Nothing is listening at the target address: the service is down.",
@@ -387,6 +402,28 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bInsufficient\w*Capacity\b",
             r"\bNodeNotReady\b",
             r"\bdo not have sufficient [\w.-]+ capacity\b",
+            # process and thread limits (EAGAIN on fork is a limit, not a passing outage)
+            r"\bfork: (?:retry: )?(?:Resource temporarily unavailable|Cannot allocate memory)\b",
+            r"\bcan't start new thread\b",
+            r"\bunable to create (?:new )?native thread\b",
+            r"\bpthread_create\b[^\n]{0,40}\b(?:failed|EAGAIN|Resource temporarily unavailable)",
+            r"\bcannot fork\b",
+            r"\b507 Insufficient Storage\b",
+            r"\b(?:HTTP|status|code|error|returned)[\s:/=]*507\b",
+        ),
+    ),
+    PatternDiagnoser(
+        "storage_attach",
+        "infra",
+        "The orchestrator could not attach or mount the volume on the node (storage back end or node).",
+        "Check the volume's state and the storage driver on the node (detach it from a dead node), then reschedule.",
+        0.75,
+        (
+            r"\bAttachVolume\.Attach failed\b",
+            r"\bFailedAttachVolume\b",
+            r"\bMulti-Attach error\b",
+            r"\bcould not attach volume\b",
+            r"\bMountVolume\.(?:WaitForAttach|MountDevice) failed\b",
         ),
     ),
     PatternDiagnoser(
@@ -444,7 +481,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
         "Retry with backoff; check the provider's status page if it persists.",
         0.7,
         (
-            r"\b(?:HTTP|status|code|error|returned)[\s:/]*5\d\d\b",
+            r"\b(?:HTTP|status|code|error|returned)[\s:/]*5(?!0[1578]\b|11\b)\d\d\b",
             r"\b5\d\d (?:Internal|Bad|Service|Gateway)\b",
             r"\binternal server error\b",
             r"\bbad gateway\b",
@@ -543,6 +580,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bengine \"\w+\" is incompatible\b",
             r"\bEBADENGINE\b",
             r"\bextension control file\b",
+            r"\bbad interpreter\b",
         ),
     ),
     PatternDiagnoser(
@@ -709,7 +747,8 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bInvalidParameter\w*",
             r"\bValidationException\b",
             r"\binvalid_(?:blocks|arguments|arg_name|array_arg|charset|form_data|post_type|json)\b",
-            r"(?-i:\b4(?:0[05-9]|1\d|2[0-8]|3[01]) [A-Z][\w-]+(?: [A-Z][\w-]+)*)",
+            r"(?-i:\b4(?:0[05-79]|1\d|2[0-24678]|3[01]) [A-Z][\w-]+(?: [A-Z][\w-]+)*)",
+            r"\b(?:HTTP|status|code|error|returned)[\s:/=]*501\b|\b501 Not Implemented\b",
             r"\b\w*TooLarge(?:Exception|Error)\b",
             r"\bgoogle\.api_core\.exceptions\.(?:InvalidArgument|FailedPrecondition|OutOfRange|AlreadyExists"
             r"|MethodNotImplemented|BadRequest)\b",
