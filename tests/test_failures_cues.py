@@ -43,6 +43,62 @@ def test_cue_families_name_the_category_and_the_cue(message: str, category: str,
     assert "Generic cue" in found.root_cause
 
 
+@pytest.mark.parametrize(
+    ("message", "category", "cue"),
+    [
+        # class names a module path gives without an Error/Exception suffix
+        ("frob.errors.NoBrokersAvailable: cluster empty", "infra", "class-name/NoServers"),
+        ("acme.ledger.LedgerDisconnectedError: peer went away", "transient", "class-name/Disconnected"),
+        ("frob.exc.UnrecognizedFieldException: 'colour' on Widget", "code", "class-name/Unrecognized"),
+        ("frob.db.SerializationFailure: concurrent update on ledger", "transient", "class-name/Deadlock"),
+        # errno names, process limits, exit codes and HTTP statuses with a meaning of their own
+        ("worker: fork: retry: Resource temporarily unavailable", "infra", "errno/process limit"),
+        ("exec /app/run: exec format error", "config", "errno/exec format"),
+        ("ledger socket: ENOTCONN on write", "transient", "errno/not connected"),
+        ("ledger answered HTTP 425 Too Early", "transient", "http-status/425"),
+        ("ledger: HTTP 507 Insufficient Storage", "infra", "http-status/507"),
+        ("ledger: HTTP 501 Not Implemented for PATCH", "code", "http-status/501"),
+        # a cause in a status code's body decides over the status
+        ("ledger: HTTP 429 - you exceeded your current quota, check your plan and billing details", "config",
+         "wording/plan or billing"),
+        ("ledger: HTTP 429 - index blocked, disk usage exceeded flood-stage watermark", "infra", "wording/disk full"),
+        # wording families
+        ("ledger store: storage space exceeded on shard 3", "infra", "wording/disk full"),
+        ("./deploy.sh: line 9: [: -eq: unary operator expected", "code", "wording/shell misuse"),
+        ('frob: column reference "id" is ambiguous', "code", "wording/failed validation"),
+        ("mailer: STARTTLS is not supported by the relay", "config", "wording/transport security"),
+        ("frob: invalid access token passed", "config", "wording/credentials"),
+        ("frob: Page.goto: net::ERR_NAME_NOT_RESOLVED at the staging host", "infra", "wording/name resolution"),
+    ],
+)
+def test_wider_cue_families(message: str, category: str, cue: str) -> None:
+    found = cues.generic_diagnosis(failure(message))
+    assert found is not None, message
+    assert (found.category, found.diagnoser) == (category, f"{cues.DIAGNOSER_PREFIX}{cue}")
+
+
+@pytest.mark.parametrize("message", [
+    "ledger: the fork in the road was chosen",  # no "fork:" failure
+    "frob: shipped 425 widgets and 507 gadgets",  # numbers that are not said to be a status
+    "frob: the request was early, HTTP 200",  # a success code is no cue
+])
+def test_near_misses_of_the_wider_families_get_no_answer(message: str) -> None:
+    assert cues.generic_diagnosis(failure(message)) is None
+
+
+def test_a_cue_below_the_key_lines_answers_only_when_they_say_nothing() -> None:
+    """A header first and the cause three lines down: the cue is read there, with a lower confidence."""
+    deep = failure("frob.errors.LedgerWriteFailure:\n  at step 3\n  while flushing\n  the disk is full")
+    found = cues.generic_diagnosis(deep)
+    assert found is not None and found.category == "infra" and found.diagnoser == "cue:wording/disk full"
+    assert "below its first lines" in found.root_cause
+    assert found.confidence == pytest.approx(cues.LEVEL_CONFIDENCE[2] - cues.DEEP_PENALTY)
+    # the key lines name a cue: the rest of the message is not read
+    top = failure("frob: HTTP 503 Service Unavailable\n  at step 3\n  while flushing\n  the disk is full")
+    found = cues.generic_diagnosis(top)
+    assert found is not None and found.diagnoser == "cue:http-status/503"
+
+
 def test_states_come_before_class_names_and_wording() -> None:
     """An explicit status beats a class-name part that names another category."""
     found = cues.generic_diagnosis(failure("acme.PlannerSyntaxError: upstream said HTTP 503 Service Unavailable"))

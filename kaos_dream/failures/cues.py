@@ -33,6 +33,7 @@ from .diagnosis import Diagnosis, FailureInput
 DIAGNOSER_PREFIX = "cue:"
 # Below every specific rule (0.7-0.9): a cue is a hint that holds across stacks, not a diagnosis of one.
 LEVEL_CONFIDENCE = {0: 0.6, 1: 0.55, 2: 0.5}
+DEEP_PENALTY = 0.1  # a cue found below the key lines is further from the error's own words
 # Which levels are read together: states first; class-name parts and wording weigh alike.
 RANK = {0: 0, 1: 1, 2: 1}
 LEVEL_NAMES = {0: "state or status code", 1: "exception class name", 2: "wording"}
@@ -396,7 +397,7 @@ CUES: tuple[Cue, ...] = (
                           r"|\bconstraint (?:failed|violation)\b|\bdoes not match (?:the )?schema\b"
                           r"|\bschema validation\b"),
         ("name resolution", "infra", r"\bname or service not known\b|\bcould not resolve host(?:name)?\b|\bNXDOMAIN\b"
-                                     r"|\bNAME_NOT_RESOLVED\b|\bNAME_RESOLUTION_FAILED\b"
+                                     r"|\bname not resolved\b|\bname resolution failed\b"
                                      r"|\bcould not translate host name\b"
                                      r"|\bunknown host\b|\bfailed to resolve (?:host|address)\b"
                                      r"|\bgetaddrinfo\b|\bno such host\b"),
@@ -413,7 +414,7 @@ CUES: tuple[Cue, ...] = (
         ("credentials", "config", r"\b(?:invalid|expired|missing|bad|wrong|revoked|incorrect|unknown)"
                                   r" (?:(?:access|auth|bearer|refresh|session|id|oauth) )?(?:api[ _-]?key|token"
                                   r"|credentials?|password|secret|signature|auth|client(?: secret)?)\b"
-                                  r"|\bnot authed\b|\btoken revoked\b|\bmissing scopes?\b"
+                                  r"|\bnot authed\b|\btoken revoked\b|\bmissing scopes?\b|\bno valid credential"
                                   r"|\bauthentication (?:failed|required|error)\b"
                                   r"|\b(?:login|auth) failed\b|\btoken (?:has )?expired\b"),
         ("not configured", "config", r"\bnot (?:configured|set)\b|\bis required but (?:not|was not) (?:set|provided)\b"
@@ -451,7 +452,7 @@ CUES: tuple[Cue, ...] = (
         ("storage full", "infra", r"\b(?:disk|storage|volume|filesystem) (?:is )?(?:nearly |almost )?full\b"
                                   r"|\bDiskPressure\b|\bMemoryPressure\b"),
         ("config resource missing", "config", r"\b(?:config(?:map)?|configuration|secret|profile|credentials?|context"
-                                              r"|kubeconfig|environment variable|setting|database|warehouse)\b"
+                                              r"|role|kubeconfig|environment variable|setting|database|warehouse)\b"
                                               r"[^\n]{0,40}\b(?:not found|could not be found|does not exist"
                                               r"|not selected|missing)\b|\bunknown database\b"),
         ("object missing", "code", r"\b(?:column|table|index|queue|topic|bucket|key|field|row|record|object|document"
@@ -506,6 +507,7 @@ class Match:
     start: int
     end: int
     words: str
+    deep: bool = False  # found below the key lines (see :func:`matches`)
 
 
 def class_names(failure: FailureInput) -> str:
@@ -531,7 +533,20 @@ def class_names(failure: FailureInput) -> str:
 def matches(failure: FailureInput, cues: Iterable[Cue]) -> list[Match]:
     """Every cue that matches, with where and what it matched: states and wording are read in the key
     text (with its exception type in front when the text does not name it; wording also with ``_`` read
-    as a space, so ``msg_too_long`` says "too long"), class-name parts in :func:`class_names`."""
+    as a space, so ``msg_too_long`` says "too long"), class-name parts in :func:`class_names`.
+
+    When nothing matches there, the whole stored message is read the same way (``deep``): some tools put
+    a header first and the cause lines below (``PrismaClientKnownRequestError:`` then the invocation, then
+    "Record to update not found")."""
+    cues = tuple(cues)
+    found = _matches_in(failure, cues, deep=False)
+    if not found and failure.message.strip() and failure.message.strip() != failure.text.strip():
+        found = _matches_in(FailureInput(failure.tool, failure.message, failure.message, failure.exception_type),
+                            cues, deep=True)
+    return found
+
+
+def _matches_in(failure: FailureInput, cues: tuple[Cue, ...], *, deep: bool) -> list[Match]:
     text = failure.text
     if failure.exception_type and failure.exception_type not in text:
         text = f"{failure.exception_type}: {text}"
@@ -544,7 +559,7 @@ def matches(failure: FailureInput, cues: Iterable[Cue]) -> list[Match]:
             if cue.level == 1:  # say the whole class name, not just its part
                 names = read[1]
                 words = names[names.rfind("\n", 0, hit.start()) + 1:].split("\n", 1)[0]
-            found.append(Match(cue, hit.start(), hit.end(), words))
+            found.append(Match(cue, hit.start(), hit.end(), words, deep))
     return found
 
 
@@ -608,10 +623,11 @@ class CueDiagnoser:
         shown = " ".join(chosen.words.split())[:80]
         return Diagnosis(
             cue.category,
-            f"Generic cue ({LEVEL_NAMES[cue.level]}, {cue.family} {cue.label}): the message says \u201c{shown}\u201d, "
+            f"Generic cue ({LEVEL_NAMES[cue.level]}, {cue.family} {cue.label}): the message says \u201c{shown}\u201d"
+            f"{' below its first lines' if chosen.deep else ''}, "
             f"which usually means a {cue.category} failure in any stack.",
             ACTIONS[cue.category],
-            LEVEL_CONFIDENCE[cue.level],
+            LEVEL_CONFIDENCE[cue.level] - (DEEP_PENALTY if chosen.deep else 0.0),
             "heuristic",
             f"{DIAGNOSER_PREFIX}{cue.name}",
         )
