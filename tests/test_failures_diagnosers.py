@@ -22,6 +22,11 @@ CASES = {
         "config",
     ),
     "rate_limit": ("HTTP 429 Too Many Requests", "moderate limits apply to accelerate mode", "transient"),
+    "message_too_large": (
+        "rpc error: code = ResourceExhausted desc = grpc: received message larger than max (5242880 vs. 4194304)",
+        "the message was larger than the last one",
+        "code",
+    ),
     "auth": ("HTTP 401 Unauthorized: invalid api key", "author field missing in commit metadata", "config"),
     "tls": (
         "SSLError: [SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed",
@@ -234,6 +239,12 @@ def test_diagnoser_near_miss_negative(name: str) -> None:
          "failed: tls: failed to verify certificate: x509: certificate signed by unknown authority\"", "tls"),
         # a volume attach that times out is the storage back end, not a passing timeout
         ('AttachVolume.Attach failed for volume "pvc-9" : attachment of disk failed: timeout', "storage_attach"),
+        # a missing shared library is the environment, not a missing data file
+        ("ImportError: libGL.so.1: cannot open shared object file: No such file or directory", "missing_dependency"),
+        # RESOURCE_EXHAUSTED that names a message size is the call, not a rate limit
+        ("rpc error: code = ResourceExhausted desc = grpc: received message larger than max (9 vs. 4)",
+         "message_too_large"),
+        ("rpc error: code = ResourceExhausted desc = quota exceeded", "rate_limit"),
         # EAGAIN on fork is a process limit, not a temporarily unavailable service
         ("bash: fork: retry: Resource temporarily unavailable", "resource_exhaustion"),
         # HTTP statuses with a meaning of their own: 507 is storage, 501 is the call, 425 is not a client bug

@@ -259,7 +259,7 @@ CUES: tuple[Cue, ...] = (
         ("Throttl", "transient", _class("Throttl")),
         ("RateLimit", "transient", _class("RateLimit")),
         ("Deadline", "transient", _class("Deadline")),
-        ("TryAgain", "transient", _class("(?:TryAgain|Retryable|Transient|Temporary)")),
+        ("TryAgain", "transient", _class("(?:TryAgain|Retryable|Transient|Temporary|Reconnect)")),
         ("Busy", "transient", _class("(?:Server)?Busy")),
         ("Deadlock", "transient", _class("(?:Deadlock|SerializationFailure)")),
         ("ConnectionReset", "transient", _class("Connection(?:Reset|Aborted|Closed)")),
@@ -329,7 +329,9 @@ CUES: tuple[Cue, ...] = (
                                      r"(?:unavailable|overloaded|busy)\b|\boverloaded\b"),
         ("connection dropped", "transient", r"\bconnection (?:was )?(?:reset|aborted|closed|lost|dropped)\b"
                                             r"|\bsocket hang up\b|\bunexpected(?:ly)? (?:EOF|closed)\b"
-                                            r"|\bserver closed the connection\b|\bEOF (?:detected|occurred)\b"),
+                                            r"|\bserver closed the connection\b|\bEOF (?:detected|occurred)\b"
+                                            r"|\bprematurely (?:reached end|closed)\b|\bpremature (?:end|close|EOF)\b"
+                                            r"|\bforcibly closed\b|\bunable to read data from the transport\b"),
         ("deadlock", "transient", r"\bdeadlock\b|\block wait\b|\bcould not serialize access\b"
                                   r"|\bserialization failure\b"),
         ("refused", "infra", r"\bconnection refused\b|\bno route to host\b|\b(?:host|network) (?:is )?unreachable\b"
@@ -360,7 +362,7 @@ CUES: tuple[Cue, ...] = (
         ("device failure", "infra", r"\bI/O error\b|\bInput/output error\b|\bEIO\b|\bMulti-Attach error\b"
                                     r"|\bunassigned shards?\b|\bOOM\b|\boom-kill\w*|\bno inodes?\b"
                                     r"|\bnode(?:s)? (?:is |are )?(?:unreachable|lost|NotReady)\b"),
-        ("incompatible", "config", r"\bis incompatible with\b|\bnot compatible with\b"
+        ("incompatible", "config", r"\bis incompatible with\b|\bnot compatible with\b|\bno matches for kind\b"
                                    r"|\bno longer (?:supported|available)\b"
                                    r"|\bhas been (?:deprecated|removed|decommissioned)\b"
                                    r"|\bunknown (?:region|profile|context|cluster|database|project|account|tenant"
@@ -422,13 +424,15 @@ CUES: tuple[Cue, ...] = (
                                      r" variable|option)\b|\bmisconfigur\w*|\bno such (?:option|setting)\b"),
         ("unsupported version", "config", r"\brequires (?:a (?:different|newer|later|higher) )?(?:python|node|ruby|java"
                                           r"|go|php|version|runtime|platform)\b|\brequires (?:a newer|at least)\b"
-                                          r"|\bunsupported locale\b"
+                                          r"|\bunsupported locale\b|\bplease upgrade\b"
+                                          r"|\bupgrade to (?:node|python|java|ruby|go|php|version|v?\d)"
                                           r"|\bunsupported (?:version|protocol|platform|architecture)\b"
                                           r"|\bversion mismatch\b|\bnot supported by this version\b"),
         ("not installed", "config", r"\bnot installed\b|\bcommand not found\b|\bno module named\b"
                                     r"|\bis not recognized as an internal or external command\b"
                                     r"|\bcannot find module\b|\bexecutable file not found\b|\bbad interpreter\b"
-                                    r"|\bcould not find (?:a )?package\b"
+                                    r"|\bcould not find (?:a )?package\b|\bcannot open shared object file\b"
+                                    r"|\berror while loading shared libraries\b"
                                     r"|^(?:/bin/)?\w*sh: (?:line )?\d+: [\w.+-]+: not found"),
         ("invalid input", "code", r"\bBad Request\b|\binvalid (?:syntax|input|argument|parameter|value|format|json"
                                   r"|type|request"
@@ -452,13 +456,14 @@ CUES: tuple[Cue, ...] = (
         ("storage full", "infra", r"\b(?:disk|storage|volume|filesystem) (?:is )?(?:nearly |almost )?full\b"
                                   r"|\bDiskPressure\b|\bMemoryPressure\b"),
         ("config resource missing", "config", r"\b(?:config(?:map)?|configuration|secret|profile|credentials?|context"
-                                              r"|role|kubeconfig|environment variable|setting|database|warehouse)\b"
-                                              r"[^\n]{0,40}\b(?:not found|could not be found|does not exist"
+                                              r"|role|kubeconfig|environment variable|setting|database|warehouse"
+                                              r"|subscription|tenant|table|relation|schema)\b"
+                                              r"[^\n]{0,40}\b(?:not found|could not be found|does(?:n't| not) exist"
                                               r"|not selected|missing)\b|\bunknown database\b"),
-        ("object missing", "code", r"\b(?:column|table|index|queue|topic|bucket|key|field|row|record|object|document"
-                                   r"|collection|relation|method|function|attribute|property|class|helper)\b"
-                                   r"[^\n]{0,40}\b(?:does not exist|not found|could not be found)\b"
-                                   r"|\bno such (?:table|column|index|queue|key|field|bucket|object|method)\b"
+        ("object missing", "code", r"\b(?:column|index|queue|topic|bucket|key|field|row|record|object|document"
+                                   r"|collection|method|function|attribute|property|class|helper)\b"
+                                   r"[^\n]{0,40}\b(?:does(?:n't| not) exist|not found|could not be found)\b"
+                                   r"|\bno such (?:column|index|queue|key|field|bucket|object|method)\b"
                                    r"|\bmissing (?:helper|partial|template|field|argument|parameter)\b"),
         ("unknown field", "code", r"\bunknown (?:column|field|operator|function|method|type|encoder|argument"
                                   r"|parameter|attribute|property|keyword)\b|\bunsupported argument\b"

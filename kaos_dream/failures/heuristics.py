@@ -86,6 +86,19 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
         ),
     ),
     PatternDiagnoser(
+        "message_too_large",
+        "code",
+        "The request or message is larger than the receiver accepts (a size limit, not a rate limit).",
+        "Send less per call (page, chunk or compress it) or raise the receiver's configured maximum size.",
+        0.8,
+        (
+            # gRPC reports it as RESOURCE_EXHAUSTED, which the rate-limit rule below would otherwise take
+            r"\bmessage larger than max\b",
+            r"\bmessage (?:size )?(?:is )?too (?:large|big)\b",
+            r"\bexceeds? (?:the )?max(?:imum)? (?:message|request|payload) size\b",
+        ),
+    ),
+    PatternDiagnoser(
         "rate_limit",
         "transient",
         "The service is rate limiting or throttling requests.",
@@ -581,6 +594,8 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bEBADENGINE\b",
             r"\bextension control file\b",
             r"\bbad interpreter\b",
+            r"\bcannot open shared object file\b",
+            r"\berror while loading shared libraries\b",
         ),
     ),
     PatternDiagnoser(
