@@ -239,6 +239,13 @@ def test_diagnoser_near_miss_negative(name: str) -> None:
          "failed: tls: failed to verify certificate: x509: certificate signed by unknown authority\"", "tls"),
         # a volume attach that times out is the storage back end, not a passing timeout
         ('AttachVolume.Attach failed for volume "pvc-9" : attachment of disk failed: timeout', "storage_attach"),
+        # Go's "all goroutines are asleep - deadlock!" is a bug in the program, not database contention
+        ("fatal error: all goroutines are asleep - deadlock!", "code_exception"),
+        # a config file named before "no such file or directory" is configuration
+        ("Error: open /root/.kube/config: no such file or directory", "missing_config"),
+        # a local socket that is missing means the server is not running
+        ('psql: error: connection to server on socket "/run/pg/.s.PGSQL.5432" failed: No such file or directory\n'
+         "Is the server running locally and accepting connections on that socket?", "connection_refused"),
         # a missing shared library is the environment, not a missing data file
         ("ImportError: libGL.so.1: cannot open shared object file: No such file or directory", "missing_dependency"),
         # RESOURCE_EXHAUSTED that names a message size is the call, not a rate limit

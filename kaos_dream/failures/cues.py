@@ -81,9 +81,11 @@ _CODE_NAME = re.compile(r"\bAn error occurred \((\w+)\)|\bcode = ([A-Z]\w+)|\bEr
                         r"|^\(([A-Z][a-z]\w+)\)|\bError from server \(([A-Z]\w+)\)|\bCode: ([A-Z][a-z]\w+)",
                         re.MULTILINE)
 # A class a module path names at the start of a line, whatever its suffix: `kafka.errors.NoBrokersAvailable:`,
-# `pymongo.errors.CursorNotFound:`, `cassandra.Unavailable:` (a bare name needs two capitalised parts and a colon).
+# `pymongo.errors.CursorNotFound:`, `ActiveRecord::RecordNotFound`, `Illuminate\\Database\\QueryException` (a bare
+# name needs two capitalised parts and a colon).
 _LEADING_CLASS = re.compile(r"^(?:[a-z_][\w]*\.)+(?:[A-Za-z_]\w*\$)?([A-Z][A-Za-z0-9]+)(?=:|\(|$)"
-                            r"|^([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+):", re.MULTILINE)
+                            r"|^(?:[A-Za-z_]\w*(?:::|\\))+([A-Z][A-Za-z0-9]+)(?=:|\s|$)"
+                            r"|^([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+):(?!:)", re.MULTILINE)
 _HTTP = (r"\b(?:HTTP(?:/\d(?:\.\d)?)?|[Ss]tatus(?: [Cc]ode)?|code|[Ee]rror|response|returned|got|received)"
          r"[ :=\"']*(?:an? )?{code}\b|\b{code} {phrase}\b|\b[A-Z]\w*(?:Error|Exception)\({code},|\({code}\) Reason:")
 
@@ -204,6 +206,9 @@ CUES: tuple[Cue, ...] = (
                              r"|\bUndefinedError\b|\btemplate: \S+: executing\b"),
         ("has no attribute", "code", r"\bhas no (?:attribute|member|method|property)\b"
                                      r"|\bno (?:method|member|field) named\b|\bundefined method\b"),
+        ("borrow checker", "code", r"\bcannot borrow\b|\b(?:borrow|use) of (?:moved|possibly-uninitialized) value\b"
+                                   r"|\bdoes not live long enough\b|\bcannot move out of\b"
+                                   r"|\ball goroutines are asleep\b"),
         ("wrong arguments", "code", r"\bwrong number of arguments\b|\btakes \d+ positional arguments?\b"
                                     r"|\bexpected \d+ arguments?\b"),
     )),
@@ -292,7 +297,7 @@ CUES: tuple[Cue, ...] = (
         ("UnknownHost", "infra", _class("(?:UnknownHost|NameResolution|DnsResolution|NoSuchHost)")),
         ("ConcurrentModification", "code", _class("ConcurrentModification")),
         ("Key", "code", _class("(?:Key(?=Error)|Index|Range|OutOfBounds|Overflow|Underflow)")),
-        ("Null", "code", _class("(?:Null|Nil|NoneType)")),
+        ("Null", "code", _class("(?:Null|Nil|NoneType|Uninitiali[sz]ed|NotInitiali[sz]ed)")),
         ("Arithmetic", "code", _class("(?:ZeroDivision|DivideByZero|DivisionByZero|Arithmetic)")),
         ("Validation", "code", _class("(?:Validation|Schema|Constraint|Integrity|UniqueViolation|Duplicate"
                                       "|Conflict|Precondition|Assertion)")),
@@ -318,7 +323,7 @@ CUES: tuple[Cue, ...] = (
         ("AlreadyExists", "code", _class("(?:AlreadyExists|(?<![a-z])Exists(?=Error|Exception))")),
         ("Unauthenticated", "config", _class("(?:Unauthenticated|NotAuthenticated|(?:Token|Session|Password|Key"
                                              "|Credentials?)Expired|InvalidAccessToken|InvalidGrant)")),
-        ("LockContention", "transient", _class("Lock(?:NotAvailable|Wait|Contention|Acquisition)")),
+        ("LockContention", "transient", _class("(?:Lock(?:NotAvailable|Wait|Contention|Acquisition)|AcquireLock)")),
     ), case_sensitive=True),
     # Level 2: wording.
     *_family("wording", 2, (
@@ -332,10 +337,10 @@ CUES: tuple[Cue, ...] = (
                                             r"|\bserver closed the connection\b|\bEOF (?:detected|occurred)\b"
                                             r"|\bprematurely (?:reached end|closed)\b|\bpremature (?:end|close|EOF)\b"
                                             r"|\bforcibly closed\b|\bunable to read data from the transport\b"),
-        ("deadlock", "transient", r"\bdeadlock\b|\block wait\b|\bcould not serialize access\b"
+        ("deadlock", "transient", r"(?<!asleep - )\bdeadlock\b|\block wait\b|\bcould not serialize access\b"
                                   r"|\bserialization failure\b"),
         ("refused", "infra", r"\bconnection refused\b|\bno route to host\b|\b(?:host|network) (?:is )?unreachable\b"
-                             r"|\bserver misbehaving\b|\bis the [\w-]+ (?:daemon|server|service|agent) running\b"
+                             r"|\bserver misbehaving\b|\bis the (?:[\w-]+ )?(?:daemon|server|service|agent) running\b"
                              r"|\bno (?:brokers|servers|nodes|hosts|live nodes|living connections)"
                              r" (?:are )?available\b"),
         ("exhausted", "infra", r"\b(?:resources?|capacity|memory|disk|storage|ephemeral-storage)"
@@ -349,7 +354,8 @@ CUES: tuple[Cue, ...] = (
         ("syntax error", "code", r"\bsyntax error\b|\bparse error\b|\bfailed to parse\b"
                                  r"|\b(?:arguments? (?:are|is) required|unrecognized arguments?|invalid option"
                                  r"|unknown (?:option|flag))\b|^usage: "),
-        ("git rejected", "code", r"\bmerge conflict\b|\bnon-fast-forward\b|\[rejected\]|\bfailed to push\b"),
+        ("git rejected", "code", r"\bmerge conflict\b|\bnon-fast-forward\b|\[rejected\]|\bfailed to push\b"
+                                 r"|\bwould be overwritten by (?:merge|checkout)\b|\bunmerged files\b"),
         ("dependency resolution", "config", r"\bcould not find a version that satisfies\b|\bno matching distribution\b"
                                             r"|\bunable to resolve dependency\b|\bcould not resolve dependencies\b"
                                             r"|\bdependency (?:conflict|resolution failed)\b|\bnot a git repository\b"
@@ -366,7 +372,9 @@ CUES: tuple[Cue, ...] = (
                                    r"|\bno longer (?:supported|available)\b"
                                    r"|\bhas been (?:deprecated|removed|decommissioned)\b"
                                    r"|\bunknown (?:region|profile|context|cluster|database|project|account|tenant"
-                                   r"|subscription)\b|\binvalid (?:region|endpoint|configuration|config|profile)\b"),
+                                   r"|subscription)\b|\binvalid (?:region|endpoint|configuration|config|profile)\b"
+                                   r"|\binvalid [\w-]+ (?:configuration|config)\b"
+                                   r"|\brequires [\w.+-]+ (?:>=? ?)?v?\d+(?:\.\d+)* or (?:newer|later|higher|above)\b"),
         ("plan or billing", "config", r"\bupgrade your plan\b|\bplan and billing\b|\bbilling (?:details|account"
                                       r"|hard limit)\b|\bcurrent quota\b|\bcredit balance\b"
                                       r"|\bsubscription (?:has )?(?:expired|is not active|inactive)\b"

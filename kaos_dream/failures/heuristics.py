@@ -340,7 +340,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bactively refused\b",
             r"\bNoBrokersAvailable\b",
             r"\bcannot connect to the docker daemon\b",
-            r"\bis the [\w-]+ (?:daemon|server) running\b",
+            r"\bis the (?:[\w-]+ )?(?:daemon|server) running\b",
             r"\bno route to host\b",
             r"\bEHOSTUNREACH\b",
             r"\bnetwork is unreachable\b",
@@ -518,7 +518,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
         "Retry the whole transaction with jittered backoff; keep transactions short.",
         0.8,
         (
-            r"\bdeadlock\b",
+            r"(?<!asleep - )\bdeadlock\b",  # not Go's "all goroutines are asleep - deadlock!" (a bug)
             r"\bDeadlockDetected\b",
             r"\bdatabase (?:table )?is locked\b(?! (?:down|out)\b)",
             r"\bcould not serialize access\b",
@@ -636,6 +636,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\brelation \"[^\"]+\" does not exist\b",
             r"\bno such table\b",
             r"(?:no such file or directory|ENOENT)[^\n]*(?:config|settings|\.env\b|\.ya?ml\b|\.toml\b|\.ini\b)",
+            r"(?:config|settings|\.env|\.ya?ml|\.toml|\.ini)['\"]?: no such file or directory",
             r"\bunbound variable\b",
             r"\bparameter (?:null or )?not set\b",
             r"\b(?:channel_not_found|not_in_channel)\b",
@@ -783,6 +784,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"|ArrayIndexOutOfBoundsException|UniqueViolation|IntegrityError|ProgrammingError"
             r"|InvalidRequestError)\b",
             r"\bnil pointer dereference\b",
+            r"\ball goroutines are asleep\b",
             r"\bpanic: runtime error\b",
             r"\bis not a function\b",
             r"\bcannot read propert(?:y|ies) of (?:undefined|null)\b",
