@@ -207,8 +207,7 @@ CUES: tuple[Cue, ...] = (
         ("has no attribute", "code", r"\bhas no (?:attribute|member|method|property)\b"
                                      r"|\bno (?:method|member|field) named\b|\bundefined method\b"),
         ("borrow checker", "code", r"\bcannot borrow\b|\b(?:borrow|use) of (?:moved|possibly-uninitialized) value\b"
-                                   r"|\bdoes not live long enough\b|\bcannot move out of\b"
-                                   r"|\ball goroutines are asleep\b"),
+                                   r"|\bdoes not live long enough\b|\bcannot move out of\b"),
         ("wrong arguments", "code", r"\bwrong number of arguments\b|\btakes \d+ positional arguments?\b"
                                     r"|\bexpected \d+ arguments?\b"),
     )),
@@ -403,7 +402,8 @@ CUES: tuple[Cue, ...] = (
                                 r"|JSON serializable)\b|\bunhashable type\b|\bunsupported operand\b"
                                 r"|\bcan(?:no|')t (?:read|set) propert(?:y|ies)\b|\b(?:index|offset) out of "
                                 r"(?:range|bounds)\b|\bmaximum (?:recursion depth|call stack)\b"),
-        ("panic", "code", r"^panic: |\bpanicked at\b|\bassert(?:ion)? failed\b|\bviolates\b"
+        ("panic", "code", r"^panic: |\bpanicked at\b|\ball goroutines are asleep\b|\bassert(?:ion)? failed\b"
+                          r"|\bviolates\b"
                           r"|\bconstraint (?:failed|violation)\b|\bdoes not match (?:the )?schema\b"
                           r"|\bschema validation\b"),
         ("name resolution", "infra", r"\bname or service not known\b|\bcould not resolve host(?:name)?\b|\bNXDOMAIN\b"
