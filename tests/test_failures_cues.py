@@ -54,7 +54,13 @@ def test_cue_families_name_the_category_and_the_cue(message: str, category: str,
         ("Ledger::ShelfNotFound: shelf 9", "code", "class-name/NotFound"),
         ("frob.orm.CannotAcquireLockException: ledger row", "transient", "class-name/LockContention"),
         ("frob.ui.UninitializedPropertyAccessException: lateinit adapter", "code", "class-name/Null"),
+        ("frob.errors.InvalidShelfStateError: shelf 9 is archived", "code", "class-name/Invalid"),
         # compilers and runtimes
+        ("ledger.c:12:1: note: expected ';' before '}' token", "code", "compiler/unexpected token"),
+        ('frob: failed to load config file "/etc/frob.yaml": bad indent', "config", "wording/config file"),
+        ("RuntimeError: found no NVIDIA driver on this machine", "config", "wording/config file"),
+        ('ledger: could not obtain lock on relation "shelves"', "transient", "wording/locked"),
+
         ("error: cannot borrow `ledger` as mutable more than once at a time", "code", "compiler/borrow checker"),
         ("fatal error: all goroutines are asleep - deadlock!", "code", "wording/panic"),
         ("ledger: requires frobc 2.4 or newer, found 2.1", "config", "wording/incompatible"),

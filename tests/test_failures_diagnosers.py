@@ -246,6 +246,9 @@ def test_diagnoser_near_miss_negative(name: str) -> None:
         # a local socket that is missing means the server is not running
         ('psql: error: connection to server on socket "/run/pg/.s.PGSQL.5432" failed: No such file or directory\n'
          "Is the server running locally and accepting connections on that socket?", "connection_refused"),
+        # an Aborted (contention) status arrives as a 409: it is contention, not a client error
+        ("google.api_core.exceptions.Aborted: 409 Too much contention on these entities. please try again.",
+         "db_contention"),
         # a missing shared library is the environment, not a missing data file
         ("ImportError: libGL.so.1: cannot open shared object file: No such file or directory", "missing_dependency"),
         # RESOURCE_EXHAUSTED that names a message size is the call, not a rate limit

@@ -196,7 +196,8 @@ CUES: tuple[Cue, ...] = (
         ("undefined variable", "code", r"\bundefined (?:variable|local variable|method|function|index|offset|"
                                        r"array key|property|reference to|symbol|name)\b"),
         ("unexpected token", "code", r"\bunexpected (?:token|end of (?:file|input)|EOF|identifier|character|"
-                                     r"indent|keyword|symbol|'[^']*')\b"),
+                                     r"indent|keyword|symbol|'[^']*')\b"
+                                     r"|\bexpected '[^'\s]{1,3}' (?:before|after|at end)\b"),
         ("cannot find symbol", "code", r"\bcannot (?:find|resolve) symbol\b|\bunresolved (?:reference|import)\b"),
         ("not assignable", "code", r"\b(?:is not assignable|cannot be assigned) to\b"
                                     r"|\bincompatible (?:types?|return|argument|pointer)\b"
@@ -290,6 +291,10 @@ CUES: tuple[Cue, ...] = (
         ("Type", "code", _class("(?:Type|Cast|ClassCast|Conversion|Coercion)")),
         ("Value", "code", _class("(?:Value|Argument|IllegalArgument|InvalidArgument|IllegalState"
                                  "|InvalidOperation|UnsupportedOperation|NotImplemented|InvalidRequest)")),
+        # any other Invalid<Thing>Error names bad input, unless the thing is a credential or a setting
+        ("Invalid", "code", _class("Invalid(?!Token|Credential|Region|Grant|AccessKey|ClientToken|Signature|ApiKey"
+                                   "|Auth|Config|Version|Certificate|Cert|Licen|Subscription|Account|Profile|Key"
+                                   "|Password|Session|Endpoint|Host)(?:[A-Z][a-z]+)+(?=Error|Exception|Fault)")),
         ("Attribute", "code", _class("(?:Attribute|NoMethod|NoSuchMethod|NoSuchField"
                                      "|Undefined(?!Table|File|Object|Database)|Name(?=Error))")),
         ("Reference", "code", _class("(?:NullReference|(?<![a-z])Reference(?=Error))")),
@@ -346,7 +351,7 @@ CUES: tuple[Cue, ...] = (
                                r" (?:is |are )?exhausted\b"
                                r"|\blow on (?:resource|memory|disk)\b"),
         ("locked", "transient", r"\b(?:database|table|file|resource|row|record|state) is locked\b"
-                                r"|\block(?:ed)? by another\b|\bacquir\w* (?:the )?(?:state )?lock\b"),
+                                r"|\block(?:ed)? by another\b|\b(?:acquir|obtain)\w* (?:the |a )?(?:state )?lock\b"),
         ("rebalance", "transient", r"\brebalanc\w*|\bretrying\b|\bwill retry\b"),
         ("rate limit", "transient", r"\brate[ -]?limit\w*|\bthrottl\w+|\btoo many requests\b"),
         ("certificate", "config", r"\bcertificates?\b|\bhost key\b"),
@@ -425,8 +430,13 @@ CUES: tuple[Cue, ...] = (
                                   r" (?:(?:access|auth|bearer|refresh|session|id|oauth) )?(?:api[ _-]?key|token"
                                   r"|credentials?|password|secret|signature|auth|client(?: secret)?)\b"
                                   r"|\bnot authed\b|\btoken revoked\b|\bmissing scopes?\b|\bno valid credential"
+                                  r"|\bprovide credentials\b|\bcredentials (?:are )?required\b"
                                   r"|\bauthentication (?:failed|required|error)\b"
                                   r"|\b(?:login|auth) failed\b|\btoken (?:has )?expired\b"),
+        ("config file", "config", r"\bfailed to (?:load|read|parse|open) (?:the )?config(?:uration)?(?: file)?\b"
+                                  r"|\b(?:no|missing) (?:NVIDIA |GPU |CUDA )?driver\b|\bdriver not loaded\b"
+                                  r"|\bno kernel image is available\b|\bdriver version is insufficient\b"
+                                  r"|\bunsupported [\w.-]+(?: [\w.-]+)? version\b"),
         ("not configured", "config", r"\bnot (?:configured|set)\b|\bis required but (?:not|was not) (?:set|provided)\b"
                                      r"|\bmissing (?:required )?(?:config|configuration|setting|environment"
                                      r" variable|option)\b|\bmisconfigur\w*|\bno such (?:option|setting)\b"),
@@ -473,7 +483,8 @@ CUES: tuple[Cue, ...] = (
                                    r"[^\n]{0,40}\b(?:does(?:n't| not) exist|not found|could not be found)\b"
                                    r"|\bno such (?:column|index|queue|key|field|bucket|object|method)\b"
                                    r"|\bmissing (?:helper|partial|template|field|argument|parameter)\b"),
-        ("unknown field", "code", r"\bunknown (?:column|field|operator|function|method|type|encoder|argument"
+        ("unknown field", "code", r"\boperator does not exist\b"
+                                  r"|\bunknown (?:column|field|operator|function|method|type|encoder|argument"
                                   r"|parameter|attribute|property|keyword)\b|\bunsupported argument\b"
                                   r"|\bunrecognized (?:field|property|column|attribute|parameter|key|keyword)\b"),
         ("login needed", "config", r"\b(?:please )?run '?\w+ (?:login|auth login|configure)\b|\bnot logged in\b"

@@ -529,6 +529,8 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bthe object has been modified\b",
             r"(?-i:\bABORTED\b)",
             r"\bcode = Aborted\b",
+            r"\bexceptions\.Aborted\b",
+            r"\btoo much contention\b",
             r"\berror acquiring the state lock\b",
             r"\banother operation \([\w/]+\) is in progress\b",
         ),
