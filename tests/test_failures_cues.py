@@ -55,6 +55,16 @@ def test_cue_families_name_the_category_and_the_cue(message: str, category: str,
         ("frob.orm.CannotAcquireLockException: ledger row", "transient", "class-name/LockContention"),
         ("frob.ui.UninitializedPropertyAccessException: lateinit adapter", "code", "class-name/Null"),
         ("frob.errors.InvalidShelfStateError: shelf 9 is archived", "code", "class-name/Invalid"),
+        # wording reads a lowerCamelCase code's parts, never a class name's
+        ("ldap: automatic bind not successful - invalidCredentials", "config", "wording/credentials"),
+        ("ledger CDN: 502 ERROR The request could not be satisfied.", "transient", "http-status/502"),
+        ("ledger job: Runtime exited with error: signal: killed", "infra", "signal/killed"),
+        ("kubelet: Node has disk pressure", "infra", "wording/storage full"),
+        ("ERROR: Insufficient capacity in availability zone b", "infra", "wording/exhausted"),
+        ("ssh: Server 'ledger' not found in known_hosts", "config", "wording/certificate"),
+        ("ftp: 530 Login incorrect.", "config", "wording/credentials"),
+        ("** (FunctionClauseError) no function clause matching in Ledger.total/1", "code",
+         "compiler/has no attribute"),
         # compilers and runtimes
         ("ledger.c:12:1: note: expected ';' before '}' token", "code", "compiler/unexpected token"),
         ('frob: failed to load config file "/etc/frob.yaml": bad indent', "config", "wording/config file"),
@@ -95,6 +105,7 @@ def test_wider_cue_families(message: str, category: str, cue: str) -> None:
 @pytest.mark.parametrize("message", [
     "ledger: the fork in the road was chosen",  # no "fork:" failure
     "frob: shipped 425 widgets and 507 gadgets",  # numbers that are not said to be a status
+    "frob.errors.ResourceExhausted: quota for the day",  # a class name is not split into wording
     "frob: the request was early, HTTP 200",  # a success code is no cue
 ])
 def test_near_misses_of_the_wider_families_get_no_answer(message: str) -> None:

@@ -249,6 +249,14 @@ def test_diagnoser_near_miss_negative(name: str) -> None:
         # an Aborted (contention) status arrives as a 409: it is contention, not a client error
         ("google.api_core.exceptions.Aborted: 409 Too much contention on these entities. please try again.",
          "db_contention"),
+        # a syntax error in a server's .conf file is configuration, in source it is code
+        ("AH00526: Syntax error on line 4 of /etc/apache2/sites-enabled/app.conf: Invalid command 'ProxyPas'",
+         "missing_config"),
+        ("SyntaxError: invalid syntax", "code_exception"),
+        # a relative module that cannot be resolved is the code, a package is the environment
+        ("ERROR in ./src/App.tsx Module not found: Error: Can't resolve './Header' in '/app/src'", "build_error"),
+        ("systemd[1]: app.service: Failed to locate executable /usr/local/bin/app: No such file or directory",
+         "missing_dependency"),
         # a missing shared library is the environment, not a missing data file
         ("ImportError: libGL.so.1: cannot open shared object file: No such file or directory", "missing_dependency"),
         # RESOURCE_EXHAUSTED that names a message size is the call, not a rate limit

@@ -86,8 +86,11 @@ _CODE_NAME = re.compile(r"\bAn error occurred \((\w+)\)|\bcode = ([A-Z]\w+)|\bEr
 _LEADING_CLASS = re.compile(r"^(?:[a-z_][\w]*\.)+(?:[A-Za-z_]\w*\$)?([A-Z][A-Za-z0-9]+)(?=:|\(|$)"
                             r"|^(?:[A-Za-z_]\w*(?:::|\\))+([A-Z][A-Za-z0-9]+)(?=:|\s|$)"
                             r"|^([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+):(?!:)", re.MULTILINE)
+# lowerCamelCase words (a code's or field's name, not a class): wording reads their parts too
+_CAMEL = re.compile(r"\b[a-z]+(?:[A-Z][a-z]+)+\b")
 _HTTP = (r"\b(?:HTTP(?:/\d(?:\.\d)?)?|[Ss]tatus(?: [Cc]ode)?|code|[Ee]rror|response|returned|got|received)"
-         r"[ :=\"']*(?:an? )?{code}\b|\b{code} {phrase}\b|\b[A-Z]\w*(?:Error|Exception)\({code},|\({code}\) Reason:")
+         r"[ :=\"']*(?:an? )?{code}\b|\b{code} {phrase}\b|(?-i:\b{code} ERROR\b)"
+         r"|\b[A-Z]\w*(?:Error|Exception)\({code},|\({code}\) Reason:")
 
 
 def _class(part: str) -> str:
@@ -206,7 +209,9 @@ CUES: tuple[Cue, ...] = (
         ("template", "code", r"\bTemplate(?:Syntax|Not?Found|Render|Assertion)?(?:Error|Exception)\b"
                              r"|\bUndefinedError\b|\btemplate: \S+: executing\b"),
         ("has no attribute", "code", r"\bhas no (?:attribute|member|method|property)\b"
-                                     r"|\bno (?:method|member|field) named\b|\bundefined method\b"),
+                                     r"|\bno (?:method|member|field) named\b|\bundefined method\b"
+                                     r"|\bno (?:function clause|matching function|matching overload)"
+                                     r" (?:matching|for)\b"),
         ("borrow checker", "code", r"\bcannot borrow\b|\b(?:borrow|use) of (?:moved|possibly-uninitialized) value\b"
                                    r"|\bdoes not live long enough\b|\bcannot move out of\b"),
         ("wrong arguments", "code", r"\bwrong number of arguments\b|\btakes \d+ positional arguments?\b"
@@ -232,7 +237,8 @@ CUES: tuple[Cue, ...] = (
                                    r"|\bfork failed\b|\bRLIMIT_NPROC\b"),
     ), case_sensitive=True),
     *_family("signal", 0, (
-        ("killed", "infra", r"(?-i:\bKilled\b)|\bexit (?:status|code):? 137\b|\bsignal 9\b|\bSIGKILL\b"),
+        ("killed", "infra", r"(?-i:\bKilled\b)|\bexit (?:status|code):? 137\b|\bsignal 9\b|\bSIGKILL\b"
+                            r"|\bsignal: killed\b"),
         ("segfault", "code", r"\bsegmentation fault\b|\bSIGSEGV\b|\bexit (?:status|code):? 139\b|\bcore dumped\b"),
         ("broken pipe", "transient", r"\bSIGPIPE\b|\bexit (?:status|code):? 141\b"),
         ("not executable", "config", r"\bexit (?:status|code):? 12[67]\b"),
@@ -349,12 +355,12 @@ CUES: tuple[Cue, ...] = (
                              r" (?:are )?available\b"),
         ("exhausted", "infra", r"\b(?:resources?|capacity|memory|disk|storage|ephemeral-storage)"
                                r" (?:is |are )?exhausted\b"
-                               r"|\blow on (?:resource|memory|disk)\b"),
+                               r"|\blow on (?:resource|memory|disk)\b|\binsufficient (?:[\w-]+ )?capacity\b"),
         ("locked", "transient", r"\b(?:database|table|file|resource|row|record|state) is locked\b"
                                 r"|\block(?:ed)? by another\b|\b(?:acquir|obtain)\w* (?:the |a )?(?:state )?lock\b"),
         ("rebalance", "transient", r"\brebalanc\w*|\bretrying\b|\bwill retry\b"),
         ("rate limit", "transient", r"\brate[ -]?limit\w*|\bthrottl\w+|\btoo many requests\b"),
-        ("certificate", "config", r"\bcertificates?\b|\bhost key\b"),
+        ("certificate", "config", r"\bcertificates?\b|\bhost key\b|\bknown[_ ]hosts\b"),
         ("syntax error", "code", r"\bsyntax error\b|\bparse error\b|\bfailed to parse\b"
                                  r"|\b(?:arguments? (?:are|is) required|unrecognized arguments?|invalid option"
                                  r"|unknown (?:option|flag))\b|^usage: "),
@@ -432,7 +438,9 @@ CUES: tuple[Cue, ...] = (
                                   r"|\bnot authed\b|\btoken revoked\b|\bmissing scopes?\b|\bno valid credential"
                                   r"|\bprovide credentials\b|\bcredentials (?:are )?required\b"
                                   r"|\bauthentication (?:failed|required|error)\b"
-                                  r"|\b(?:login|auth) failed\b|\btoken (?:has )?expired\b"),
+                                  r"|\b(?:login|auth) failed\b|\btoken (?:has )?expired\b|\blogin incorrect\b"
+                                  r"|\bsession (?:has )?expired\b|\binvalid session\b"
+                                  r"|\bunable to (?:load|find|locate|get|obtain) (?:\w+ )?credentials\b"),
         ("config file", "config", r"\bfailed to (?:load|read|parse|open) (?:the )?config(?:uration)?(?: file)?\b"
                                   r"|\b(?:no|missing) (?:NVIDIA |GPU |CUDA )?driver\b|\bdriver not loaded\b"
                                   r"|\bno kernel image is available\b|\bdriver version is insufficient\b"
@@ -454,7 +462,8 @@ CUES: tuple[Cue, ...] = (
                                     r"|^(?:/bin/)?\w*sh: (?:line )?\d+: [\w.+-]+: not found"),
         ("invalid input", "code", r"\bBad Request\b|\binvalid (?:syntax|input|argument|parameter|value|format|json"
                                   r"|type|request"
-                                  r"|character|escape|identifier|expression|field|query)\b|\bmalformed\b"),
+                                  r"|character|escape|identifier|expression|field|query|regular expression|regex"
+                                  r"|pattern)\b|\bmalformed\b|\berror in your \w+ syntax\b"),
         ("must be", "code", r"\bmust (?:be|not be|have|contain) (?:a|an|of|non|positive|between|at|less|greater"
                             r"|one of|null|empty|set)\b|\bcannot be (?:null|empty|blank|negative)\b"),
         ("expected got", "code", r"\bexpected\b.{1,60}\b(?:got|but (?:got|found|received|was))\b"),
@@ -472,12 +481,12 @@ CUES: tuple[Cue, ...] = (
         ("connection limit", "infra", r"\btoo many (?:connections|clients)\b|\bmax(?:imum)? number of "
                                       r"(?:clients|connections)\b|\bconnection (?:limit|slots)\b"),
         ("storage full", "infra", r"\b(?:disk|storage|volume|filesystem) (?:is )?(?:nearly |almost )?full\b"
-                                  r"|\bDiskPressure\b|\bMemoryPressure\b"),
+                                  r"|\bDiskPressure\b|\bMemoryPressure\b|\b(?:disk|memory|PID) pressure\b"),
         ("config resource missing", "config", r"\b(?:config(?:map)?|configuration|secret|profile|credentials?|context"
                                               r"|role|kubeconfig|environment variable|setting|database|warehouse"
-                                              r"|subscription|tenant|table|relation|schema)\b"
+                                              r"|subscription|tenant|table|relation|schema|SDK|toolchain)\b"
                                               r"[^\n]{0,40}\b(?:not found|could not be found|does(?:n't| not) exist"
-                                              r"|not selected|missing)\b|\bunknown database\b"),
+                                              r"|not selected|missing|cannot be located)\b|\bunknown database\b"),
         ("object missing", "code", r"\b(?:column|index|queue|topic|bucket|key|field|row|record|object|document"
                                    r"|collection|method|function|attribute|property|class|helper)\b"
                                    r"[^\n]{0,40}\b(?:does(?:n't| not) exist|not found|could not be found)\b"
@@ -575,9 +584,12 @@ def _matches_in(failure: FailureInput, cues: tuple[Cue, ...], *, deep: bool) -> 
     if failure.exception_type and failure.exception_type not in text:
         text = f"{failure.exception_type}: {text}"
     read = {0: text, 1: class_names(failure), 2: text.replace("_", " ")}
+    split = _CAMEL.sub(lambda m: re.sub(r"(?=[A-Z])", " ", m.group(0)), read[2])  # `invalidCredentials`
     found = []
     for cue in cues:
         hit = cue.regex.search(read[cue.level])
+        if hit is None and cue.level == 2 and split != read[2]:
+            hit = cue.regex.search(split)
         if hit:
             words = hit.group(0)
             if cue.level == 1:  # say the whole class name, not just its part

@@ -596,6 +596,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bEBADENGINE\b",
             r"\bextension control file\b",
             r"\bbad interpreter\b",
+            r"\bfailed to locate executable\b",
             r"\bcannot open shared object file\b",
             r"\berror while loading shared libraries\b",
         ),
@@ -639,6 +640,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bno such table\b",
             r"(?:no such file or directory|ENOENT)[^\n]*(?:config|settings|\.env\b|\.ya?ml\b|\.toml\b|\.ini\b)",
             r"(?:config|settings|\.env|\.ya?ml|\.toml|\.ini)['\"]?: no such file or directory",
+            r"\bsyntax error\b[^\n]{0,60}\.(?:conf|cfg|ini)\b",
             r"\bunbound variable\b",
             r"\bparameter (?:null or )?not set\b",
             r"\b(?:channel_not_found|not_in_channel)\b",
@@ -727,6 +729,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bTemplate\w*Error\b",
             r"\bNo filter named\b",
             r"\bcannot find module ['\"]\.{1,2}/",
+            r"\bcan't resolve ['\"]\.{1,2}/",
             r"\bexecution error at \(",
             r"\bfailed to compute cache key\b",
             r"^Error: (?:Unsupported (?:argument|block type|attribute)"
