@@ -65,6 +65,8 @@ def test_cue_families_name_the_category_and_the_cue(message: str, category: str,
         ("ftp: 530 Login incorrect.", "config", "wording/credentials"),
         ("** (FunctionClauseError) no function clause matching in Ledger.total/1", "code",
          "compiler/has no attribute"),
+        ("frob: Container killed for exceeding memory limits", "infra", "wording/out of memory"),
+        ("frob.orm.NoResultFound: No row was found when one was required", "code", "wording/object missing"),
         # compilers and runtimes
         ("ledger.c:12:1: note: expected ';' before '}' token", "code", "compiler/unexpected token"),
         ('frob: failed to load config file "/etc/frob.yaml": bad indent', "config", "wording/config file"),

@@ -257,6 +257,11 @@ def test_diagnoser_near_miss_negative(name: str) -> None:
         ("ERROR in ./src/App.tsx Module not found: Error: Can't resolve './Header' in '/app/src'", "build_error"),
         ("systemd[1]: app.service: Failed to locate executable /usr/local/bin/app: No such file or directory",
          "missing_dependency"),
+        # a time limit exceeded is a timeout, other *LimitExceeded names are a configured limit
+        ("celery.exceptions.SoftTimeLimitExceeded: SoftTimeLimitExceeded()", "timeout"),
+        ("An error occurred (VcpuLimitExceeded) when calling the RunInstances operation", "missing_config"),
+        # an image pull that backs off because the node's disk is full is the node, not the image
+        ('kubelet: Back-off pulling image "acme/api:1.2": no space left on device', "resource_exhaustion"),
         # a missing shared library is the environment, not a missing data file
         ("ImportError: libGL.so.1: cannot open shared object file: No such file or directory", "missing_dependency"),
         # RESOURCE_EXHAUSTED that names a message size is the call, not a rate limit

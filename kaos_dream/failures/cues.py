@@ -423,7 +423,7 @@ CUES: tuple[Cue, ...] = (
                                      r"|\bunknown host\b|\bfailed to resolve (?:host|address)\b"
                                      r"|\bgetaddrinfo\b|\bno such host\b"),
         ("out of memory", "infra", r"\bcircuit breaking\b|\bout of memory\b|\bcannot allocate memory\b"
-                                   r"|\bmemory (?:limit|exhausted)\b"),
+                                   r"|\bmemory (?:limit|exhausted)\b|\bexceed(?:ed|ing|s)? (?:the )?memory limits?\b"),
         ("disk full", "infra", r"\bno space left\b|\bdisk (?:is )?full\b|\bout of disk\b|\bquota exceeded\b"
                                r".*\bdisk\b|\b(?:database|db|disk|storage|tablespace) space (?:exceeded|exhausted)\b"
                                r"|\b(?:not enough|insufficient) (?:disk|storage) space\b|\bdisk usage exceeded\b"
@@ -491,7 +491,8 @@ CUES: tuple[Cue, ...] = (
                                    r"|collection|method|function|attribute|property|class|helper)\b"
                                    r"[^\n]{0,40}\b(?:does(?:n't| not) exist|not found|could not be found)\b"
                                    r"|\bno such (?:column|index|queue|key|field|bucket|object|method)\b"
-                                   r"|\bmissing (?:helper|partial|template|field|argument|parameter)\b"),
+                                   r"|\bmissing (?:helper|partial|template|fields?|columns?|argument|parameter)\b"
+                                   r"|\bno (?:rows?|records?|results?) (?:was |were )?found\b"),
         ("unknown field", "code", r"\boperator does not exist\b"
                                   r"|\bunknown (?:column|field|operator|function|method|type|encoder|argument"
                                   r"|parameter|attribute|property|keyword)\b|\bunsupported argument\b"

@@ -366,7 +366,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\b(?:ImagePullBackOff|ErrImagePull|ErrImageNeverPull|InvalidImageName)\b",
             r"\bmanifest (?:for \S+ )?(?:not found|unknown)\b",
             r"\bfailed to pull (?:and unpack )?image\b",
-            r"\bback-off pulling image\b",
+            r"\bback-off pulling image\b(?![^\n]*\bno space left\b)",  # a full disk is the node's
             r"\bunbound (?:immediate )?PersistentVolumeClaims\b",
         ),
     ),
@@ -479,6 +479,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\btimed? ?out\b",
             r"\btimeout\b",
             r"\b\w*Timeout(?:Error|Exception)?\b",
+            r"\b\w*TimeLimitExceeded\w*",
             r"\bETIMEDOUT\b",
             r"\bDeadlineExceeded\b",
             r"\bDEADLINE_EXCEEDED\b",
@@ -654,7 +655,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bvariable is not set\b",
             r"\bbind source path does not exist\b",
             r"\bis_archived\b",
-            r"\b\w+LimitExceeded(?:Exception)?\b",
+            r"\b(?!\w*TimeLimit)\w+LimitExceeded(?:Exception)?\b",  # a time limit is a timeout (below)
         ),
     ),
     PatternDiagnoser(
