@@ -2,8 +2,9 @@
 
 The specific diagnosers in :mod:`.heuristics` name phrases seen in particular tools; each new set of
 production errors brought new tools and new phrases. This tier reads what almost every stack shares
-instead: the parts of an exception's class name (``Timeout``, ``Unavailable``, ``Syntax``, ``Permission``),
-gRPC and HTTP status words, orchestrator and data-store states, certificate words, and the wording of
+instead: the parts of an exception's class name (``Timeout``, ``Unavailable``, ``Syntax``, ``Permission``,
+also when a module path names the class without an ``Error`` suffix), gRPC and HTTP status words, errno
+names, signals and exit codes, orchestrator and data-store states, certificate words, and the wording of
 compilers and template engines. Each family is a small table of word-boundary patterns, one category
 per cue, chosen only where the cue is clearly right whatever the tool.
 
@@ -12,9 +13,12 @@ person (all of them know more about the failure), and before the LLM. Its answer
 confidence than the specific rules and a root cause that names the cue that matched.
 
 Precedence, because real messages nest causes: cues are read in three levels — explicit states and
-status codes (level 0), exception class-name parts (level 1), then wording (level 2). The first level
-with any match decides; when that level's cues disagree on the category, the answer is ``unknown``
-(no diagnosis): a wrong confident category is worse than an honest ``unknown``.
+status codes (level 0), exception class-name parts (level 1), then wording (level 2); states decide
+when there are any, class names and wording weigh alike (:data:`RANK`). An HTTP or gRPC status is a
+wrapper: a precise cause in its body (billing, a full disk, memory, credentials) decides over it. When
+the cues that decide disagree on the category, the answer is ``unknown`` (no diagnosis): a wrong
+confident category is worse than an honest ``unknown``. When the key lines match no cue at all, the
+rest of the stored message is read the same way, at a lower confidence.
 
 :data:`RETIRED` lists cues that were wrong more often than right on the labelled sets
 (``demo_failure_intelligence_bench/run.py`` audits every cue on them and reports its leave-one-set-out
