@@ -256,8 +256,10 @@ CUES: tuple[Cue, ...] = (
         ("5.1.x", "code", r"\b5\d\d[ ,(b'\"-]+5\.1\.\d{1,2}\b"),
     )),
     *_family("source-location", 0, (
-        ("file:line error", "code", r"\b[\w./-]+\.(?:py|pyi|go|c|h|cc|cpp|hpp|rs|java|kt|scala|swift|ts|tsx|js|jsx"
-                                    r"|mjs|cs|rb|php|ex|exs|dart|vue|svelte|erb|j2|jinja|html|tf|hcl):\d+(?::\d+)?:? "
+        # the path starts where a path can start (not at every dot of one), which keeps the search linear
+        ("file:line error", "code", r"(?<![\w./-])[\w./-]+\.(?:py|pyi|go|c|h|cc|cpp|hpp|rs|java|kt|scala|swift|ts|tsx"
+                                    r"|js|jsx|mjs|cs|rb|php|ex|exs|dart|vue|svelte|erb|j2|jinja|html|tf|hcl)"
+                                    r":\d+(?::\d+)?:? "
                                     r"(?:- )?"
                                     r"(?:error\b|fatal error\b"
                                     r"|[^\n]*\b(?:undeclared|not used|not defined|in scope)\b)"),
