@@ -56,13 +56,14 @@ BLIND_SETS = (
     ("corpus_blind3.jsonl", "tuning", "65.7 % before the third widening"),
     ("corpus_blind4.jsonl", "tuning", "64.1 % before the fourth widening"),
     ("corpus_blind5.jsonl", "tuning", "60.3 % at first sight (after the fourth widening); in the cue audit since"),
-    ("corpus_blind6.jsonl", "blind", "written after the generic cue tier was frozen (commit f687919); measured only"),
+    ("corpus_blind6.jsonl", "tuning", "89.3 % at first sight (written after the cue tier was frozen at commit "
+                                      "f687919); in the cue audit and the fifth widening since"),
 )
 # The sets the generic cue tier's audit reads (kaos_dream/failures/cues.py RETIRED), and over which the
 # leave-one-set-out estimate of its first-sight accuracy runs. Sets written after the cue tier was frozen
 # are not in it.
 CUE_AUDIT_SETS = ("corpus.jsonl", "corpus_blind.jsonl", "corpus_blind2.jsonl", "corpus_blind3.jsonl",
-                  "corpus_blind4.jsonl", "corpus_blind5.jsonl")
+                  "corpus_blind4.jsonl", "corpus_blind5.jsonl", "corpus_blind6.jsonl")
 BLIND_GOAL = 0.90
 LABELLED_SHARE = 0.10
 LABEL_SEED = 1  # the first labelling seed (--seed); the committed results use seeds 1..10
@@ -553,7 +554,10 @@ def write_markdown(path: Path, results: dict[str, Any]) -> None:
         f"**{c['accuracy']['all']:.1%}** (dev {c['accuracy'].get('dev', 0):.1%}, holdout "
         f"{c['accuracy'].get('holdout', 0):.1%}); grouping precision **{c['grouping']['precision']:.3f}**, "
         f"recall **{c['grouping']['recall']:.3f}** (targets 90 % / 0.95 / 0.90)",
-        f"* Goal on the newest blind set (`{g['file']}`, LLM off): category accuracy **{g['accuracy']:.1%}** "
+        f"* Goal on the newest set (`{g['file']}`, status *{g['status']}*"
+        + ("" if g["status"] == "blind" else ": its misses were used to widen the rules, so this is not a blind "
+           "measurement")
+        + f", LLM off): category accuracy **{g['accuracy']:.1%}** "
         f"(goal {g['required']:.0%}: {'met' if g['met'] else 'MISSED'}), {g['unknown_share']:.1%} of its messages "
         f"`unknown`, {g['wrong_category_share']:.1%} a wrong category (the specific rules alone: "
         f"{g['specific_rules_alone']['accuracy']:.1%}, {g['specific_rules_alone']['unknown']:.1%} unknown, "
@@ -594,11 +598,10 @@ def write_markdown(path: Path, results: dict[str, Any]) -> None:
         f"{cv['audit_rule']['min_fired']} decisions on the labelled sets and was right in fewer than "
         f"{cv['audit_rule']['min_right']:.0%} of them. For each held-out set below, that audit ran on the "
         "other sets only; the held-out set was then categorised with the LLM off. *Cues alone* is the tier "
-        "without the specific rules in front of it. The specific rules were widened with every set but "
-        "`corpus_blind5.jsonl` in view, so only that fold is first sight for them too; and the cue candidates "
-        "were written while the list of `corpus_blind5.jsonl`'s misses (group names and categories, not its "
-        "messages) had been seen, so even that fold is not fully blind. A set written after the cue tier was "
-        "frozen is the clean test (the table above, status *blind*).",
+        "without the specific rules in front of it. Every set here was in view when the cues and the specific "
+        "rules were last widened (issue 16 §4: general families only, no rule for one message), so no fold is "
+        "first sight: the folds say how much each set leans on cues the others would retire. A set written "
+        "after the rules were frozen is the clean test (the table above, status *blind*).",
         "",
         "| held-out set | messages | cues retired | specific rules: accuracy / unknown / wrong "
         "| with cues: accuracy / unknown / wrong | cues alone: accuracy / unknown / wrong |",
@@ -681,7 +684,8 @@ def main(argv: list[str] | None = None) -> int:
     results["extra"] = {"passed": extra_checks.passed, "total": len(extra_checks.items), "checks": extra_checks.items}
     c = results["corpus"]
     newest = results["blind_sets"][-1]
-    results["blind_goal"] = {"file": newest["file"], "accuracy": newest["accuracy"]["all"], "required": BLIND_GOAL,
+    results["blind_goal"] = {"file": newest["file"], "status": newest["status"],
+                             "accuracy": newest["accuracy"]["all"], "required": BLIND_GOAL,
                              "unknown_share": newest["unknown_share"], "met": newest["accuracy"]["all"] >= BLIND_GOAL,
                              "wrong_category_share": newest["wrong_category_share"],
                              "specific_rules_alone": newest["specific_rules_alone"],

@@ -43,6 +43,90 @@ def test_cue_families_name_the_category_and_the_cue(message: str, category: str,
     assert "Generic cue" in found.root_cause
 
 
+@pytest.mark.parametrize(
+    ("message", "category", "cue"),
+    [
+        # class names a module path gives without an Error/Exception suffix
+        ("frob.errors.NoBrokersAvailable: cluster empty", "infra", "class-name/NoServers"),
+        ("acme.ledger.LedgerDisconnectedError: peer went away", "transient", "class-name/Disconnected"),
+        ("frob.exc.UnrecognizedFieldException: 'colour' on Widget", "code", "class-name/Unrecognized"),
+        ("frob.db.SerializationFailure: concurrent update on ledger", "transient", "class-name/Deadlock"),
+        ("Ledger::ShelfNotFound: shelf 9", "code", "class-name/NotFound"),
+        ("frob.orm.CannotAcquireLockException: ledger row", "transient", "class-name/LockContention"),
+        ("frob.ui.UninitializedPropertyAccessException: lateinit adapter", "code", "class-name/Null"),
+        ("frob.errors.InvalidShelfStateError: shelf 9 is archived", "code", "class-name/Invalid"),
+        # wording reads a lowerCamelCase code's parts, never a class name's
+        ("ldap: automatic bind not successful - invalidCredentials", "config", "wording/credentials"),
+        ("ledger CDN: 502 ERROR The request could not be satisfied.", "transient", "http-status/502"),
+        ("ledger job: Runtime exited with error: signal: killed", "infra", "signal/killed"),
+        ("kubelet: Node has disk pressure", "infra", "wording/storage full"),
+        ("ERROR: Insufficient capacity in availability zone b", "infra", "wording/exhausted"),
+        ("ssh: Server 'ledger' not found in known_hosts", "config", "wording/certificate"),
+        ("ftp: 530 Login incorrect.", "config", "wording/credentials"),
+        ("** (FunctionClauseError) no function clause matching in Ledger.total/1", "code",
+         "compiler/has no attribute"),
+        ("frob: Container killed for exceeding memory limits", "infra", "wording/out of memory"),
+        ("frob.orm.NoResultFound: No row was found when one was required", "code", "wording/object missing"),
+        # compilers and runtimes
+        ("ledger.c:12:1: note: expected ';' before '}' token", "code", "compiler/unexpected token"),
+        ('frob: failed to load config file "/etc/frob.yaml": bad indent', "config", "wording/config file"),
+        ("RuntimeError: found no NVIDIA driver on this machine", "config", "wording/config file"),
+        ('ledger: could not obtain lock on relation "shelves"', "transient", "wording/locked"),
+
+        ("error: cannot borrow `ledger` as mutable more than once at a time", "code", "compiler/borrow checker"),
+        ("fatal error: all goroutines are asleep - deadlock!", "code", "wording/panic"),
+        ("ledger: requires frobc 2.4 or newer, found 2.1", "config", "wording/incompatible"),
+        ('frob: connection on socket "/tmp/.s.FROB" failed. Is the server running locally?', "infra",
+         "wording/refused"),
+        # errno names, process limits, exit codes and HTTP statuses with a meaning of their own
+        ("worker: fork: retry: Resource temporarily unavailable", "infra", "errno/process limit"),
+        ("exec /app/run: exec format error", "config", "errno/exec format"),
+        ("ledger socket: ENOTCONN on write", "transient", "errno/not connected"),
+        ("ledger answered HTTP 425 Too Early", "transient", "http-status/425"),
+        ("ledger: HTTP 507 Insufficient Storage", "infra", "http-status/507"),
+        ("ledger: HTTP 501 Not Implemented for PATCH", "code", "http-status/501"),
+        # a cause in a status code's body decides over the status
+        ("ledger: HTTP 429 - you exceeded your current quota, check your plan and billing details", "config",
+         "wording/plan or billing"),
+        ("ledger: HTTP 429 - index blocked, disk usage exceeded flood-stage watermark", "infra", "wording/disk full"),
+        # wording families
+        ("ledger store: storage space exceeded on shard 3", "infra", "wording/disk full"),
+        ("./deploy.sh: line 9: [: -eq: unary operator expected", "code", "wording/shell misuse"),
+        ('frob: column reference "id" is ambiguous', "code", "wording/failed validation"),
+        ("mailer: STARTTLS is not supported by the relay", "config", "wording/transport security"),
+        ("frob: invalid access token passed", "config", "wording/credentials"),
+        ("frob: Page.goto: net::ERR_NAME_NOT_RESOLVED at the staging host", "infra", "wording/name resolution"),
+    ],
+)
+def test_wider_cue_families(message: str, category: str, cue: str) -> None:
+    found = cues.generic_diagnosis(failure(message))
+    assert found is not None, message
+    assert (found.category, found.diagnoser) == (category, f"{cues.DIAGNOSER_PREFIX}{cue}")
+
+
+@pytest.mark.parametrize("message", [
+    "ledger: the fork in the road was chosen",  # no "fork:" failure
+    "frob: shipped 425 widgets and 507 gadgets",  # numbers that are not said to be a status
+    "frob.errors.ResourceExhausted: quota for the day",  # a class name is not split into wording
+    "frob: the request was early, HTTP 200",  # a success code is no cue
+])
+def test_near_misses_of_the_wider_families_get_no_answer(message: str) -> None:
+    assert cues.generic_diagnosis(failure(message)) is None
+
+
+def test_a_cue_below_the_key_lines_answers_only_when_they_say_nothing() -> None:
+    """A header first and the cause three lines down: the cue is read there, with a lower confidence."""
+    deep = failure("frob.errors.LedgerWriteFailure:\n  at step 3\n  while flushing\n  the disk is full")
+    found = cues.generic_diagnosis(deep)
+    assert found is not None and found.category == "infra" and found.diagnoser == "cue:wording/disk full"
+    assert "below its first lines" in found.root_cause
+    assert found.confidence == pytest.approx(cues.LEVEL_CONFIDENCE[2] - cues.DEEP_PENALTY)
+    # the key lines name a cue: the rest of the message is not read
+    top = failure("frob: HTTP 503 Service Unavailable\n  at step 3\n  while flushing\n  the disk is full")
+    found = cues.generic_diagnosis(top)
+    assert found is not None and found.diagnoser == "cue:http-status/503"
+
+
 def test_states_come_before_class_names_and_wording() -> None:
     """An explicit status beats a class-name part that names another category."""
     found = cues.generic_diagnosis(failure("acme.PlannerSyntaxError: upstream said HTTP 503 Service Unavailable"))
@@ -106,3 +190,16 @@ def test_a_label_learned_from_a_person_comes_before_a_cue(tmp_path: Path) -> Non
         row = lib.failures.get(later.fingerprint_id)
         assert later.fingerprint_id != first.fingerprint_id
         assert (row["category"], row["learned_from"]) == ("config", first.fingerprint_id)
+
+
+def test_the_source_location_cue_stays_linear_on_long_dotted_words() -> None:
+    """It used to try every dot of a long dotted word as a path's start: 10,000 characters took tens of
+    seconds. Now a path starts only where a path can start."""
+    import time
+
+    cue = next(c for c in cues.CUES if c.name == "source-location/file:line error")
+    text = "a." * 5000 + "B"
+    start = time.perf_counter()
+    assert cue.regex.search(text) is None
+    assert time.perf_counter() - start < 5.0
+    assert cue.regex.search("see ledger/render.go:14:2: error: frob undeclared") is not None

@@ -22,6 +22,11 @@ CASES = {
         "config",
     ),
     "rate_limit": ("HTTP 429 Too Many Requests", "moderate limits apply to accelerate mode", "transient"),
+    "message_too_large": (
+        "rpc error: code = ResourceExhausted desc = grpc: received message larger than max (5242880 vs. 4194304)",
+        "the message was larger than the last one",
+        "code",
+    ),
     "auth": ("HTTP 401 Unauthorized: invalid api key", "author field missing in commit metadata", "config"),
     "tls": (
         "SSLError: [SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed",
@@ -32,6 +37,18 @@ CASES = {
     "connection_refused": (
         "Error: connect ECONNREFUSED 127.0.0.1:5432",
         "the user refused the connection request",
+        "infra",
+    ),
+    "grpc_unavailable": (
+        'rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial tcp '
+        '10.0.0.9:50051: connect: connection refused"',
+        "the ledger feature is unavailable on the free plan",
+        "transient",
+    ),
+    "storage_attach": (
+        'AttachVolume.Attach failed for volume "pvc-1" : rpc error: code = DeadlineExceeded desc = context deadline '
+        "exceeded",
+        "the volume slider is attached to the player",
         "infra",
     ),
     "resource_exhaustion": (
@@ -215,6 +232,47 @@ def test_diagnoser_near_miss_negative(name: str) -> None:
         # a missing config file is configuration, a missing data file is code
         ("Error: ENOENT: no such file or directory, open '/app/config/settings.json'", "missing_config"),
         ("Error: ENOENT: no such file or directory, open '/app/data/input.csv'", "missing_data"),
+        # gRPC UNAVAILABLE over a refused connection is the retryable status, but a certificate inside it is TLS
+        ("rpc error: code = Unavailable desc = connection error: desc = \"transport: Error while dialing: dial tcp "
+         "10.1.2.3:443: connect: connection refused\"", "grpc_unavailable"),
+        ("rpc error: code = Unavailable desc = connection error: desc = \"transport: authentication handshake "
+         "failed: tls: failed to verify certificate: x509: certificate signed by unknown authority\"", "tls"),
+        # a volume attach that times out is the storage back end, not a passing timeout
+        ('AttachVolume.Attach failed for volume "pvc-9" : attachment of disk failed: timeout', "storage_attach"),
+        # Go's "all goroutines are asleep - deadlock!" is a bug in the program, not database contention
+        ("fatal error: all goroutines are asleep - deadlock!", "code_exception"),
+        # a config file named before "no such file or directory" is configuration
+        ("Error: open /root/.kube/config: no such file or directory", "missing_config"),
+        # a local socket that is missing means the server is not running
+        ('psql: error: connection to server on socket "/run/pg/.s.PGSQL.5432" failed: No such file or directory\n'
+         "Is the server running locally and accepting connections on that socket?", "connection_refused"),
+        # an Aborted (contention) status arrives as a 409: it is contention, not a client error
+        ("google.api_core.exceptions.Aborted: 409 Too much contention on these entities. please try again.",
+         "db_contention"),
+        # a syntax error in a server's .conf file is configuration, in source it is code
+        ("AH00526: Syntax error on line 4 of /etc/apache2/sites-enabled/app.conf: Invalid command 'ProxyPas'",
+         "missing_config"),
+        ("SyntaxError: invalid syntax", "code_exception"),
+        # a relative module that cannot be resolved is the code, a package is the environment
+        ("ERROR in ./src/App.tsx Module not found: Error: Can't resolve './Header' in '/app/src'", "build_error"),
+        ("systemd[1]: app.service: Failed to locate executable /usr/local/bin/app: No such file or directory",
+         "missing_dependency"),
+        # a time limit exceeded is a timeout, other *LimitExceeded names are a configured limit
+        ("celery.exceptions.SoftTimeLimitExceeded: SoftTimeLimitExceeded()", "timeout"),
+        ("An error occurred (VcpuLimitExceeded) when calling the RunInstances operation", "missing_config"),
+        # an image pull that backs off because the node's disk is full is the node, not the image
+        ('kubelet: Back-off pulling image "acme/api:1.2": no space left on device', "resource_exhaustion"),
+        # a missing shared library is the environment, not a missing data file
+        ("ImportError: libGL.so.1: cannot open shared object file: No such file or directory", "missing_dependency"),
+        # RESOURCE_EXHAUSTED that names a message size is the call, not a rate limit
+        ("rpc error: code = ResourceExhausted desc = grpc: received message larger than max (9 vs. 4)",
+         "message_too_large"),
+        ("rpc error: code = ResourceExhausted desc = quota exceeded", "rate_limit"),
+        # EAGAIN on fork is a process limit, not a temporarily unavailable service
+        ("bash: fork: retry: Resource temporarily unavailable", "resource_exhaustion"),
+        # HTTP statuses with a meaning of their own: 507 is storage, 501 is the call, 425 is not a client bug
+        ("HTTP 507 Insufficient Storage", "resource_exhaustion"),
+        ("HTTP 501 Not Implemented", "http_client_error"),
         # credit exhaustion inside an invalid_request_error is billing
         (
             "anthropic.BadRequestError: {'type': 'invalid_request_error', 'message': 'Your credit balance is too low'}",

@@ -66,6 +66,8 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"(?-i:\bMISCONF\b)",
             r"\bdisk is (?:nearly )?full\b",
             r"\b(?:OutOfDiskSpace|DiskFull)\b",
+            r"\b(?:database|db|storage|tablespace) space (?:exceeded|exhausted)\b",
+            r"(?-i:\bNOSPACE\b)",
         ),
     ),
     PatternDiagnoser(
@@ -81,6 +83,19 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bbilling (?:details|hard limit)\b",
             r"\b402\b",
             r"\bpayment required\b",
+        ),
+    ),
+    PatternDiagnoser(
+        "message_too_large",
+        "code",
+        "The request or message is larger than the receiver accepts (a size limit, not a rate limit).",
+        "Send less per call (page, chunk or compress it) or raise the receiver's configured maximum size.",
+        0.8,
+        (
+            # gRPC reports it as RESOURCE_EXHAUSTED, which the rate-limit rule below would otherwise take
+            r"\bmessage larger than max\b",
+            r"\bmessage (?:size )?(?:is )?too (?:large|big)\b",
+            r"\bexceeds? (?:the )?max(?:imum)? (?:message|request|payload) size\b",
         ),
     ),
     PatternDiagnoser(
@@ -298,6 +313,19 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
         ),
     ),
     PatternDiagnoser(
+        "grpc_unavailable",
+        "transient",
+        "The RPC channel could not reach a ready server (gRPC UNAVAILABLE): the client reconnects by itself.",
+        "Retry with backoff (UNAVAILABLE is the status gRPC defines as safe to retry); if it lasts, check the server.",
+        0.75,
+        (
+            # Read after the TLS, credential and DNS rules (a cause they name decides), before a refused
+            # connection: gRPC reports a server that is restarting or being rescheduled this way.
+            r"\bcode = Unavailable desc = (?:connection error|transport|error reading|closing transport)",
+            r"\bStatusCode\.UNAVAILABLE\b",
+        ),
+    ),
+    PatternDiagnoser(
         "connection_refused",
         "infra",
         "Nothing is listening at the target address: the service is down.",
@@ -312,7 +340,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bactively refused\b",
             r"\bNoBrokersAvailable\b",
             r"\bcannot connect to the docker daemon\b",
-            r"\bis the [\w-]+ (?:daemon|server) running\b",
+            r"\bis the (?:[\w-]+ )?(?:daemon|server) running\b",
             r"\bno route to host\b",
             r"\bEHOSTUNREACH\b",
             r"\bnetwork is unreachable\b",
@@ -338,7 +366,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\b(?:ImagePullBackOff|ErrImagePull|ErrImageNeverPull|InvalidImageName)\b",
             r"\bmanifest (?:for \S+ )?(?:not found|unknown)\b",
             r"\bfailed to pull (?:and unpack )?image\b",
-            r"\bback-off pulling image\b",
+            r"\bback-off pulling image\b(?![^\n]*\bno space left\b)",  # a full disk is the node's
             r"\bunbound (?:immediate )?PersistentVolumeClaims\b",
         ),
     ),
@@ -387,6 +415,28 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bInsufficient\w*Capacity\b",
             r"\bNodeNotReady\b",
             r"\bdo not have sufficient [\w.-]+ capacity\b",
+            # process and thread limits (EAGAIN on fork is a limit, not a passing outage)
+            r"\bfork: (?:retry: )?(?:Resource temporarily unavailable|Cannot allocate memory)\b",
+            r"\bcan't start new thread\b",
+            r"\bunable to create (?:new )?native thread\b",
+            r"\bpthread_create\b[^\n]{0,40}\b(?:failed|EAGAIN|Resource temporarily unavailable)",
+            r"\bcannot fork\b",
+            r"\b507 Insufficient Storage\b",
+            r"\b(?:HTTP|status|code|error|returned)[\s:/=]*507\b",
+        ),
+    ),
+    PatternDiagnoser(
+        "storage_attach",
+        "infra",
+        "The orchestrator could not attach or mount the volume on the node (storage back end or node).",
+        "Check the volume's state and the storage driver on the node (detach it from a dead node), then reschedule.",
+        0.75,
+        (
+            r"\bAttachVolume\.Attach failed\b",
+            r"\bFailedAttachVolume\b",
+            r"\bMulti-Attach error\b",
+            r"\bcould not attach volume\b",
+            r"\bMountVolume\.(?:WaitForAttach|MountDevice) failed\b",
         ),
     ),
     PatternDiagnoser(
@@ -429,6 +479,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\btimed? ?out\b",
             r"\btimeout\b",
             r"\b\w*Timeout(?:Error|Exception)?\b",
+            r"\b\w*TimeLimitExceeded\w*",
             r"\bETIMEDOUT\b",
             r"\bDeadlineExceeded\b",
             r"\bDEADLINE_EXCEEDED\b",
@@ -444,7 +495,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
         "Retry with backoff; check the provider's status page if it persists.",
         0.7,
         (
-            r"\b(?:HTTP|status|code|error|returned)[\s:/]*5\d\d\b",
+            r"\b(?:HTTP|status|code|error|returned)[\s:/]*5(?!0[1578]\b|11\b)\d\d\b",
             r"\b5\d\d (?:Internal|Bad|Service|Gateway)\b",
             r"\binternal server error\b",
             r"\bbad gateway\b",
@@ -468,7 +519,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
         "Retry the whole transaction with jittered backoff; keep transactions short.",
         0.8,
         (
-            r"\bdeadlock\b",
+            r"(?<!asleep - )\bdeadlock\b",  # not Go's "all goroutines are asleep - deadlock!" (a bug)
             r"\bDeadlockDetected\b",
             r"\bdatabase (?:table )?is locked\b(?! (?:down|out)\b)",
             r"\bcould not serialize access\b",
@@ -479,6 +530,8 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bthe object has been modified\b",
             r"(?-i:\bABORTED\b)",
             r"\bcode = Aborted\b",
+            r"\bexceptions\.Aborted\b",
+            r"\btoo much contention\b",
             r"\berror acquiring the state lock\b",
             r"\banother operation \([\w/]+\) is in progress\b",
         ),
@@ -543,6 +596,10 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bengine \"\w+\" is incompatible\b",
             r"\bEBADENGINE\b",
             r"\bextension control file\b",
+            r"\bbad interpreter\b",
+            r"\bfailed to locate executable\b",
+            r"\bcannot open shared object file\b",
+            r"\berror while loading shared libraries\b",
         ),
     ),
     PatternDiagnoser(
@@ -583,6 +640,8 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\brelation \"[^\"]+\" does not exist\b",
             r"\bno such table\b",
             r"(?:no such file or directory|ENOENT)[^\n]*(?:config|settings|\.env\b|\.ya?ml\b|\.toml\b|\.ini\b)",
+            r"(?:config|settings|\.env|\.ya?ml|\.toml|\.ini)['\"]?: no such file or directory",
+            r"\bsyntax error\b[^\n]{0,60}\.(?:conf|cfg|ini)\b",
             r"\bunbound variable\b",
             r"\bparameter (?:null or )?not set\b",
             r"\b(?:channel_not_found|not_in_channel)\b",
@@ -596,7 +655,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bvariable is not set\b",
             r"\bbind source path does not exist\b",
             r"\bis_archived\b",
-            r"\b\w+LimitExceeded(?:Exception)?\b",
+            r"\b(?!\w*TimeLimit)\w+LimitExceeded(?:Exception)?\b",  # a time limit is a timeout (below)
         ),
     ),
     PatternDiagnoser(
@@ -671,6 +730,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bTemplate\w*Error\b",
             r"\bNo filter named\b",
             r"\bcannot find module ['\"]\.{1,2}/",
+            r"\bcan't resolve ['\"]\.{1,2}/",
             r"\bexecution error at \(",
             r"\bfailed to compute cache key\b",
             r"^Error: (?:Unsupported (?:argument|block type|attribute)"
@@ -709,7 +769,8 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bInvalidParameter\w*",
             r"\bValidationException\b",
             r"\binvalid_(?:blocks|arguments|arg_name|array_arg|charset|form_data|post_type|json)\b",
-            r"(?-i:\b4(?:0[05-9]|1\d|2[0-8]|3[01]) [A-Z][\w-]+(?: [A-Z][\w-]+)*)",
+            r"(?-i:\b4(?:0[05-79]|1\d|2[0-24678]|3[01]) [A-Z][\w-]+(?: [A-Z][\w-]+)*)",
+            r"\b(?:HTTP|status|code|error|returned)[\s:/=]*501\b|\b501 Not Implemented\b",
             r"\b\w*TooLarge(?:Exception|Error)\b",
             r"\bgoogle\.api_core\.exceptions\.(?:InvalidArgument|FailedPrecondition|OutOfRange|AlreadyExists"
             r"|MethodNotImplemented|BadRequest)\b",
@@ -729,6 +790,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"|ArrayIndexOutOfBoundsException|UniqueViolation|IntegrityError|ProgrammingError"
             r"|InvalidRequestError)\b",
             r"\bnil pointer dereference\b",
+            r"\ball goroutines are asleep\b",
             r"\bpanic: runtime error\b",
             r"\bis not a function\b",
             r"\bcannot read propert(?:y|ies) of (?:undefined|null)\b",
