@@ -31,7 +31,7 @@ from . import hooks
 from .errors import ConflictError, InvalidInputError, NotFoundError
 from .names import clean_agent_id
 from .plasticity.hebbian import CROSS_MODAL_WEIGHT, SAME_KIND_WEIGHT, canonical
-from .plasticity.task import task_hash
+from .plasticity.task import task_hash, task_key
 from .store import transaction
 from .store.records import as_dict, from_row
 
@@ -175,8 +175,10 @@ UNION ALL SELECT 2, fingerprint_id FROM failure_occurrences WHERE agent_id = ?1
 
 
 _INSERT_USE_SQL = (
-    "INSERT INTO skill_uses (skill_id, agent_id, success, task, task_hash, created_at) VALUES (?, ?, ?, ?, ?, ?)"
+    "INSERT INTO skill_uses (skill_id, agent_id, success, task_id, task, created_at) VALUES (?, ?, ?, ?, ?, ?)"
 )
+# A task context's first wording becomes its text; a later, different wording stays on its use row.
+_INSERT_TASK_SQL = "INSERT INTO tasks (id, text) VALUES (?, ?) ON CONFLICT (id) DO NOTHING"
 
 
 def _outcome_item(
@@ -436,38 +438,74 @@ class Episodes:
         ).fetchone()
         return row[0] if row is not None else None
 
+    def _task_texts(self) -> dict[int, str]:
+        """Task keys this connection has seen stored, with their text: like :meth:`_known_agents`, a
+        hint that saves the tasks insert (``skill_uses.task_id`` is a foreign key, so a use row whose
+        task row was rolled back fails its insert and takes the full path, which writes it again)."""
+        texts: dict[int, str] | None = getattr(self._conn, "kaos_task_texts", None)
+        if texts is None:
+            texts = {}
+            with contextlib.suppress(AttributeError):
+                self._conn.kaos_task_texts = texts  # type: ignore[attr-defined]
+        return texts
+
+    def _task_fields(self, task: str | None, texts: dict[int, str], stored: dict[int, str],
+                     *, cached: bool = True) -> tuple[int | None, str | None, str | None]:
+        """``(task_id, wording kept on the row, hex digest)`` of an outcome's task. The task row is
+        written (insert-or-ignore) unless ``cached`` and the connection already knows it; its text is
+        checked against the wording, which the row keeps only when it differs (so nothing is lost).
+        Keys newly seen go into ``stored``, for the caller to remember once its write has committed."""
+        digest = task_hash(task)
+        if digest is None:
+            return None, task, None
+        key = task_key(digest)
+        text = stored.get(key) or (texts.get(key) if cached else None)
+        if text is None:
+            if self._conn.execute(_INSERT_TASK_SQL, (key, task)).rowcount == 1:
+                text = task
+            else:
+                text = str(self._conn.execute("SELECT text FROM tasks WHERE id = ?", (key,)).fetchone()[0])
+            stored[key] = text
+        return key, (None if text == task else task), digest
+
     def record_outcome(
         self, skill: int | str, success: bool, agent: str | None = None, task: str | None = None
     ) -> Outcome:
         """One ``skill_uses`` row (counters follow by trigger). Without ``task``, the task context is
         the query of this agent's latest search that returned the skill, when there is one.
 
-        The common call (an integer id, an agent already seen) is one insert: the foreign keys check
-        the skill and the agent, and only when one fails does the full path (resolve, register) run."""
+        The common call (an integer id, an agent and a task already seen) is one insert: the foreign
+        keys check the skill, the agent and the task, and only when one fails does the full path
+        (resolve, register) run."""
         if not isinstance(success, bool):
             raise InvalidInputError("success must be True or False")
-        agent_id = clean_agent_id(agent) if agent is not None else None
-        now = self._ctx.now()
         known = self._known_agents()
+        # A known id was cleaned when it was registered, and cleaning a clean id changes nothing.
+        agent_id = (agent if agent in known else clean_agent_id(agent)) if agent is not None else None
+        now = self._ctx.now()
+        texts = self._task_texts()
+        stored: dict[int, str] = {}  # each task row of the batch is written (insert-or-ignore) once
         with transaction(self._conn):
             if type(skill) is int and (agent_id is None or agent_id in known):
                 skill_id = skill
                 if agent_id is not None and task is None:
                     task = self._latest_query(agent_id, skill_id)
-                digest = task_hash(task)
+                key, wording, digest = self._task_fields(task, texts, stored)
                 try:
-                    cur = self._conn.execute(_INSERT_USE_SQL, (skill_id, agent_id, int(success), task, digest, now))
-                    return Outcome(int(cur.lastrowid or 0), skill_id, agent_id, success, task, digest, now)
-                except sqlite3.IntegrityError:  # a missing skill or agent: the full path says which
+                    cur = self._conn.execute(_INSERT_USE_SQL, (skill_id, agent_id, int(success), key, wording, now))
+                except sqlite3.IntegrityError:  # a missing skill, agent or task: the full path says which
                     known.discard(agent_id or "")
+                else:
+                    texts.update(stored)
+                    return Outcome(int(cur.lastrowid or 0), skill_id, agent_id, success, task, digest, now)
             skill_id = self._skills.resolve_id(skill)
             if agent_id is not None:
                 if agent_id not in known:
                     self._ensure_agent(agent_id, now)
                 if task is None:
                     task = self._latest_query(agent_id, skill_id)
-            digest = task_hash(task)
-            row = (skill_id, agent_id, int(success), task, digest, now)
+            key, wording, digest = self._task_fields(task, texts, stored, cached=False)
+            row = (skill_id, agent_id, int(success), key, wording, now)
             try:
                 cur = self._conn.execute(_INSERT_USE_SQL, row)
             except sqlite3.IntegrityError:  # the skill exists: the agent the connection knew was rolled back
@@ -477,6 +515,7 @@ class Episodes:
                 cur = self._conn.execute(_INSERT_USE_SQL, row)
         if agent_id is not None:
             known.add(agent_id)
+        texts.update(stored)
         return Outcome(int(cur.lastrowid or 0), skill_id, agent_id, success, task, digest, now)
 
     def record_outcomes(self, outcomes: Iterable[Mapping[str, Any]]) -> list[Outcome]:
@@ -490,6 +529,8 @@ class Episodes:
             return []
         now = self._ctx.now()
         known = self._known_agents()
+        texts = self._task_texts()
+        stored: dict[int, str] = {}  # each task row of the batch is written (insert-or-ignore) once
         with transaction(self._conn):
             try:
                 skill_ids = self._skill_ids([item[0] for item in items])
@@ -501,15 +542,19 @@ class Episodes:
                 self._conn.executemany("INSERT OR IGNORE INTO agents (id, started_at) VALUES (?, ?)",
                                        [(a, now) for a in agents])
             rows = []
+            outs = []
             for (_, success, agent_id, task), skill_id in zip(items, skill_ids, strict=True):
                 if agent_id is not None and task is None:
                     task = self._latest_query(agent_id, skill_id)
-                rows.append((skill_id, agent_id, int(success), task, task_hash(task), now))
+                key, wording, digest = self._task_fields(task, texts, stored, cached=False)
+                rows.append((skill_id, agent_id, int(success), key, wording, now))
+                outs.append((skill_id, agent_id, success, task, digest))
             first = int(self._conn.execute("SELECT coalesce(max(id), 0) FROM skill_uses").fetchone()[0]) + 1
             self._conn.executemany(_INSERT_USE_SQL, rows)
         known.update(agents)
+        texts.update(stored)
         # In one write transaction each insert takes the next rowid (max + 1), so the ids are consecutive.
-        return [Outcome(first + i, r[0], r[1], bool(r[2]), r[3], r[4], now) for i, r in enumerate(rows)]
+        return [Outcome(first + i, o[0], o[1], o[2], o[3], o[4], now) for i, o in enumerate(outs)]
 
     def _exists(self, ref: int | str) -> bool:
         try:

@@ -198,9 +198,10 @@ def test_outcome_counters_follow_inserts_moves_and_deletes(pg_url: str) -> None:
             sid = conn.execute("INSERT INTO skills (name, created_at, updated_at) VALUES (%s, 0, 0) RETURNING id",
                                (name,)).fetchone()[0]
             index_entry(conn, "skill", sid, (name, "", "[]"))
+        conn.execute("INSERT INTO tasks (id, text) VALUES (7, 't')")
         conn.cursor().executemany(
-            "INSERT INTO skill_uses (skill_id, success, task_hash, created_at) VALUES (%s, %s, %s, %s)",
-            [(1, 1, "t", 10.0), (1, 0, "t", 20.0), (1, 1, None, 5.0)])
+            "INSERT INTO skill_uses (skill_id, success, task_id, created_at) VALUES (%s, %s, %s, %s)",
+            [(1, 1, 7, 10.0), (1, 0, 7, 20.0), (1, 1, None, 5.0)])
         stats = lambda: conn.execute("SELECT skill_id, uses, successes, last_used_at FROM skill_stats "  # noqa: E731
                                      "ORDER BY skill_id").fetchall()
         assert stats() == [(1, 3, 2, 20.0)]

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidInputError
-from ..plasticity.task import task_hash
+from ..plasticity.task import task_hash, task_key
 from .candidates import (
     BM25,
     ID,
@@ -134,7 +134,7 @@ class SearchPipeline:
             return []
         s = self._ctx.settings
         pool = max(s.rank_pool, limit)
-        digest = task_hash(task if task is not None else query) if "skill" in kinds else None
+        digest = task_key(task_hash(task if task is not None else query)) if "skill" in kinds else None
         now = self._ctx.now()
         # The seed's formula floors relevance; the default does not (see search/ranking.py).
         floor = s.rank_floor if rank == "wilson" else 0.0
@@ -152,7 +152,7 @@ class SearchPipeline:
             ]
         pools = [
             candidate_pool(
-                self._ctx.conn, query, k, pool=pool, pool_min=max(s.rank_pool_min, limit), task_hash=digest,
+                self._ctx.conn, query, k, pool=pool, pool_min=max(s.rank_pool_min, limit), task_id=digest,
                 include_deprecated=include_deprecated, memory_order=memory_order,
             )
             for k in kinds
@@ -160,7 +160,7 @@ class SearchPipeline:
         best_lexical = {p.kind: float(p.matrix[:, BM25].max()) if len(p) else 0.0 for p in pools}
         semantic = self._semantic(query, best_lexical, include_deprecated)
         pools = [
-            hybrid_pool(self._ctx.conn, p, semantic[p.kind], task_hash=digest, memory_order=memory_order)
+            hybrid_pool(self._ctx.conn, p, semantic[p.kind], task_id=digest, memory_order=memory_order)
             if p.kind in semantic else p
             for p in pools
         ]
@@ -200,7 +200,7 @@ class SearchPipeline:
             )
         return hits
 
-    def _effective(self, pool: Pool, digest: str | None) -> Effective | None:
+    def _effective(self, pool: Pool, digest: int | None) -> Effective | None:
         """The aged outcome records of a skill pool's candidates (None for memories)."""
         if pool.kind != "skill" or not len(pool):
             return None

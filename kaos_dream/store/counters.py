@@ -25,8 +25,10 @@ class Counter:
 
 COUNTERS = (
     Counter("skill_stats", ("skill_id",), "1"),
-    Counter("skill_task_stats", ("task_hash", "skill_id"), "u.task_hash IS NOT NULL"),
+    Counter("skill_task_stats", ("task_id", "skill_id"), "u.task_id IS NOT NULL"),
 )
+# Before migration 14 a task context was its hex digest, stored on every use row.
+_HEX_TASK_COUNTER = Counter("skill_task_stats", ("task_hash", "skill_id"), "u.task_hash IS NOT NULL")
 # First schema version whose counters are exact by construction (migration 9 recounted older ones).
 EXACT_FROM_VERSION = 9
 _VALUES = ("uses", "successes", "last_used_at")
@@ -60,7 +62,9 @@ def counter_mismatches(conn: sqlite3.Connection, limit: int = 20) -> list[str]:
     if "skill_uses" not in present:
         return []
     problems: list[str] = []
-    for c in COUNTERS:
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(skill_uses)")}
+    counters = COUNTERS if "task_id" in columns else (COUNTERS[0], _HEX_TASK_COUNTER)
+    for c in counters:
         if c.table not in present:
             continue
         for row in conn.execute(_mismatch_sql(c, limit - len(problems))):

@@ -9,7 +9,10 @@ Format (``format_version`` 1), one JSON document per line, UTF-8:
   is ``{"b64": "..."}``; floats are written with full precision)
 * last line: ``{"end": true, "rows": TOTAL}``, so a truncated file is detected.
 
-Full-text index tables are not exported (the import rebuilds them). Nothing in the export depends
+Full-text index tables are not exported (the import rebuilds them). A migration that changes only
+how rows are stored (``STORAGE_ONLY``: migration 14 keeps each task text once in ``tasks``) changes
+no export: a file past it is exported in the layout before it (header, tables, rows and bytes as
+before), and the import loads that layout and migrates it like any older file. Nothing in the export depends
 on when it was made, so export → import → export is identical byte for byte. The whole export is
 read inside one read transaction: a consistent snapshot even while agents write.
 """
@@ -40,11 +43,62 @@ FORMAT_VERSION = 1
 _TRIGGER_WRITE = re.compile(r"\bINSERT\s+(?:OR\s+\w+\s+)?INTO\s+([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
 
 
+# Migrations (by name) after which an export is still written in the layout before them.
+STORAGE_ONLY = ("task_table",)
+
+
 @dataclass(frozen=True)
 class TableSpec:
     name: str
     columns: tuple[str, ...]
     order_by: str
+
+
+# How the tables migration 14 reshaped are exported: as their earlier layout, each use row with its
+# wording and hex digest, the counters keyed by the hex digest (whose string order is the order
+# they were always exported in); ``tasks`` itself is what those rows were folded into.
+_TASK_TABLE_VIEWS = {
+    "skill_uses": (
+        ("id", "skill_id", "agent_id", "success", "task", "task_hash", "created_at"),
+        "SELECT u.id, u.skill_id, u.agent_id, u.success, coalesce(u.task, t.text), "
+        "CASE WHEN u.task_id IS NULL THEN NULL ELSE printf('%016x', u.task_id) END, u.created_at "
+        "FROM skill_uses AS u LEFT JOIN tasks AS t ON t.id = u.task_id ORDER BY u.id",
+    ),
+    "skill_task_stats": (
+        ("task_hash", "skill_id", "uses", "successes", "last_used_at"),
+        "SELECT printf('%016x', task_id) AS h, skill_id, uses, successes, last_used_at "
+        "FROM skill_task_stats ORDER BY h, skill_id",
+    ),
+}
+
+
+def export_version(version: int) -> int:
+    """The schema version whose layout an export of a file at ``version`` is written in."""
+    while version > 0 and MIGRATIONS[version - 1].name in STORAGE_ONLY:
+        version -= 1
+    return version
+
+
+def _exported(conn: sqlite3.Connection, version: int) -> list[tuple[str, tuple[str, ...], str]]:
+    """``(table, columns, SELECT …)`` of every exported table, in name order, in the layout of
+    :func:`export_version`."""
+    layout = export_version(version)
+    out = []
+    for spec in data_tables(conn):
+        cols = ", ".join(f'"{c}"' for c in spec.columns)
+        sql = f'SELECT {cols} FROM "{spec.name}"'
+        if spec.name == "schema_migrations" and layout < version:
+            sql += f" WHERE version <= {int(layout)}"
+        sql += f" ORDER BY {spec.order_by}"
+        if layout < version:
+            if spec.name == "tasks":
+                continue
+            if spec.name in _TASK_TABLE_VIEWS:
+                columns, sql = _TASK_TABLE_VIEWS[spec.name]
+                out.append((spec.name, columns, sql))
+                continue
+        out.append((spec.name, spec.columns, sql))
+    return out
 
 
 def _virtual_tables(conn: sqlite3.Connection) -> list[str]:
@@ -109,25 +163,27 @@ def _line(value: Any) -> str:
 def export_lines(conn: sqlite3.Connection) -> Iterator[str]:
     """The export of the open database, one line at a time (call inside a read transaction)."""
     version = schema_version(conn)
-    specs = data_tables(conn)
-    counts = {s.name: int(conn.execute(f'SELECT count(*) FROM "{s.name}"').fetchone()[0]) for s in specs}
+    layout = export_version(version)
+    tables = _exported(conn, version)
+    counts = {name: int(conn.execute(f"SELECT count(*) FROM ({sql})").fetchone()[0]) for name, _, sql in tables}
     migrations = [
-        [int(r[0]), str(r[1])] for r in conn.execute("SELECT version, name FROM schema_migrations ORDER BY version")
+        [int(r[0]), str(r[1])]
+        for r in conn.execute("SELECT version, name FROM schema_migrations WHERE version <= ? ORDER BY version",
+                              (layout,))
     ]
     header = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
-        "schema_version": version,
+        "schema_version": layout,
         "migrations": migrations,
-        "tables": {s.name: {"columns": list(s.columns), "rows": counts[s.name]} for s in specs},
+        "tables": {name: {"columns": list(columns), "rows": counts[name]} for name, columns, _ in tables},
     }
     yield _line(header)
     total = 0
-    for spec in specs:
-        cols = ", ".join(f'"{c}"' for c in spec.columns)
-        for row in conn.execute(f'SELECT {cols} FROM "{spec.name}" ORDER BY {spec.order_by}'):
+    for name, _, sql in tables:
+        for row in conn.execute(sql):
             total += 1
-            yield _line({"t": spec.name, "r": [_encode(v) for v in row]})
+            yield _line({"t": name, "r": [_encode(v) for v in row]})
     yield _line({"end": True, "rows": total})
 
 
@@ -325,6 +381,7 @@ def import_database(source: str | Path | IO[bytes], target: str | Path, *, force
             conn.close()
         conn = connect(str(temp), busy_timeout_ms=busy_timeout_ms)
         try:
+            _apply_storage_only(conn, version, str(temp))
             apply_migrations(conn, now, str(temp))
             upgraded = schema_version(conn)
             counts = {s.name: int(conn.execute(f'SELECT count(*) FROM "{s.name}"').fetchone()[0])
@@ -335,6 +392,18 @@ def import_database(source: str | Path | IO[bytes], target: str | Path, *, force
         finally:
             conn.close()
     return ImportResult(str(target_path.resolve()), version, upgraded, rows, counts)
+
+
+def _apply_storage_only(conn: sqlite3.Connection, version: int, shown: str) -> None:
+    """The storage-only migrations right after the export's layout ``version``, stamped with the
+    export's newest migration time: an export of a file past them does not carry them (its bytes are
+    the export before them), and a file exported and imported again comes back with the same rows."""
+    upto = version
+    while upto < LATEST_VERSION and MIGRATIONS[upto].name in STORAGE_ONLY:
+        upto += 1
+    if upto > version:
+        row = conn.execute("SELECT max(applied_at) FROM schema_migrations").fetchone()
+        apply_migrations(conn, float(row[0] or 0.0), shown, upto=upto)
 
 
 def _check_counters(conn: sqlite3.Connection, version: int) -> None:
