@@ -30,7 +30,10 @@ Exit status is non-zero when a budget is missed (DESIGN.md §11): Δp50 ≤ +20 
 ≤ +50 µs search with hits, ≤ +300 µs agent complete; p99 < 20 ms; weighted search p50 ≤ 2 ms at 10k
 (≤ 10 ms at 100k when measured).
 
-    python demo_plasticity_overhead_bench/run.py [--quick] [--data PATH] [--scale 100000]
+``--seed N`` (default 42, the committed results) seeds the generated scale libraries, their queries and
+telemetry, and (as N - 35, so 7 by default) the realistic sessions of ``agent_complete_session``.
+
+    python demo_plasticity_overhead_bench/run.py [--quick] [--data PATH] [--scale 100000] [--seed N]
 """
 
 from __future__ import annotations
@@ -66,6 +69,8 @@ BATCHED_VS_FLOOR_MIN = 0.8  # record_outcomes (100 a call) rate >= 0.8 x that fl
 BYTES_PER_OUTCOME_MAX = 100.0  # file growth per outcome with a task context
 GRAPH_AFTER_WRITE_MAX = 2.0  # expanded search right after an unrelated write <= 2 x the cached time
 HOT_BLOCK = 400  # outcomes per timed block
+SEED = 42  # --seed: the scale libraries; the committed results use 42
+SESSION_SEED_OFFSET = -35  # the sessions of agent_complete_session: seed 7 at the default --seed
 
 VERBS = "load save transform validate sync export import index compress encrypt deploy monitor".split()
 DOMAINS = "postgres redis sqs kafka s3 http grpc csv parquet json yaml docker kubernetes git".split()
@@ -132,8 +137,8 @@ def time_ops(op: Callable[[int], object], n: int) -> list[int]:
     return samples
 
 
-def fixtures(data: dict[str, Any]) -> dict[str, Fixture]:
-    """Per op: build a fresh library for one mode and return it with the op to time."""
+def fixtures(data: dict[str, Any], seed: int = SEED) -> dict[str, Fixture]:
+    """Per op: build a fresh library for one mode and return it with the op to time (``seed``: --seed)."""
     n = int(data["n_ops"])
 
     def record_outcome(path: Path, auto: bool) -> tuple[Library, Callable[[int], object]]:
@@ -156,7 +161,7 @@ def fixtures(data: dict[str, Any]) -> dict[str, Fixture]:
     def agent_complete_session(path: Path, auto: bool) -> tuple[Library, Callable[[int], object]]:
         """Ours: every agent has a session that gives its end 28 pairs to count; default settings."""
         lib, _, ids = seeded_library(path, data, Settings(dream_auto=auto))
-        agents = agents_with_sessions(lib, ids, n, random.Random(7))
+        agents = agents_with_sessions(lib, ids, n, random.Random(seed + SESSION_SEED_OFFSET))
         return lib, lambda i: lib.episodes.complete(agents[i])
 
     return {"record_outcome": record_outcome, "memory_search": memory_search, "agent_complete": agent_complete,
@@ -184,11 +189,11 @@ def agents_with_sessions(lib: Library, skill_ids: list[int], n: int, rng: random
     return agents
 
 
-def measure_round(data: dict[str, Any], tmp: Path, tag: str) -> dict[str, dict[str, list[int]]]:
+def measure_round(data: dict[str, Any], tmp: Path, tag: str, seed: int) -> dict[str, dict[str, list[int]]]:
     """One round: for each op, a fresh library per mode, then the op timed on and off interleaved."""
     n = int(data["n_ops"])
     out: dict[str, dict[str, list[int]]] = {}
-    for op, build in fixtures(data).items():
+    for op, build in fixtures(data, seed).items():
         lib_on, op_on = build(tmp / f"{op}-on-{tag}.db", True)
         lib_off, op_off = build(tmp / f"{op}-off-{tag}.db", False)
         with lib_on, lib_off:
@@ -210,14 +215,14 @@ def calibration_ms() -> float:
     return round(statistics.median(times) * 1000, 2)
 
 
-def overhead(data: dict[str, Any], repeats: int) -> dict[str, Any]:
+def overhead(data: dict[str, Any], repeats: int, seed: int) -> dict[str, Any]:
     rounds: dict[str, dict[str, list[dict[str, float]]]] = {"on": {}, "off": {}}
     calibration: list[float] = []
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         for r in range(repeats):
             calibration.append(calibration_ms())
-            for op, by_mode in measure_round(data, tmp, str(r)).items():
+            for op, by_mode in measure_round(data, tmp, str(r), seed).items():
                 for mode, samples in by_mode.items():
                     rounds[mode].setdefault(op, []).append(stats_us(samples))
     result: dict[str, Any] = {}
@@ -400,8 +405,8 @@ def raw_fts_ms(lib: Library, qs: list[str], repeats: int) -> float:
     return statistics.median(times) * 1000
 
 
-def at_scale(n: int, queries: int, repeats: int) -> dict[str, Any]:
-    rng = random.Random(42)
+def at_scale(n: int, queries: int, repeats: int, seed: int) -> dict[str, Any]:
+    rng = random.Random(seed)
     with tempfile.TemporaryDirectory() as tmp_name:
         path = Path(tmp_name) / "scale.db"
         t = time.perf_counter()
@@ -459,21 +464,21 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=None, help="on/off rounds (default 10, quick 2)")
     parser.add_argument("--scale", type=int, action="append", default=[], help="extra library size to time")
     parser.add_argument("--out", type=Path, default=HERE)
-    benchkit.add_standard_args(parser, here=HERE, data=default_data())  # --junit
+    benchkit.add_standard_args(parser, here=HERE, data=default_data(), seed=SEED)  # --seed, --junit
     args = parser.parse_args()
     stem = benchkit.results_stem(args).name  # a quick run never overwrites the full results
     repeats = args.repeats or (2 if args.quick else 10)
     started = time.perf_counter()
-    results: dict[str, Any] = {"quick": args.quick, "repeats": repeats}
+    results: dict[str, Any] = {"quick": args.quick, "repeats": repeats, "seed": args.seed}
     workload = args.data / "plasticity_overhead_bench.json"
     if workload.exists():
         data = json.loads(workload.read_text())
-        results["overhead"] = overhead(data, repeats)
+        results["overhead"] = overhead(data, repeats, args.seed)
     else:
         print(f"bench data not found at {workload}: skipping the on/off overhead part", file=sys.stderr)
         results["overhead"] = None
     sizes = [10_000] + [s for s in args.scale if s != 10_000]
-    results["scale"] = [at_scale(n, 100 if args.quick else 300, 2 if args.quick else 5) for n in sizes]
+    results["scale"] = [at_scale(n, 100 if args.quick else 300, 2 if args.quick else 5, args.seed) for n in sizes]
     ok = [e["within_budget"] for op, e in (results["overhead"] or {}).items() if op in DELTA_P50_BUDGET_US]
     ok += [s["within_budget"] for s in results["scale"]]
     ok += [met for s in results["scale"] for met in s["hot_path"]["within_budget"].values()]

@@ -126,18 +126,22 @@ def quality(skills: list[dict[str, Any]], sets: dict[str, list[tuple[int, str]]]
     return out
 
 
-def features(lib: Library, ids: list[int], query: str) -> tuple[np.ndarray, np.ndarray, float]:
-    """Lexical BM25 of every skill (0 when not matched), its cosine to the query, and R."""
+def features(lib: Library, ids: list[int], query: str) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """Lexical BM25 of every skill (0 when not matched), its cosine to the query, R, and the
+    coverage of the best lexical match (the shipped gate's input)."""
     bm25 = np.zeros(len(ids))
     position = {skill_id: n for n, skill_id in enumerate(ids)}
-    for h in lib.search(query, kind="skill", limit=len(ids), rank="bm25"):
+    lexical = lib.search(query, kind="skill", limit=len(ids), rank="bm25")
+    for h in lexical:
         bm25[position[h.id]] = h.bm25
     model = lib.vectors.embedder()
     index = lib.vectors.index("skill")
     assert model is not None and index is not None
     cosine = index.matrix @ model.embed([query])[0]
     order = [index.row_of[i] for i in ids]
-    return bm25, cosine[order], IdealRelevance()(lib.conn, "skill", query)
+    ideal = IdealRelevance()
+    cover = ideal.coverage(lib.conn, "skill", query, lexical[0].id if lexical else None)
+    return bm25, cosine[order], ideal(lib.conn, "skill", query), cover
 
 
 def fusion_comparison(path: Path, ids: list[int], sets: dict[str, list[tuple[int, str]]]) -> dict[str, Any]:
@@ -147,19 +151,19 @@ def fusion_comparison(path: Path, ids: list[int], sets: dict[str, list[tuple[int
     def scaled(c: np.ndarray, r: float) -> np.ndarray:
         return w * r * np.clip((c - tau) / (full - tau), 0.0, 1.0) * (c > tau)
 
-    def rrf(b: np.ndarray, c: np.ndarray, r: float) -> np.ndarray:
+    def rrf(b: np.ndarray, c: np.ndarray, r: float, cover: float) -> np.ndarray:
         lexical_rank = np.argsort(np.argsort(-b, kind="stable"), kind="stable")
         semantic_rank = np.argsort(np.argsort(-c, kind="stable"), kind="stable")
         return np.where(b > 0, 1 / (61 + lexical_rank), 0.0) + np.where(c > tau, 1 / (61 + semantic_rank), 0.0)
 
     rules = {
-        "shipped: semantic-only candidates get w*R*s*gate": lambda b, c, r: np.where(
-            b > 0, b, scaled(c, r) * gate(float(b.max()), r)),
-        "semantic-only candidates get w*R*s (no gate)": lambda b, c, r: np.where(b > 0, b, scaled(c, r)),
-        "max(bm25, w*R*s) for every candidate": lambda b, c, r: np.maximum(b, scaled(c, r)),
-        "additive bm25 + w*R*s": lambda b, c, r: b + scaled(c, r),
+        "shipped: semantic-only candidates get w*R*s*gate": lambda b, c, r, cover: np.where(
+            b > 0, b, scaled(c, r) * gate(cover)),
+        "semantic-only candidates get w*R*s (no gate)": lambda b, c, r, cover: np.where(b > 0, b, scaled(c, r)),
+        "max(bm25, w*R*s) for every candidate": lambda b, c, r, cover: np.maximum(b, scaled(c, r)),
+        "additive bm25 + w*R*s": lambda b, c, r, cover: b + scaled(c, r),
         "reciprocal rank fusion (k=60)": rrf,
-        "cosine alone": lambda b, c, r: c,
+        "cosine alone": lambda b, c, r, cover: c,
     }
     out: dict[str, Any] = {}
     with Library(path, clock=ManualClock(T0 + 60), settings=Settings(), readonly=True) as lib:
@@ -168,8 +172,8 @@ def fusion_comparison(path: Path, ids: list[int], sets: dict[str, list[tuple[int
             out[name] = {}
             for rule, fn in rules.items():
                 ranks = []
-                for i, (b, c, r) in feats:
-                    score = fn(b, c, r)
+                for i, (b, c, r, cover) in feats:
+                    score = fn(b, c, r, cover)
                     ranks.append(int((score > score[i]).sum() + ((score == score[i]) & (np.arange(len(ids)) < i)).sum()))
                 out[name][rule] = metrics(ranks)
     return out

@@ -2,7 +2,8 @@
 
 * the same flags: ``--quick`` (a CI-sized run), ``--data DIR`` (reference bench data), ``--out DIR``
   (where results go, so a CI run need not overwrite the committed results), ``--seed N`` where the
-  benchmark draws random numbers, and ``--junit FILE``;
+  benchmark draws random numbers (a benchmark that sweeps several seeds takes N as the first of them:
+  :func:`seed_sweep`), and ``--junit FILE``;
 * a JUnit XML summary with one test case per budget or goal, so a CI system shows which one failed.
 
 A run.py keeps its own measurement and its own checks; it calls :func:`add_standard_args` after its
@@ -37,10 +38,20 @@ def add_standard_args(parser: argparse.ArgumentParser, *, here: Path, data: Path
     if "--out" not in have:
         parser.add_argument("--out", type=Path, default=here, help="folder for results.json / results.md")
     if seed is not None and "--seed" not in have:
-        parser.add_argument("--seed", type=int, default=seed, help=f"seed of the random choices (default {seed})")
+        parser.add_argument("--seed", type=int, default=seed,
+                            help=f"seed of the random choices; a sweep over k seeds uses N, N+1, …, N+k-1 "
+                                 f"(default {seed}, the committed results)")
     if "--junit" not in have:
         parser.add_argument("--junit", type=Path, default=None,
                             help="also write a JUnit XML summary, one test case per budget")
+
+
+def seed_sweep(args: argparse.Namespace, count: int) -> list[int]:
+    """The ``count`` seeds a sweep runs: ``--seed`` and the ones after it, so the default reproduces the
+    committed results and any other ``--seed`` moves the whole sweep deterministically."""
+    if count < 1:
+        raise ValueError(f"a seed sweep needs at least one seed, not {count}")
+    return list(range(args.seed, args.seed + count))
 
 
 def results_stem(args: argparse.Namespace) -> Path:

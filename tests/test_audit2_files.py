@@ -104,7 +104,9 @@ def test_backup_export_and_import_keep_the_library_private(
 
 def big_export(tmp_path: Path, memories: int = 40_000) -> Path:
     db = tmp_path / "big.db"
-    with Library(db, settings=Settings()) as lib, lib.transaction():
+    # Semantic off while filling: the test is about the import's temp file, and embedding 40,000 texts
+    # was most of its time; the import (default settings) still has 40,000 rows to write.
+    with Library(db, settings=Settings(semantic=False)) as lib, lib.transaction():
         for i in range(memories):
             lib.memories.add(f"memory number {i} about parquet and csv files " * 3, key=f"note-{i}")
     export = tmp_path / "big.jsonl"
@@ -231,11 +233,13 @@ def test_db_check_memory_does_not_grow_with_the_file(tmp_path: Path) -> None:
 
 
     small = tmp_path / "small.db"
-    Library(small, settings=Settings()).close()
+    Library(small, settings=Settings(semantic=False)).close()
     big = tmp_path / "big.db"
     rng = random.Random(7)
     words = [f"w{i}" for i in range(5000)]
-    with Library(big, settings=Settings()) as lib, lib.transaction():
+    # Semantic off while filling: embedding 20,000 texts took ~160 s of this test's ~400 s and adds no
+    # page db check reads differently (it runs SQLite's integrity and foreign-key checks over every page).
+    with Library(big, settings=Settings(semantic=False)) as lib, lib.transaction():
         for i in range(20_000):
             lib.memories.add(" ".join(rng.choices(words, k=200)), key=f"k{i}")
     size_mb = big.stat().st_size / 2**20

@@ -16,7 +16,7 @@ from pathlib import Path
 from kaos_dream import Settings
 from kaos_dream.cli.output import number, plain
 
-from .conftest import PROJECT_ROOT, kaos_command, run_kaos
+from .conftest import PROJECT_ROOT, kaos_command, run_kaos, run_kaos_in_process
 
 BOX = set("┃┏┗━│┌└─╇┡")
 
@@ -48,11 +48,10 @@ def run_on_terminal(*args: str, db: Path, columns: int = 100) -> str:
 
 
 def add_skills(db: Path, count: int) -> None:
-    lines = "".join(json.dumps({"name": f"skill-{i:03d}"}) + "\n" for i in range(count))
-    assert run_kaos("init", db=db).returncode == 0
+    """``count`` skills added by `kaos skill add`, in this process: the listing is what is tested."""
+    assert run_kaos_in_process("init", db=db).returncode == 0
     for i in range(count):  # few enough to add one by one
-        assert run_kaos("skill", "add", f"skill-{i:03d}", "-d", "a skill", db=db).returncode == 0
-    assert lines
+        assert run_kaos_in_process("skill", "add", f"skill-{i:03d}", "-d", "a skill", db=db).returncode == 0
 
 
 # -- pipes and scripts ---------------------------------------------------------------------------------

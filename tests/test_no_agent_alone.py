@@ -1,7 +1,9 @@
 """Issue 17 items 6-7: one agent cannot deprecate a skill or create one, however often it reports.
 
-Real `kaos` processes on a real file, as the audit did it: `record-outcome --failure` and
-`search --record-hits` from agents, then the cron's `kaos dream run --apply`.
+The real `kaos` commands on a real file, as the audit did it: `record-outcome --failure` and
+`search --record-hits` from agents, then the cron's `kaos dream run --apply`. They run in this process
+(tests/conftest.py's run_kaos_in_process, the console script's own entry point): the calls are
+sequential, so a new interpreter per call (and a model load per search) proved nothing more.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .conftest import run_kaos
+from .conftest import run_kaos_in_process as run_kaos
 
 
 def kaos_ok(db: Path, *args: str, env: dict[str, str] | None = None) -> str:

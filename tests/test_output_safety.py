@@ -13,7 +13,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from .conftest import PROJECT_ROOT, kaos_command, run_kaos
+from .conftest import PROJECT_ROOT, kaos_command, run_kaos, run_kaos_in_process
 
 # Clear-screen, cursor home, an OSC window title, hidden text, a C1 CSI, a bell, a carriage return.
 HOSTILE = "ok\x1b[2J\x1b[H\x1b]0;pwned\x07\x1b[8mhidden\x1b[0m\x9b31m\rend\x7f"
@@ -89,7 +89,7 @@ def test_human_output_neutralises_control_sequences(tmp_path: Path) -> None:
         ("skill", "show", "evil"), ("skill", "list"), ("memory", "show", "evil-note"), ("memory", "list"),
         ("search", "ok"), ("dream", "failures"), ("dream", "diagnose", "1"),
     ):
-        r = run_kaos(*args, db=db)
+        r = run_kaos_in_process(*args, db=db)  # rendering is the point: the same entry, no new interpreter
         assert r.returncode == 0, (args, r.stderr)
         assert_neutral(r.stdout)
 

@@ -17,7 +17,7 @@ from kaos_dream.demo import build_demo_library
 from kaos_dream.report import build_report
 from kaos_dream.report.records import RECENT_OUTCOMES, falling, skill_records
 
-from .conftest import file_digest, run_kaos
+from .conftest import file_digest, run_kaos, run_kaos_in_process
 from .report_libraries import RTL_OVERRIDE, big_library, hostile_library
 
 SECTIONS = ("overview", "skills", "failures", "graph", "dream")
@@ -135,25 +135,27 @@ def test_recent_record_and_falling_skills(lib: Library, clock) -> None:
 
 
 def test_out_refuses_a_stranger_file_a_device_the_database_and_missing_folders(demo_db: Path, tmp_path: Path) -> None:
+    # Refusals are parsing and checking before anything is written: in this process, through the
+    # console script's own entry (tests/conftest.py run_kaos_in_process).
     stranger = tmp_path / "notes.html"
     stranger.write_text("my notes")
-    r = run_kaos("report", "--out", str(stranger), db=demo_db)
+    r = run_kaos_in_process("report", "--out", str(stranger), db=demo_db)
     assert r.returncode == 1 and "is not a kaos report; remove it or choose another --out" in r.stderr
     assert stranger.read_text() == "my notes"
     before = file_digest(demo_db)
-    r = run_kaos("report", "--out", str(demo_db), db=demo_db)
+    r = run_kaos_in_process("report", "--out", str(demo_db), db=demo_db)
     assert r.returncode == 1 and "is the database itself" in r.stderr and file_digest(demo_db) == before
-    r = run_kaos("report", "--out", "/dev/null", db=demo_db)
+    r = run_kaos_in_process("report", "--out", "/dev/null", db=demo_db)
     assert r.returncode == 1 and "is not a regular file" in r.stderr
     link = tmp_path / "link.html"
     link.symlink_to(stranger)
-    r = run_kaos("report", "--out", str(link), db=demo_db)
+    r = run_kaos_in_process("report", "--out", str(link), db=demo_db)
     assert r.returncode == 1 and "is not a regular file" in r.stderr and stranger.read_text() == "my notes"
-    r = run_kaos("report", "--out", str(tmp_path / "nope" / "r.html"), db=demo_db)
+    r = run_kaos_in_process("report", "--out", str(tmp_path / "nope" / "r.html"), db=demo_db)
     assert r.returncode == 1 and "does not exist" in r.stderr
-    r = run_kaos("report", "--since", "yesterday-ish", db=demo_db)
+    r = run_kaos_in_process("report", "--since", "yesterday-ish", db=demo_db)
     assert r.returncode == 1 and "neither epoch seconds nor an ISO-8601 time" in r.stderr
-    r = run_kaos("report", "--out", str(tmp_path / "x.html"), db=tmp_path / "missing.db")
+    r = run_kaos_in_process("report", "--out", str(tmp_path / "x.html"), db=tmp_path / "missing.db")
     assert r.returncode == 1 and not (tmp_path / "missing.db").exists() and not (tmp_path / "x.html").exists()
     assert "Traceback" not in r.stderr
     assert not list(tmp_path.glob(".*.tmp"))

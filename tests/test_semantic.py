@@ -260,3 +260,21 @@ def test_bad_settings_are_one_line_errors(tmp_path: Path) -> None:
             assert r.returncode == 0 and "unknown embedding model 'nope'" in r.stderr
         else:
             assert r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+
+
+def test_coverage_follows_an_edited_entry_not_a_remembered_one(tmp_path) -> None:
+    """The gate's coverage remembers each best entry's index terms by the entry's text, so an edit
+    that drops a query word lowers the coverage on the same connection (no stale terms)."""
+    from kaos_dream.library import Library
+    from kaos_dream.search.semantic import IdealRelevance
+
+    with Library(tmp_path / "k.db") as lib:
+        skill = lib.skills.add("db-switch", "Failover of a postgres replica")
+        lib.skills.add("redis-cache", "Warm the redis cache")
+        coverage = IdealRelevance()
+        query = "postgres replica failover"
+        before = coverage.coverage(lib.conn, "skill", query, skill.id)
+        lib.skills.update(skill.id, description="Failover of a replica")
+        after = coverage.coverage(lib.conn, "skill", query, skill.id)
+        assert before == 1.0
+        assert after < 1.0

@@ -91,17 +91,28 @@ def test_vectors_are_bit_identical_one_by_one_and_in_batches(fast, package) -> N
         single = fast.embed_one(text)
         assert single.dtype == np.float32 and single.tobytes() == row.tobytes(), repr(text)
         assert single.tobytes() == package.embed([text], norm=False)[0].tobytes(), repr(text)
+    many = fast.embed_many(texts)  # the dream's backfill and reindex: all texts pooled together
+    assert many.dtype == np.float32 and many.shape == batch.shape
+    for text, row, mine in zip(texts, batch, many, strict=True):
+        assert mine.tobytes() == row.tobytes(), repr(text)
+    mixed = ["", "x" * 3999, texts[30], "", texts[5]]  # empty texts, lengths far apart, any order
+    assert fast.embed_many(mixed).tobytes() == package.embed(mixed, norm=False).tobytes()
+    assert fast.embed_many([]).shape == (0, wordllama_fast.DIM)
 
 
 def test_embedder_gives_the_same_unit_vectors_on_both_paths(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     import wordllama
 
+    from kaos_dream.embedding.base import normalise_rows
+
     embedder = WordLlamaEmbedder()
     assert embedder.model_version == wordllama.__version__  # stored beside every vector: must not change
     texts = corpus()[:80]
-    batch = embedder.embed(texts)  # more than one text: the package
-    assert embedder._model is not None
+    batch = embedder.embed(texts)  # more than one text: pooled together, still without the package
+    assert embedder._model is None
+    expected = normalise_rows(embedder._load_package().embed(texts, norm=False, return_np=True))
+    assert batch.tobytes() == expected.tobytes()
     for text, row in zip(texts, batch, strict=True):
         assert embedder.embed([text])[0].tobytes() == row.tobytes(), repr(text)
 
@@ -110,9 +121,10 @@ def test_cache_is_written_once_and_rebuilt_when_stale_or_damaged(tmp_path: Path,
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     first = wordllama_fast.load()
     assert first is not None
-    cached = tmp_path / "kaos-dream" / f"wordllama-{wordllama_fast.CONFIG}-bpe.bin"
-    blob = cached.read_bytes()
     folder = wordllama_fast.package_folder()
+    cached = wordllama_fast.cache_path(wordllama_fast._signature(folder))
+    assert cached.parent == tmp_path / "kaos-dream"
+    blob = cached.read_bytes()
     assert wordllama_fast.BpeTables.from_bytes(blob, wordllama_fast._signature(folder)) is not None
     assert wordllama_fast.BpeTables.from_bytes(blob, "another signature") is None  # a reinstall: rebuilt
     for damaged in (blob[:-5], blob[:100], b"", b"\xff" * 64):
@@ -121,6 +133,30 @@ def test_cache_is_written_once_and_rebuilt_when_stale_or_damaged(tmp_path: Path,
         again = wordllama_fast.load()
         assert again is not None and again.tables.encode("deploy canary") == first.tables.encode("deploy canary")
         assert cached.read_bytes() == blob  # rewritten whole
+
+
+def test_two_installations_keep_one_cache_file_each(tmp_path: Path, monkeypatch) -> None:
+    """Two virtualenvs of one user used to share one cache file and rebuild it for each other on every
+    start (~0.5 s each time); now each installation's file is named by its signature."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    real = wordllama_fast.package_folder()
+    installs = []
+    for name in ("venv-a", "venv-b"):
+        folder = tmp_path / name / "wordllama"
+        for rel in (wordllama_fast.TOKENIZER_FILE, wordllama_fast.WEIGHTS_FILE, wordllama_fast.VERSION_FILE):
+            (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+            (folder / rel).symlink_to(real / rel)
+        installs.append(folder)
+    models = [wordllama_fast.load(folder) for folder in installs]
+    paths = [wordllama_fast.cache_path(wordllama_fast._signature(folder)) for folder in installs]
+    assert paths[0] != paths[1] and all(p.exists() for p in paths)
+    for p in paths:
+        os.utime(p, ns=(1_000_000_000, 1_000_000_000))  # an old mtime: a rewrite would show
+    again = [wordllama_fast.load(folder) for folder in installs]
+    assert [p.stat().st_mtime_ns for p in paths] == [1_000_000_000, 1_000_000_000]  # read, not rebuilt
+    for first, second in zip(models, again, strict=True):
+        assert first is not None and second is not None
+        assert second.tables.encode("deploy canary") == first.tables.encode("deploy canary")
 
 
 def test_unwritable_cache_costs_time_not_results(tmp_path: Path, monkeypatch) -> None:

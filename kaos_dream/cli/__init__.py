@@ -7,17 +7,13 @@ imported without typer, rich or click (~0.1 s of CPU per call).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from .application import COMMANDS, app, click_command, fail, run
 
 __all__ = ["COMMANDS", "app", "click_command", "fail", "run"]
 
-
-def __getattr__(name: str) -> Any:
-    if name not in __all__:
-        raise AttributeError(f"module 'kaos_dream.cli' has no attribute {name!r}")
-    from . import application
-
-    return getattr(application, name)
+__getattr__ = lazy_attributes(__name__, dict.fromkeys(__all__, "application"), globals())

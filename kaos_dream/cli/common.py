@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import Annotated, Any
 
@@ -69,6 +70,18 @@ def reply(ctx: typer.Context, json_flag: bool, data: Any, text: str) -> None:
         output.emit_json(data)
     else:
         output.message(text)
+
+
+def listing(ctx: typer.Context, json_flag: bool, data: Any, title: str, columns: list[str],
+            rows: Iterable[Sequence[Any]]) -> None:
+    """What a command that lists records prints: ``data`` as JSON when asked for, else ``rows`` (read
+    only then, so a generator over ``data`` costs nothing for JSON) as a table under ``title``."""
+    from . import output
+
+    if wants_json(ctx, json_flag):
+        output.emit_json(data)
+    else:
+        output.table(title, columns, rows)
 
 
 def open_for_write(ctx: typer.Context, db: str | None, *, create: bool = False) -> AbstractContextManager[Library]:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Annotated
 
 import typer
 
-from ..coordination import LogEntry
+from ..coordination import CoordinationLog, LogEntry
 from ..policies import Policy
 from . import output
 from .common import DbOption, JsonOption, one_of, open_for_read, open_for_write, show_entry, wants_json
@@ -119,12 +120,20 @@ def decide(
         output.message(f"intent {intent_pos} {verdict} ({entry.reason}); decision at position {entry.position}")
 
 
-@log_app.command("commit")
-def commit(ctx: typer.Context, intent_pos: Intent, agent: Agent, meta: Meta = None, db: DbOption = None,
-           json_out: JsonOption = False) -> None:
-    """Record that an approved intent is being carried out.  Example: kaos log commit 12 agent-7"""
-    with open_for_write(ctx, db) as lib:
-        _emit_one(ctx, lib.log.commit(intent_pos, agent, meta), json_out)
+def _entry_command(kind: str, append: Callable[..., LogEntry], help_text: str) -> None:
+    """Register ``kaos log KIND INTENT AGENT [--meta JSON]``: `commit` and `result` take the same
+    arguments and differ only in the entry they append (``append``, a :class:`CoordinationLog` method)."""
+
+    def command(ctx: typer.Context, intent_pos: Intent, agent: Agent, meta: Meta = None, db: DbOption = None,
+                json_out: JsonOption = False) -> None:
+        with open_for_write(ctx, db) as lib:
+            _emit_one(ctx, append(lib.log, intent_pos, agent, meta), json_out)
+
+    log_app.command(kind, help=help_text)(command)
+
+
+_entry_command("commit", CoordinationLog.commit,
+               "Record that an approved intent is being carried out.  Example: kaos log commit 12 agent-7")
 
 
 @log_app.command("abort")
@@ -135,12 +144,8 @@ def abort(ctx: typer.Context, intent_pos: Intent, agent: Agent, reason: Reason =
         _emit_one(ctx, lib.log.abort(intent_pos, agent, reason), json_out)
 
 
-@log_app.command("result")
-def result(ctx: typer.Context, intent_pos: Intent, agent: Agent, meta: Meta = None, db: DbOption = None,
-           json_out: JsonOption = False) -> None:
-    """Record the result of a committed intent.  Example: kaos log result 12 agent-7 --meta '{"ok": true}'"""
-    with open_for_write(ctx, db) as lib:
-        _emit_one(ctx, lib.log.result(intent_pos, agent, meta), json_out)
+_entry_command("result", CoordinationLog.result, "Record the result of a committed intent.  "
+               """Example: kaos log result 12 agent-7 --meta '{"ok": true}'""")
 
 
 @log_app.command("tail")

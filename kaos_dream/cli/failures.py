@@ -14,7 +14,17 @@ import typer
 from ..errors import InvalidInputError
 from ..failures.diagnosis import CATEGORIES, UNREVIEWED, diagnosis_source
 from . import output
-from .common import DbOption, JsonOption, allowed_values, one_of, open_for_read, open_for_write, reply, wants_json
+from .common import (
+    DbOption,
+    JsonOption,
+    allowed_values,
+    listing,
+    one_of,
+    open_for_read,
+    open_for_write,
+    reply,
+    wants_json,
+)
 from .dream import app as dream_app
 
 app = typer.Typer(help="Report failures and look up what is known about them.", no_args_is_help=True)
@@ -321,26 +331,15 @@ def systemic(
         return
     with open_for_read(ctx, db) as lib:
         rows = lib.failures.alerts(include_resolved=all_alerts)
-    if wants_json(ctx, json_out):
-        output.emit_json(rows)
-        return
-    output.table(
-        "systemic alerts",
-        ["id", "status", "failure", "tool", "category", "agents", "raised", "by"],
-        [
-            (
-                a["id"],
-                a["status"],
-                a["fingerprint_id"],
-                a["tool"],
-                a["category"],
-                a["agent_count"],
-                output.when(a["raised_at"]),
-                a["resolved_by"] or a["acked_by"],
-            )
-            for a in rows
-        ],
-    )
+    listing(ctx, json_out, rows, "systemic alerts", ALERT_COLUMNS, (_alert_row(a) for a in rows))
+
+
+ALERT_COLUMNS = ["id", "status", "failure", "tool", "category", "agents", "raised", "by"]
+
+
+def _alert_row(a: dict) -> list:
+    return [a["id"], a["status"], a["fingerprint_id"], a["tool"], a["category"], a["agent_count"],
+            output.when(a["raised_at"]), a["resolved_by"] or a["acked_by"]]
 
 
 @fix_app.command("attach")
@@ -370,26 +369,15 @@ def fix_show(ctx: typer.Context, fingerprint: FpArg, db: DbOption = None, json_o
     """
     with open_for_read(ctx, db) as lib:
         rows = lib.failures.fix_history(fingerprint)
-    if wants_json(ctx, json_out):
-        output.emit_json(rows)
-        return
-    output.table(
-        "fixes",
-        ["id", "status", "summary", "skill", "worked", "attempts", "attached", "ended"],
-        [
-            (
-                f["id"],
-                f["status"],
-                f["summary"],
-                f["skill_id"],
-                f["successes"],
-                f["attempts"],
-                output.when(f["attached_at"]),
-                f["end_reason"],
-            )
-            for f in rows
-        ],
-    )
+    listing(ctx, json_out, rows, "fixes", FIX_COLUMNS, (_fix_row(f) for f in rows))
+
+
+FIX_COLUMNS = ["id", "status", "summary", "skill", "worked", "attempts", "attached", "ended"]
+
+
+def _fix_row(f: dict) -> list:
+    return [f["id"], f["status"], f["summary"], f["skill_id"], f["successes"], f["attempts"],
+            output.when(f["attached_at"]), f["end_reason"]]
 
 
 @dream_app.command("fix-outcome")

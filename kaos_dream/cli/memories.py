@@ -75,8 +75,7 @@ def list_(
 def show(ctx: typer.Context, ref: MemoryRef, db: DbOption = None, json_out: JsonOption = False) -> None:
     """Show one memory."""
     with open_for_read(ctx, db) as lib:
-        memory = lib.memories.get(ref)
-    show_memory(ctx, memory, json_out)
+        show_memory(ctx, lib.memories.get(ref), json_out)
 
 
 @app.command("rm")

@@ -3,6 +3,7 @@ typer command (:mod:`.search`) and the fast path (:mod:`kaos_dream.entry`) both 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import Enum
 from typing import Any
 
@@ -14,20 +15,22 @@ def _plain(value: Any) -> Any:
     return value.value if isinstance(value, Enum) else value
 
 
-def render_expanded(json_out: bool, query: str, expanded: list) -> None:
+def _render(json_out: bool, hits: list, title: str, columns: list[str], row: Callable[[Any], list]) -> None:
+    """Hits as JSON for programs, or as a table numbered from 1 for people (``row`` gives a hit's cells)."""
     if json_out:
-        output.emit_json([h.to_dict() for h in expanded])
+        output.emit_json([h.to_dict() for h in hits])
         return
-    output.table(
-        f"search: {query} (expanded through the graph)",
-        ["#", "kind", "id", "name", "score", "via", "text"],
-        (
-            [i, h.kind, h.id, h.name, h.score if h.source == "lexical" else h.activation,
-             "lexical" if h.source == "lexical" else " → ".join(f"{p['relation']} from {p['from']}" for p in h.path),
-             output.shorten(h.text, 50)]
-            for i, h in enumerate(expanded, 1)
-        ),
-    )
+    output.table(title, ["#", *columns], ([i, *row(h)] for i, h in enumerate(hits, 1)))
+
+
+def _expanded_row(h: Any) -> list:
+    lexical = h.source == "lexical"
+    via = "lexical" if lexical else " → ".join(f"{p['relation']} from {p['from']}" for p in h.path)
+    return [h.kind, h.id, h.name, h.score if lexical else h.activation, via, output.shorten(h.text, 50)]
+
+
+def _hit_row(h: Any) -> list:
+    return [h.kind, h.id, h.name, h.score, f"{h.successes}/{h.uses}" if h.uses else "-", output.shorten(h.text, 60)]
 
 
 def execute(options: GlobalOptions, values: dict[str, Any]) -> None:
@@ -59,16 +62,7 @@ def execute(options: GlobalOptions, values: dict[str, Any]) -> None:
         output.err_console.print(Text(off), soft_wrap=True)
     json_out = wants_json_output(options, v["json_out"])
     if expand:
-        render_expanded(json_out, query, expanded)
-        return
-    if json_out:
-        output.emit_json([h.to_dict() for h in hits])
-        return
-    output.table(
-        f"search: {query}",
-        ["#", "kind", "id", "name", "score", "uses", "text"],
-        (
-            [i, h.kind, h.id, h.name, h.score, f"{h.successes}/{h.uses}" if h.uses else "-", output.shorten(h.text, 60)]
-            for i, h in enumerate(hits, 1)
-        ),
-    )
+        _render(json_out, expanded, f"search: {query} (expanded through the graph)",
+                ["kind", "id", "name", "score", "via", "text"], _expanded_row)
+    else:
+        _render(json_out, hits, f"search: {query}", ["kind", "id", "name", "score", "uses", "text"], _hit_row)

@@ -132,13 +132,14 @@ def prune_candidates(
 
 
 def merge_candidates(conn: sqlite3.Connection, threshold: float) -> list[Candidate]:
-    from .similarity import similar_skill_pairs  # numpy-based: imported by a dream pass, not by every command
+    from .similarity import similar_row_pairs  # numpy-based: imported by a dream pass, not by every command
 
-    rows = conn.execute("SELECT id, name, description FROM skills WHERE deprecated = 0 ORDER BY id").fetchall()
-    info = {r[0]: (r[1], r[2]) for r in rows}
+    cursor = conn.cursor()
+    cursor.row_factory = None  # plain tuples: a Row object per skill costs more than the join's own work
+    rows = cursor.execute("SELECT id, name, description FROM skills WHERE deprecated = 0 ORDER BY id").fetchall()
     out = []
-    for a, b, sim in similar_skill_pairs(((r[0], r[1], r[2]) for r in rows), threshold):
-        (na, da), (nb, db) = info[a], info[b]
+    for i, j, sim in similar_row_pairs(rows, threshold):
+        (a, na, da), (b, nb, db) = rows[i], rows[j]
         out.append(Candidate(
             "merge", f"skill:{a},skill:{b}", fingerprint(na, da, nb, db), round(sim, 6),
             {"skills": [a, b], "names": [na, nb], "jaccard": round(sim, 6)},

@@ -141,8 +141,8 @@ class SearchPipeline:
         memory_order = (floor, now, s.rank_half_life_days * 86_400.0, limit)
         if kinds == ("memory",):  # no outcomes to weigh: SQL ranks them, no pool matrix needed
             ranked = ranked_memories(self._ctx.conn, query, pool=pool, memory_order=memory_order)
-            semantic = self._semantic(query, {"memory": max((r[3] for r in ranked), default=0.0)},
-                                      include_deprecated)
+            best = min(ranked, key=lambda r: (-r[3], r[0]), default=None)  # best BM25, ties by id
+            semantic = self._semantic(query, {"memory": None if best is None else best[0]}, include_deprecated)
             if "memory" in semantic:
                 ranked = hybrid_memories(self._ctx.conn, ranked, semantic["memory"], memory_order)
             unit = max((r[3] for r in ranked), default=1.0) if rank == "weighted" else 1.0
@@ -157,8 +157,7 @@ class SearchPipeline:
             )
             for k in kinds
         ]
-        best_lexical = {p.kind: float(p.matrix[:, BM25].max()) if len(p) else 0.0 for p in pools}
-        semantic = self._semantic(query, best_lexical, include_deprecated)
+        semantic = self._semantic(query, {p.kind: best_lexical(p) for p in pools}, include_deprecated)
         pools = [
             hybrid_pool(self._ctx.conn, p, semantic[p.kind], task_id=digest, memory_order=memory_order)
             if p.kind in semantic else p
@@ -213,16 +212,18 @@ class SearchPipeline:
         )
 
     def _semantic(
-        self, query: str, best_lexical: dict[str, float], include_deprecated: bool
+        self, query: str, best_lexical: dict[str, int | None], include_deprecated: bool
     ) -> dict[str, SemanticMatches]:
-        """The query's nearest vectors for each kind whose best lexical match (``best_lexical``)
-        leaves part of the query uncovered; empty when semantic retrieval is off, nothing is embedded
-        yet, or lexical matches cover the query (then neither the model nor the vectors are touched)."""
+        """The query's nearest vectors for each kind whose best lexical match (``best_lexical``: its id,
+        None for no match) leaves part of the query's words uncovered; empty when semantic retrieval
+        is off, nothing is embedded yet, or lexical matches cover the query (then neither the model
+        nor the vectors are touched)."""
         s = self._ctx.settings
         if s.semantic_k <= 0 or not query.strip() or not s.semantic:
             return {}
-        references = {k: self._ideal_relevance(self._ctx.conn, k, query) for k in best_lexical}
-        wanted = [k for k in best_lexical if gate(best_lexical[k], references[k]) > 0.0]
+        conn = self._ctx.conn
+        covers = {k: self._ideal_relevance.coverage(conn, k, query, best_id) for k, best_id in best_lexical.items()}
+        wanted = [k for k in best_lexical if gate(covers[k]) > 0.0]
         model = self._vectors().embedder() if wanted else None
         if model is None:
             return {}
@@ -234,8 +235,17 @@ class SearchPipeline:
             return {}
         fusion = Fusion(weight=s.semantic_weight, threshold=s.semantic_threshold, full=s.semantic_full)
         return {
-            k: semantic_matches(self._ctx.conn, k, index, vector, s.semantic_k, fusion, references[k], best_lexical[k],
-                                include_deprecated=include_deprecated)
+            k: semantic_matches(conn, k, index, vector, s.semantic_k, fusion, self._ideal_relevance(conn, k, query),
+                                covers[k], include_deprecated=include_deprecated)
             for k, index in indexes.items()
             if index is not None
         }
+
+
+def best_lexical(pool: Pool) -> int | None:
+    """Id of the pool's best lexical match (highest BM25, ties by id), None for an empty pool."""
+    if not len(pool):
+        return None
+    m = pool.matrix
+    rows = (m[:, BM25] == m[:, BM25].max()).nonzero()[0]
+    return int(m[rows, ID].min())

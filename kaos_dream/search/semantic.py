@@ -8,15 +8,20 @@ skills dropped, cosine above τ), and adds them to the lexical candidates. Relev
 
 where ``R`` is the BM25 an ideal match would score: the sum over the query's words of the IDF the
 lexical scorer uses (FTS5's: max(ln((N − n + 0.5) / (n + 0.5)), 1e-6)), with document counts from
-the full-text vocabulary (a word no entry holds counts as the rarest). So bm25 / R is the share of
-the query a lexical match covers, whatever the library's size. BM25 keeps its own units, so the
-weighted ranking on top is unchanged, and so is the order among lexical matches. An entry matching
-every query word (bm25 ≈ R) cannot lose to a neighbour that matches none (at most weight × R, weight
-< 1); a match on one incidental word (bm25 a small share of R) can lose to a close paraphrase.
-``gate`` = 1 − cover, cover = min(1, best lexical bm25 / R) being how much of the query the best
-lexical match already covers, and 0 from cover 0.9 on (the search then skips the embedding and the
-vector scan altogether: the common case of a well-matched query costs no more than before). Without
-the gate, neighbours found by meaning alone displaced right lexical answers often enough
+the full-text vocabulary (a word no entry holds counts as the rarest). BM25 keeps its own units, so
+the weighted ranking on top is unchanged, and so is the order among lexical matches. A neighbour found by
+meaning alone scores at most weight × R × gate (weight < 1): nothing once the best lexical match
+holds every query word, while a match on one incidental word can lose to a close paraphrase.
+``gate`` = 1 − cover, cover being the share of the query's content words (:mod:`kaos_dream.tokens`)
+that the best lexical match holds, each word weighted by its IDF (the terms of R), and 0 from cover
+0.9 on (the search then skips the embedding and the vector scan altogether: the common case of a
+well-matched query costs no more than before). Cover is counted in words, not read as bm25 / R:
+FTS5 clamps the IDF of a word found in more than half the rows to 1e-6 and length normalisation
+lowers a long entry's BM25, so in a library of four skills a match holding every query word scored
+88 % of R, looked uncovered, and a neighbour was fused in above the other lexical matches (issue 16
+§1's invariant; tests/test_ranking_relevance.py). A match holding every word has cover 1 exactly, at
+any library size.
+Without the gate, neighbours found by meaning alone displaced right lexical answers often enough
 to cost demo_neuroplasticity_bench's realistic workload 100 % -> 93.3 %.
 ``demo_semantic_retrieval_bench`` compares this with giving every candidate max(bm25, weight × R ×
 s), an additive blend and reciprocal rank fusion.
@@ -29,7 +34,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .query import content_tokens
+from .query import content_tokens, tokenize
 
 if TYPE_CHECKING:  # numpy loads with the first search that needs it, not with the library
     import numpy as np
@@ -38,6 +43,9 @@ if TYPE_CHECKING:  # numpy loads with the first search that needs it, not with t
 
 _TOKENIZER = "porter unicode61"  # the tokenizer of skills_fts and memories_fts (migration 0001)
 _VOCAB = {"skill": ("skills_fts", "kaos_skills_vocab"), "memory": ("memories_fts", "kaos_memories_vocab")}
+# The columns of skills_fts and memories_fts (migration 0001), as their content tables hold them.
+HELD_CACHE_ENTRIES = 4096  # best-match entries whose index terms a connection remembers (~1 kB each)
+_INDEXED = {"skill": ("skills", "name, description, tags"), "memory": ("memories", "key, content, kind")}
 _LIVE_SKILLS = "SELECT id FROM skills WHERE deprecated = 0 AND id IN (SELECT value FROM json_each(?))"
 _ALL = {"skill": "SELECT id FROM skills WHERE id IN (SELECT value FROM json_each(?))",
         "memory": "SELECT id FROM memories WHERE id IN (SELECT value FROM json_each(?))"}
@@ -64,7 +72,7 @@ class SemanticMatches:
     top: list[tuple[int, float]]
     reference: float
     fusion: Fusion
-    gate: float  # :func:`gate` of the lexical pool's best match
+    gate: float  # :func:`gate` of the coverage of the lexical pool's best match
 
     def cosine_of(self, ids: np.ndarray) -> np.ndarray:
         """Cosine of each id (0 for an entry with no current vector)."""
@@ -106,11 +114,11 @@ def idf(rows: int, docs: int) -> float:
 SKIP_COVER = 0.9  # a best lexical match covering this much of the query needs no semantic neighbours
 
 
-def gate(best_bm25: float, reference: float) -> float:
-    """How much a neighbour found by meaning alone may still add, given the best lexical match:
-    1 − cover (cover = min(1, best bm25 / R)), and 0 once cover reaches :data:`SKIP_COVER`, where
+def gate(cover: float) -> float:
+    """How much a neighbour found by meaning alone may still add, given the ``cover`` of the best
+    lexical match (:meth:`IdealRelevance.coverage`): 1 − cover, and 0 once cover reaches :data:`SKIP_COVER`, where
     the search does not look for neighbours at all."""
-    cover = min(1.0, best_bm25 / reference) if reference > 0 else 0.0
+    cover = min(max(cover, 0.0), 1.0)
     return 0.0 if cover >= SKIP_COVER else 1.0 - cover
 
 
@@ -123,6 +131,7 @@ class IdealRelevance:
     def __init__(self) -> None:
         self._stems: dict[str, str | None] = {}
         self._counts: dict[str, tuple[int, dict[str, int]]] = {}
+        self._held: dict[tuple[str, str], frozenset[str]] = {}  # an entry's text -> its index terms
 
     def _stem(self, conn: sqlite3.Connection, kind: str, tokens: list[str]) -> list[str]:
         missing = [t for t in tokens if t not in self._stems]
@@ -135,11 +144,8 @@ class IdealRelevance:
                 self._stems[token] = str(row[0]) if row else None
         return sorted({s for t in tokens if (s := self._stems[t]) is not None})
 
-    def __call__(self, conn: sqlite3.Connection, kind: str, text: str) -> float:
-        """Sum of the query terms' IDF: about the BM25 of an average-length entry holding each once."""
-        tokens = content_tokens(text)
-        if not tokens:
-            return 1e-6
+    def _idfs(self, conn: sqlite3.Connection, kind: str, tokens: list[str]) -> dict[str, float]:
+        """The IDF of each index term of ``tokens`` (the lexical scorer's, document counts cached)."""
         table = "skills" if kind == "skill" else "memories"
         rows = max(int(conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {table}").fetchone()[0]), 1)
         cached_rows, counts = self._counts.get(kind, (-1, {}))
@@ -152,7 +158,38 @@ class IdealRelevance:
             if term not in counts:
                 row = conn.execute(f"SELECT doc FROM temp.{vocab} WHERE term = ?", (term,)).fetchone()
                 counts[term] = int(row[0]) if row else 0
-        return sum(idf(rows, min(counts[term], rows)) for term in terms) or 1e-6
+        return {term: idf(rows, min(counts[term], rows)) for term in terms}
+
+    def __call__(self, conn: sqlite3.Connection, kind: str, text: str) -> float:
+        """Sum of the query terms' IDF: about the BM25 of an average-length entry holding each once."""
+        tokens = content_tokens(text)
+        if not tokens:
+            return 1e-6
+        return sum(self._idfs(conn, kind, tokens).values()) or 1e-6
+
+    def coverage(self, conn: sqlite3.Connection, kind: str, text: str, entry_id: int | None) -> float:
+        """Share of the query's words that entry ``entry_id`` holds, each word weighted by its IDF
+        (the terms of R): 1 exactly when it holds every word, at any library size. The entry's indexed
+        columns are split as the index splits them (:func:`~kaos_dream.tokens.tokenize`) and each word
+        mapped to its index term through the same cache as the query's, so the cost is the entry's
+        length, not the library's (one FTS5 probe per word per entry was ~4x R's cost). 0 for no entry."""
+        tokens = content_tokens(text)
+        if entry_id is None or not tokens:
+            return 0.0
+        idfs = self._idfs(conn, kind, tokens)
+        total = sum(idfs.values())
+        table, columns = _INDEXED[kind]
+        row = conn.execute(f"SELECT {columns} FROM {table} WHERE id = ?", (entry_id,)).fetchone()
+        if row is None or total <= 0:
+            return 0.0
+        text_of_entry = " ".join(str(c) for c in row if c is not None)
+        held = self._held.get((kind, text_of_entry))
+        if held is None:  # keyed by the text itself, so an edited entry can never reuse stale terms
+            if len(self._held) >= HELD_CACHE_ENTRIES:
+                self._held.clear()
+            held = frozenset(self._stem(conn, kind, tokenize(text_of_entry)))
+            self._held[(kind, text_of_entry)] = held
+        return sum(v for term, v in idfs.items() if term in held) / total
 
 
 def nearest(
@@ -195,11 +232,11 @@ def semantic_matches(
     k: int,
     fusion: Fusion,
     reference: float,
-    best_bm25: float,
+    cover: float,
     *,
     include_deprecated: bool = False,
 ) -> SemanticMatches:
-    """The neighbours of one kind and how they are scored (``best_bm25``: of the lexical pool)."""
+    """The neighbours of one kind and how they are scored (``cover``: of the lexical pool's best match)."""
     cosine, top = nearest(conn, kind, index, query_vector, k, include_deprecated=include_deprecated)
     top = [(i, c) for i, c in top if c > fusion.threshold]  # below τ a neighbour would add nothing
-    return SemanticMatches(kind, index, cosine, top, reference, fusion, gate(best_bm25, reference))
+    return SemanticMatches(kind, index, cosine, top, reference, fusion, gate(cover))

@@ -86,11 +86,21 @@ def file_schema_version(path: str) -> int:
         conn.close()
 
 
-def check_not_newer(version: int, path: str) -> None:
+def check_not_newer(version: int, path: str, store: str = "file") -> None:
+    """Refuse a schema newer than this kaos-dream's before anything is written; ``store`` names what was
+    left alone in the message (the SQLite file; ``database`` for PostgreSQL, whose steps are these)."""
     if version > LATEST_VERSION:
         raise SchemaTooNewError(
             f"{path} has schema version {version}, newer than this kaos-dream understands "
-            f"({LATEST_VERSION}); upgrade kaos-dream to use it (the file was not changed)"
+            f"({LATEST_VERSION}); upgrade kaos-dream to use it (the {store} was not changed)"
+        )
+
+
+def check_not_older(version: int, path: str) -> None:
+    """Reads never migrate: a schema older than this kaos-dream's is sent to `kaos db migrate`."""
+    if version < LATEST_VERSION:
+        raise SchemaOutdatedError(
+            f"{path} has schema version {version}; run `kaos db migrate` to upgrade it to {LATEST_VERSION}"
         )
 
 
@@ -140,10 +150,7 @@ def require_current(conn: sqlite3.Connection, path: str) -> None:
     version = check_ownership(conn, path)
     if version == 0 and not conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone():
         raise StoreError(f"{path} is an empty file, not a kaos-dream library (run `kaos init`)")
-    if version < LATEST_VERSION:
-        raise SchemaOutdatedError(
-            f"{path} has schema version {version}; run `kaos db migrate` to upgrade it to {LATEST_VERSION}"
-        )
+    check_not_older(version, path)
 
 
 def apply_migrations(
@@ -151,11 +158,7 @@ def apply_migrations(
 ) -> list[int]:
     """Bring the schema up to date (or up to ``upto``); returns the versions applied."""
     version = check_ownership(conn, path)
-    applied: list[int] = []
-    for migration in MIGRATIONS[version : LATEST_VERSION if upto is None else upto]:
-        if apply_one(conn, migration, now, path):
-            applied.append(migration.version)
-    return applied
+    return [m.version for m in MIGRATIONS[version:upto] if apply_one(conn, m, now, path)]
 
 
 def apply_one(conn: sqlite3.Connection, migration: Migration, now: float, path: str = "database") -> bool:

@@ -20,9 +20,10 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING
 
-from ...errors import SchemaOutdatedError, SchemaTooNewError, StoreError
+from ...errors import StoreError
 from ..engine import mask
 from ..migrations import MIGRATIONS as SQLITE_MIGRATIONS
+from ..migrations import check_not_newer, check_not_older
 
 if TYPE_CHECKING:
     import psycopg
@@ -88,27 +89,15 @@ def schema_version(conn: psycopg.Connection) -> int:
 def check_ownership(conn: psycopg.Connection, shown: str) -> int:
     """Refuse, before anything is written, a newer schema or another application's tables."""
     version, others = _state(conn)
-    check_not_newer(version, shown)
+    check_not_newer(version, shown, "database")
     if version == 0 and others:
         raise StoreError(f"{shown} holds tables of another application (no schema_migrations); refusing to touch it")
     return version
 
 
-def check_not_newer(version: int, shown: str) -> None:
-    if version > LATEST_VERSION:
-        raise SchemaTooNewError(
-            f"{shown} has schema version {version}, newer than this kaos-dream understands "
-            f"({LATEST_VERSION}); upgrade kaos-dream to use it (the database was not changed)"
-        )
-
-
 def require_current(conn: psycopg.Connection, shown: str) -> None:
     """For read-only opens: reads never migrate, so the schema must already be current."""
-    version = check_ownership(conn, shown)
-    if version < LATEST_VERSION:
-        raise SchemaOutdatedError(
-            f"{shown} has schema version {version}; run `kaos db migrate` to upgrade it to {LATEST_VERSION}"
-        )
+    check_not_older(check_ownership(conn, shown), shown)
 
 
 def apply_migrations(conn: psycopg.Connection, now: float, shown: str = "database",
@@ -124,11 +113,7 @@ def apply_migrations(conn: psycopg.Connection, now: float, shown: str = "databas
         raise RuntimeError("apply_migrations needs a connection outside a transaction (each step is its own)")
     with conn.transaction():
         version = check_ownership(conn, shown)
-    applied: list[int] = []
-    for migration in MIGRATIONS[version: LATEST_VERSION if upto is None else upto]:
-        if apply_one(conn, migration, now, shown):
-            applied.append(migration.version)
-    return applied
+    return [m.version for m in MIGRATIONS[version:upto] if apply_one(conn, m, now, shown)]
 
 
 def apply_one(conn: psycopg.Connection, migration: PgMigration, now: float, shown: str = "database") -> bool:
