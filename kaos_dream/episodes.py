@@ -174,11 +174,25 @@ UNION ALL SELECT 2, fingerprint_id FROM failure_occurrences WHERE agent_id = ?1
 """
 
 
+# An outcome without a task context (the common fast path): one row, the counters by trigger.
 _INSERT_USE_SQL = (
-    "INSERT INTO skill_uses (skill_id, agent_id, success, task_id, task, created_at) VALUES (?, ?, ?, ?, ?, ?)"
+    "INSERT INTO skill_uses (skill_id, agent_id, success, task_id, task, created_at) VALUES (?, ?, ?, NULL, ?, ?)"
+)
+# An outcome with a task context, keyed by the task's surrogate id looked up by its digest in the same
+# statement: no row when the task is not stored yet (the caller stores it and repeats). The row keeps
+# its own wording only when it is not the task's text (a task without text keeps every wording).
+_INSERT_TASKED_USE_SQL = (
+    "INSERT INTO skill_uses (skill_id, agent_id, success, task_id, task, created_at) "
+    "SELECT ?1, ?2, ?3, t.id, CASE WHEN t.text = ?4 THEN NULL ELSE ?4 END, ?5 FROM tasks AS t WHERE t.hash = ?6"
+)
+# Either kind in one statement, for a batch whose tasks are all stored (rows keep the batch's order).
+_INSERT_ANY_USE_SQL = (
+    "INSERT INTO skill_uses (skill_id, agent_id, success, task_id, task, created_at) "
+    "SELECT ?1, ?2, ?3, t.id, CASE WHEN t.text = ?4 THEN NULL ELSE ?4 END, ?5 "
+    "FROM (SELECT ?6 AS hash) AS k LEFT JOIN tasks AS t ON t.hash = k.hash"
 )
 # A task context's first wording becomes its text; a later, different wording stays on its use row.
-_INSERT_TASK_SQL = "INSERT INTO tasks (id, text) VALUES (?, ?) ON CONFLICT (id) DO NOTHING"
+_INSERT_TASK_SQL = "INSERT INTO tasks (hash, text) VALUES (?, ?) ON CONFLICT (hash) DO NOTHING"
 
 
 def _outcome_item(
@@ -438,99 +452,71 @@ class Episodes:
         ).fetchone()
         return row[0] if row is not None else None
 
-    def _task_texts(self) -> dict[int, str]:
-        """Task keys this connection has seen stored, with their text: like :meth:`_known_agents`, a
-        hint that saves the tasks insert (``skill_uses.task_id`` is a foreign key, so a use row whose
-        task row was rolled back fails its insert and takes the full path, which writes it again)."""
-        texts: dict[int, str] | None = getattr(self._conn, "kaos_task_texts", None)
-        if texts is None:
-            texts = {}
-            with contextlib.suppress(AttributeError):
-                self._conn.kaos_task_texts = texts  # type: ignore[attr-defined]
-        return texts
-
-    def _task_fields(self, task: str | None, texts: dict[int, str], stored: dict[int, str],
-                     *, cached: bool = True) -> tuple[int | None, str | None, str | None]:
-        """``(task_id, wording kept on the row, hex digest)`` of an outcome's task. The task row is
-        written (insert-or-ignore) unless ``cached`` and the connection already knows it; its text is
-        checked against the wording, which the row keeps only when it differs (so nothing is lost).
-        Keys newly seen go into ``stored``, for the caller to remember once its write has committed."""
-        digest = task_hash(task)
-        if digest is None:
-            return None, task, None
-        key = task_key(digest)
-        text = stored.get(key) or (texts.get(key) if cached else None)
-        if text is None:
-            if self._conn.execute(_INSERT_TASK_SQL, (key, task)).rowcount == 1:
-                text = task
-            else:
-                text = str(self._conn.execute("SELECT text FROM tasks WHERE id = ?", (key,)).fetchone()[0])
-            stored[key] = text
-        return key, (None if text == task else task), digest
-
     def record_outcome(
         self, skill: int | str, success: bool, agent: str | None = None, task: str | None = None
     ) -> Outcome:
         """One ``skill_uses`` row (counters follow by trigger). Without ``task``, the task context is
         the query of this agent's latest search that returned the skill, when there is one.
 
-        The common call (an integer id, an agent and a task already seen) is one insert: the foreign
-        keys check the skill, the agent and the task, and only when one fails does the full path
-        (resolve, register) run."""
+        The common call (an integer id, an agent already seen) is one insert: the foreign keys check
+        the skill and the agent, the insert finds the task by its digest, and only when one of them
+        is missing does the full path (resolve, register, store the task) run."""
         if not isinstance(success, bool):
             raise InvalidInputError("success must be True or False")
+        conn = self._conn
         known = self._known_agents()
         # A known id was cleaned when it was registered, and cleaning a clean id changes nothing.
         agent_id = (agent if agent in known else clean_agent_id(agent)) if agent is not None else None
         now = self._ctx.now()
-        texts = self._task_texts()
-        stored: dict[int, str] = {}  # each task row of the batch is written (insert-or-ignore) once
-        with transaction(self._conn):
+        with transaction(conn):
             if type(skill) is int and (agent_id is None or agent_id in known):
-                skill_id = skill
                 if agent_id is not None and task is None:
-                    task = self._latest_query(agent_id, skill_id)
-                key, wording, digest = self._task_fields(task, texts, stored)
+                    task = self._latest_query(agent_id, skill)
+                digest = task_hash(task)
                 try:
-                    cur = self._conn.execute(_INSERT_USE_SQL, (skill_id, agent_id, int(success), key, wording, now))
-                except sqlite3.IntegrityError:  # a missing skill, agent or task: the full path says which
+                    if digest is None:
+                        cur = conn.execute(_INSERT_USE_SQL, (skill, agent_id, int(success), task, now))
+                    else:
+                        cur = conn.execute(_INSERT_TASKED_USE_SQL,
+                                           (skill, agent_id, int(success), task, now, task_key(digest)))
+                except sqlite3.IntegrityError:  # a missing skill or agent: the full path says which
                     known.discard(agent_id or "")
                 else:
-                    texts.update(stored)
-                    return Outcome(int(cur.lastrowid or 0), skill_id, agent_id, success, task, digest, now)
+                    if cur.rowcount == 1:  # else the task is new: the full path stores it
+                        return Outcome(int(cur.lastrowid or 0), skill, agent_id, success, task, digest, now)
             skill_id = self._skills.resolve_id(skill)
             if agent_id is not None:
                 if agent_id not in known:
                     self._ensure_agent(agent_id, now)
                 if task is None:
                     task = self._latest_query(agent_id, skill_id)
-            key, wording, digest = self._task_fields(task, texts, stored, cached=False)
-            row = (skill_id, agent_id, int(success), key, wording, now)
+            digest = task_hash(task)
+            if digest is not None:
+                conn.execute(_INSERT_TASK_SQL, (task_key(digest), task))
+            row = (skill_id, agent_id, int(success), task, now, task_key(digest))
             try:
-                cur = self._conn.execute(_INSERT_USE_SQL, row)
+                cur = conn.execute(_INSERT_ANY_USE_SQL, row)
             except sqlite3.IntegrityError:  # the skill exists: the agent the connection knew was rolled back
                 if agent_id is None:
                     raise
                 self._ensure_agent(agent_id, now)
-                cur = self._conn.execute(_INSERT_USE_SQL, row)
+                cur = conn.execute(_INSERT_ANY_USE_SQL, row)
         if agent_id is not None:
             known.add(agent_id)
-        texts.update(stored)
         return Outcome(int(cur.lastrowid or 0), skill_id, agent_id, success, task, digest, now)
 
     def record_outcomes(self, outcomes: Iterable[Mapping[str, Any]]) -> list[Outcome]:
         """Many outcomes in one transaction: each item has ``skill`` and ``success`` and optionally
         ``agent`` and ``task``, with the meaning of :meth:`record_outcome`. Every item is checked
         and every skill resolved before anything is written, so a bad item (named by its position,
-        from 1) leaves nothing behind; the rows are then one ``executemany``."""
+        from 1) leaves nothing behind; the rows are then one ``executemany`` (after one for the
+        batch's tasks not stored yet)."""
         cleaned: dict[str, str] = {}  # a batch names few agents: check each name once
         items = [_outcome_item(n, item, cleaned) for n, item in enumerate(outcomes, 1)]
         if not items:
             return []
         now = self._ctx.now()
         known = self._known_agents()
-        texts = self._task_texts()
-        stored: dict[int, str] = {}  # each task row of the batch is written (insert-or-ignore) once
         with transaction(self._conn):
             try:
                 skill_ids = self._skill_ids([item[0] for item in items])
@@ -543,16 +529,21 @@ class Episodes:
                                        [(a, now) for a in agents])
             rows = []
             outs = []
+            tasks: dict[int, str] = {}  # each task of the batch, with its first wording in the batch
             for (_, success, agent_id, task), skill_id in zip(items, skill_ids, strict=True):
                 if agent_id is not None and task is None:
                     task = self._latest_query(agent_id, skill_id)
-                key, wording, digest = self._task_fields(task, texts, stored, cached=False)
-                rows.append((skill_id, agent_id, int(success), key, wording, now))
+                digest = task_hash(task)
+                key = task_key(digest)
+                if key is not None and task is not None:
+                    tasks.setdefault(key, task)
+                rows.append((skill_id, agent_id, int(success), task, now, key))
                 outs.append((skill_id, agent_id, success, task, digest))
+            if tasks:
+                self._conn.executemany(_INSERT_TASK_SQL, tasks.items())
             first = int(self._conn.execute("SELECT coalesce(max(id), 0) FROM skill_uses").fetchone()[0]) + 1
-            self._conn.executemany(_INSERT_USE_SQL, rows)
+            self._conn.executemany(_INSERT_ANY_USE_SQL, rows)
         known.update(agents)
-        texts.update(stored)
         # In one write transaction each insert takes the next rowid (max + 1), so the ids are consecutive.
         return [Outcome(first + i, o[0], o[1], o[2], o[3], o[4], now) for i, o in enumerate(outs)]
 

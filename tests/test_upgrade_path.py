@@ -74,6 +74,20 @@ def test_there_is_a_fixture_for_every_schema_version() -> None:
     )
 
 
+def check_task_keys_moved(path: Path, before: dict[str, tuple[list[str], list[tuple]]]) -> None:
+    """A schema-14 file's tasks were keyed by their digest: since 15 each has a small key beside its
+    digest (``hash``), and every use row refers to the same digest and wording as before."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        uses = conn.execute("SELECT u.id, u.skill_id, u.agent_id, u.success, t.hash, u.task, u.created_at "
+                            "FROM skill_uses AS u LEFT JOIN tasks AS t ON t.id = u.task_id").fetchall()
+        tasks = conn.execute("SELECT hash, text FROM tasks").fetchall()
+    finally:
+        conn.close()
+    assert not Counter(before["skill_uses"][1]) - Counter(uses)
+    assert not Counter(before["tasks"][1]) - Counter(tasks)
+
+
 @pytest.mark.parametrize("version", VERSIONS)
 def test_fixture_upgrades_with_data_intact(version: int, tmp_path: Path) -> None:
     path = tmp_path / f"v{version}.db"
@@ -98,6 +112,9 @@ def test_fixture_upgrades_with_data_intact(version: int, tmp_path: Path) -> None
         for table, (cols, rows) in before.items():
             if table == "skill_uses" and "task_hash" in cols:  # schema 14 moved task texts into tasks
                 check_task_rows_moved(path, rows)
+                continue
+            if table in ("skill_uses", "tasks") and "hash" not in before.get("tasks", ([], []))[0]:
+                check_task_keys_moved(path, before)  # schema 15 gave each task a small key
                 continue
             if table in DERIVED or table in RESTRUCTURED:
                 continue

@@ -143,22 +143,22 @@ def skill_record(conn: sqlite3.Connection, skill_id: int, half_life: float, max_
     uses, wins = (int(row[0]), int(row[1])) if row else (0, 0)
     tasks = conn.execute(
         # The latest wording of the task on this skill (a use row's own, else the task's text); ties
-        # in uses by the hex digest, whose order is the keys' unsigned order.
+        # in uses by the hex digest, whose order is the digests' unsigned order.
         "SELECT t.task_id, t.uses, t.successes, "
         "coalesce((SELECT u.task FROM skill_uses u WHERE u.task_id = t.task_id AND u.skill_id = t.skill_id "
-        " ORDER BY id DESC LIMIT 1), (SELECT k.text FROM tasks k WHERE k.id = t.task_id)) "
-        "FROM skill_task_stats AS t WHERE t.skill_id = ? AND t.uses > 0 "
-        "ORDER BY t.uses DESC, t.task_id < 0, t.task_id LIMIT ?",
+        " ORDER BY id DESC LIMIT 1), k.text), k.hash "
+        "FROM skill_task_stats AS t JOIN tasks AS k ON k.id = t.task_id WHERE t.skill_id = ? AND t.uses > 0 "
+        "ORDER BY t.uses DESC, k.hash < 0, k.hash LIMIT ?",
         (skill_id, max_tasks),
     ).fetchall()
     out: dict[str, Any] = {"half_life_outcomes": half_life}
     glob = effective_records(conn, [skill_id], ([uses], [wins], [0], [0]), None, half_life)
     out.update(_record(uses, wins, float(glob.uses[0]), float(glob.successes[0])))
     out["tasks"] = []
-    for task_id, t_uses, t_wins, task in tasks:
+    for task_id, t_uses, t_wins, task, key in tasks:
         eff = effective_records(conn, [skill_id], ([uses], [wins], [t_uses], [t_wins]), task_id, half_life)
         out["tasks"].append(
-            {"task": task, "task_hash": task_hex(task_id),
+            {"task": task, "task_hash": task_hex(key),
              **_record(int(t_uses), int(t_wins), float(eff.task_uses[0]), float(eff.task_successes[0]))}
         )
     return out

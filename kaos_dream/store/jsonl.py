@@ -10,11 +10,12 @@ Format (``format_version`` 1), one JSON document per line, UTF-8:
 * last line: ``{"end": true, "rows": TOTAL}``, so a truncated file is detected.
 
 Full-text index tables are not exported (the import rebuilds them). A migration that changes only
-how rows are stored (``STORAGE_ONLY``: migration 14 keeps each task text once in ``tasks``) changes
-no export: a file past it is exported in the layout before it (header, tables, rows and bytes as
-before), and the import loads that layout and migrates it like any older file. Nothing in the export depends
-on when it was made, so export → import → export is identical byte for byte. The whole export is
-read inside one read transaction: a consistent snapshot even while agents write.
+how rows are stored (``STORAGE_ONLY``: migrations 14 and 15 keep each task text once in ``tasks``,
+under a small key) changes no export: a file past it is exported in the layout before it (header,
+tables, rows and bytes as before), and the import loads that layout and migrates it like any older
+file. Nothing in the export depends on when it was made, so export → import → export is identical
+byte for byte. The whole export is read inside one read transaction: a consistent snapshot even
+while agents write.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ _TRIGGER_WRITE = re.compile(r"\bINSERT\s+(?:OR\s+\w+\s+)?INTO\s+([A-Za-z_][A-Za-
 
 
 # Migrations (by name) after which an export is still written in the layout before them.
-STORAGE_ONLY = ("task_table",)
+STORAGE_ONLY = ("task_table", "task_keys")
 
 
 @dataclass(frozen=True)
@@ -54,21 +55,41 @@ class TableSpec:
     order_by: str
 
 
-# How the tables migration 14 reshaped are exported: as their earlier layout, each use row with its
-# wording and hex digest, the counters keyed by the hex digest (whose string order is the order
-# they were always exported in); ``tasks`` itself is what those rows were folded into.
+# How the tables migrations 14 and 15 reshaped are exported: as their earlier layout, each use row
+# with its wording and hex digest, the counters keyed by the hex digest (whose string order is the
+# order they were always exported in); ``tasks`` itself is what those rows were folded into. A file
+# at 14 keys tasks by the digest itself; from 15 on by a small id beside it, and a counter row's
+# last_used_at is the newest time of its rows, which is what the triggers kept in the dropped column.
+_USES_COLUMNS = ("id", "skill_id", "agent_id", "success", "task", "task_hash", "created_at")
+_TASK_STATS_COLUMNS = ("task_hash", "skill_id", "uses", "successes", "last_used_at")
 _TASK_TABLE_VIEWS = {
-    "skill_uses": (
-        ("id", "skill_id", "agent_id", "success", "task", "task_hash", "created_at"),
-        "SELECT u.id, u.skill_id, u.agent_id, u.success, coalesce(u.task, t.text), "
-        "CASE WHEN u.task_id IS NULL THEN NULL ELSE printf('%016x', u.task_id) END, u.created_at "
-        "FROM skill_uses AS u LEFT JOIN tasks AS t ON t.id = u.task_id ORDER BY u.id",
-    ),
-    "skill_task_stats": (
-        ("task_hash", "skill_id", "uses", "successes", "last_used_at"),
-        "SELECT printf('%016x', task_id) AS h, skill_id, uses, successes, last_used_at "
-        "FROM skill_task_stats ORDER BY h, skill_id",
-    ),
+    14: {
+        "skill_uses": (
+            _USES_COLUMNS,
+            "SELECT u.id, u.skill_id, u.agent_id, u.success, coalesce(u.task, t.text), "
+            "CASE WHEN u.task_id IS NULL THEN NULL ELSE printf('%016x', u.task_id) END, u.created_at "
+            "FROM skill_uses AS u LEFT JOIN tasks AS t ON t.id = u.task_id ORDER BY u.id",
+        ),
+        "skill_task_stats": (
+            _TASK_STATS_COLUMNS,
+            "SELECT printf('%016x', task_id) AS h, skill_id, uses, successes, last_used_at "
+            "FROM skill_task_stats ORDER BY h, skill_id",
+        ),
+    },
+    15: {
+        "skill_uses": (
+            _USES_COLUMNS,
+            "SELECT u.id, u.skill_id, u.agent_id, u.success, coalesce(u.task, t.text), "
+            "CASE WHEN u.task_id IS NULL THEN NULL ELSE printf('%016x', t.hash) END, u.created_at "
+            "FROM skill_uses AS u LEFT JOIN tasks AS t ON t.id = u.task_id ORDER BY u.id",
+        ),
+        "skill_task_stats": (
+            _TASK_STATS_COLUMNS,
+            "SELECT printf('%016x', t.hash) AS h, s.skill_id, s.uses, s.successes, "
+            "(SELECT max(u.created_at) FROM skill_uses AS u WHERE u.task_id = s.task_id AND u.skill_id = s.skill_id) "
+            "FROM skill_task_stats AS s JOIN tasks AS t ON t.id = s.task_id ORDER BY h, s.skill_id",
+        ),
+    },
 }
 
 
@@ -93,8 +114,9 @@ def _exported(conn: sqlite3.Connection, version: int) -> list[tuple[str, tuple[s
         if layout < version:
             if spec.name == "tasks":
                 continue
-            if spec.name in _TASK_TABLE_VIEWS:
-                columns, sql = _TASK_TABLE_VIEWS[spec.name]
+            views = _TASK_TABLE_VIEWS[min(version, max(_TASK_TABLE_VIEWS))]
+            if spec.name in views:
+                columns, sql = views[spec.name]
                 out.append((spec.name, columns, sql))
                 continue
         out.append((spec.name, spec.columns, sql))
