@@ -292,6 +292,42 @@ def floor_op(conn: sqlite3.Connection, skill_id: int, success: int) -> None:
     conn.execute("COMMIT")
 
 
+def run_block(mode: str, picks: list[tuple[int, bool]], lib: Library, floor_conn: sqlite3.Connection) -> None:
+    """``picks`` (skill, success) written by one form: the raw floor, ``record_outcome`` one transaction
+    each, or ``record_outcomes`` 100 a call."""
+    if mode == "floor":
+        for sid, ok in picks:
+            floor_op(floor_conn, sid, int(ok))
+    elif mode == "single":
+        for sid, ok in picks:
+            lib.record_outcome(sid, ok, agent="runner")
+    else:
+        for lo in range(0, len(picks), 100):
+            lib.record_outcomes([{"skill": sid, "success": ok, "agent": "runner"} for sid, ok in picks[lo:lo + 100]])
+
+
+def wal_frames_per_outcome(lib: Library, path: Path, floor_conn: sqlite3.Connection, ids: list[int],
+                           k: int = 200) -> dict[str, float]:
+    """Pages each form writes per outcome: the WAL frames ``k`` outcomes append (a frame is one page
+    written at commit), with automatic checkpoints off while they are counted and restored after."""
+    wal = Path(str(path) + "-wal")
+    frame = int(lib.conn.execute("PRAGMA page_size").fetchone()[0]) + 24  # + the frame header
+    conns = (lib.conn, floor_conn)
+    for conn in conns:
+        conn.execute("PRAGMA wal_autocheckpoint = 0")
+    out: dict[str, float] = {}
+    try:
+        for mode in ("floor", "single", "batched"):
+            lib.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            before = wal.stat().st_size if wal.exists() else 0
+            run_block(mode, [(ids[i * 7919 % len(ids)], i % 3 != 0) for i in range(k)], lib, floor_conn)
+            out[mode] = round((wal.stat().st_size - max(before, 32)) / frame / k, 2)
+    finally:
+        for conn in conns:
+            conn.execute("PRAGMA wal_autocheckpoint = 1000")
+    return out
+
+
 def file_bytes(conn: sqlite3.Connection) -> int:
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return int(conn.execute("PRAGMA page_count").fetchone()[0]) * int(conn.execute("PRAGMA page_size").fetchone()[0])
@@ -319,20 +355,12 @@ def hot_path(
                 picks = [(ids[(k + i) * 7919 % n], (k + i) % 3 != 0) for i in range(HOT_BLOCK)]
                 k += HOT_BLOCK
                 t = time.perf_counter()
-                if mode == "floor":
-                    for sid, ok in picks:
-                        floor_op(floor_conn, sid, int(ok))
-                elif mode == "single":
-                    for sid, ok in picks:
-                        lib.record_outcome(sid, ok, agent="runner")
-                else:
-                    for lo in range(0, HOT_BLOCK, 100):
-                        lib.record_outcomes([{"skill": sid, "success": ok, "agent": "runner"}
-                                             for sid, ok in picks[lo:lo + 100]])
+                run_block(mode, picks, lib, floor_conn)
                 block[mode] = HOT_BLOCK / (time.perf_counter() - t)
                 rates[mode].append(block[mode])
             for mode in ratios:
                 ratios[mode].append(block[mode] / block["floor"])
+        frames = wal_frames_per_outcome(lib, path, floor_conn, ids)
     finally:
         floor_conn.close()
     before = file_bytes(lib.conn)
@@ -373,6 +401,7 @@ def hot_path(
         "outcomes_per_s_spread": {m: [round(min(v)), round(max(v))] for m, v in rates.items()},
         "single_vs_floor": round(single_ratio, 3), "batched_vs_floor": round(batched_ratio, 3),
         "bytes_per_outcome_with_task": round(per_outcome, 1),
+        "wal_frames_per_outcome": frames,
         "graph": {"edges": edges, "first_load_ms": round(first_load_ms, 2),
                   "expanded_search_cached_p50_ms": round(cached_ms, 3),
                   "expanded_search_after_write_p50_ms": round(after_ms, 3),
@@ -545,6 +574,8 @@ def render_markdown(r: dict[str, Any]) -> str:
 def render_hot_path(h: dict[str, Any]) -> list[str]:
     rate, spread, ok, g = h["outcomes_per_s"], h["outcomes_per_s_spread"], h["within_budget"], h["graph"]
     verdict = {k: "pass" if v else "FAIL" for k, v in ok.items()}
+    frames = h.get("wal_frames_per_outcome") or {}
+    frames_text = " / ".join(str(frames.get(m, "-")) for m in ("floor", "single", "batched"))
     return [
         f"Hot path (issue 19), {h['rounds']} rounds of {h['block']} outcomes per mode, interleaved:", "",
         "| what | value | spread | goal |", "|---|---|---|---|",
@@ -555,6 +586,7 @@ def render_hot_path(h: dict[str, Any]) -> list[str]:
         f"| record_outcomes, 100 a call (outcomes/s) | {rate['batched']} | "
         f"{spread['batched'][0]}–{spread['batched'][1]} | {h['batched_vs_floor']}× floor, "
         f"≥ {h['budget']['batched_vs_floor_ge']}×: {verdict['batched_vs_floor']} |",
+        f"| pages written per outcome (WAL frames: floor / single / batched) | {frames_text} | - | - |",
         f"| file growth per outcome with a task (bytes) | {h['bytes_per_outcome_with_task']} | - | "
         f"≤ {h['budget']['bytes_per_outcome_le']}: {verdict['bytes_per_outcome']} |",
         f"| graph: first load of {g['edges']:,} edges (ms) | {g['first_load_ms']} | - | - |",

@@ -31,7 +31,7 @@ from . import hooks
 from .errors import ConflictError, InvalidInputError, NotFoundError
 from .names import clean_agent_id
 from .plasticity.hebbian import CROSS_MODAL_WEIGHT, SAME_KIND_WEIGHT, canonical
-from .plasticity.task import task_hash
+from .plasticity.task import task_hash, task_key
 from .store import transaction
 from .store.dialect import inserted_ids, recoverable
 from .store.records import as_dict, from_row
@@ -175,9 +175,25 @@ UNION ALL SELECT 2, fingerprint_id FROM failure_occurrences WHERE agent_id = ?1
 """
 
 
+# An outcome without a task context (the common fast path): one row, the counters by trigger.
 _INSERT_USE_SQL = (
-    "INSERT INTO skill_uses (skill_id, agent_id, success, task, task_hash, created_at) VALUES (?, ?, ?, ?, ?, ?)"
+    "INSERT INTO skill_uses (skill_id, agent_id, success, task_id, task, created_at) VALUES (?, ?, ?, NULL, ?, ?)"
 )
+# An outcome with a task context, keyed by the task's surrogate id looked up by its digest in the same
+# statement: no row when the task is not stored yet (the caller stores it and repeats). The row keeps
+# its own wording only when it is not the task's text (a task without text keeps every wording).
+_INSERT_TASKED_USE_SQL = (
+    "INSERT INTO skill_uses (skill_id, agent_id, success, task_id, task, created_at) "
+    "SELECT ?1, ?2, ?3, t.id, CASE WHEN t.text = ?4 THEN NULL ELSE ?4 END, ?5 FROM tasks AS t WHERE t.hash = ?6"
+)
+# Either kind in one statement, for a batch whose tasks are all stored (rows keep the batch's order).
+_INSERT_ANY_USE_SQL = (
+    "INSERT INTO skill_uses (skill_id, agent_id, success, task_id, task, created_at) "
+    "SELECT ?1, ?2, ?3, t.id, CASE WHEN t.text = ?4 THEN NULL ELSE ?4 END, ?5 "
+    "FROM (SELECT CAST(?6 AS INTEGER) AS hash) AS k LEFT JOIN tasks AS t ON t.hash = k.hash"
+)
+# A task context's first wording becomes its text; a later, different wording stays on its use row.
+_INSERT_TASK_SQL = "INSERT INTO tasks (hash, text) VALUES (?, ?) ON CONFLICT (hash) DO NOTHING"
 
 
 def _outcome_item(
@@ -445,24 +461,32 @@ class Episodes:
         the query of this agent's latest search that returned the skill, when there is one.
 
         The common call (an integer id, an agent already seen) is one insert: the foreign keys check
-        the skill and the agent, and only when one fails does the full path (resolve, register) run."""
+        the skill and the agent, the insert finds the task by its digest, and only when one of them
+        is missing does the full path (resolve, register, store the task) run."""
         if not isinstance(success, bool):
             raise InvalidInputError("success must be True or False")
-        agent_id = clean_agent_id(agent) if agent is not None else None
-        now = self._ctx.now()
+        conn = self._conn
         known = self._known_agents()
-        with transaction(self._conn):
+        # A known id was cleaned when it was registered, and cleaning a clean id changes nothing.
+        agent_id = (agent if agent in known else clean_agent_id(agent)) if agent is not None else None
+        now = self._ctx.now()
+        with transaction(conn):
             if type(skill) is int and (agent_id is None or agent_id in known):
-                skill_id = skill
                 if agent_id is not None and task is None:
-                    task = self._latest_query(agent_id, skill_id)
+                    task = self._latest_query(agent_id, skill)
                 digest = task_hash(task)
                 try:
-                    with recoverable(self._conn):
-                        cur = self._conn.execute(_INSERT_USE_SQL, (skill_id, agent_id, int(success), task, digest, now))
-                    return Outcome(int(cur.lastrowid or 0), skill_id, agent_id, success, task, digest, now)
+                    with recoverable(conn):
+                        if digest is None:
+                            cur = conn.execute(_INSERT_USE_SQL, (skill, agent_id, int(success), task, now))
+                        else:
+                            cur = conn.execute(_INSERT_TASKED_USE_SQL,
+                                               (skill, agent_id, int(success), task, now, task_key(digest)))
                 except sqlite3.IntegrityError:  # a missing skill or agent: the full path says which
                     known.discard(agent_id or "")
+                else:
+                    if cur.rowcount == 1:  # else the task is new: the full path stores it
+                        return Outcome(int(cur.lastrowid or 0), skill, agent_id, success, task, digest, now)
             skill_id = self._skills.resolve_id(skill)
             if agent_id is not None:
                 if agent_id not in known:
@@ -470,15 +494,17 @@ class Episodes:
                 if task is None:
                     task = self._latest_query(agent_id, skill_id)
             digest = task_hash(task)
-            row = (skill_id, agent_id, int(success), task, digest, now)
+            if digest is not None:
+                conn.execute(_INSERT_TASK_SQL, (task_key(digest), task))
+            row = (skill_id, agent_id, int(success), task, now, task_key(digest))
             try:
-                with recoverable(self._conn):
-                    cur = self._conn.execute(_INSERT_USE_SQL, row)
+                with recoverable(conn):
+                    cur = conn.execute(_INSERT_ANY_USE_SQL, row)
             except sqlite3.IntegrityError:  # the skill exists: the agent the connection knew was rolled back
                 if agent_id is None:
                     raise
                 self._ensure_agent(agent_id, now)
-                cur = self._conn.execute(_INSERT_USE_SQL, row)
+                cur = conn.execute(_INSERT_ANY_USE_SQL, row)
         if agent_id is not None:
             known.add(agent_id)
         return Outcome(int(cur.lastrowid or 0), skill_id, agent_id, success, task, digest, now)
@@ -487,7 +513,8 @@ class Episodes:
         """Many outcomes in one transaction: each item has ``skill`` and ``success`` and optionally
         ``agent`` and ``task``, with the meaning of :meth:`record_outcome`. Every item is checked
         and every skill resolved before anything is written, so a bad item (named by its position,
-        from 1) leaves nothing behind; the rows are then one ``executemany``."""
+        from 1) leaves nothing behind; the rows are then one ``executemany`` (after one for the
+        batch's tasks not stored yet)."""
         cleaned: dict[str, str] = {}  # a batch names few agents: check each name once
         items = [_outcome_item(n, item, cleaned) for n, item in enumerate(outcomes, 1)]
         if not items:
@@ -505,14 +532,23 @@ class Episodes:
                 self._conn.executemany("INSERT OR IGNORE INTO agents (id, started_at) VALUES (?, ?)",
                                        [(a, now) for a in agents])
             rows = []
+            outs = []
+            tasks: dict[int, str] = {}  # each task of the batch, with its first wording in the batch
             for (_, success, agent_id, task), skill_id in zip(items, skill_ids, strict=True):
                 if agent_id is not None and task is None:
                     task = self._latest_query(agent_id, skill_id)
-                rows.append((skill_id, agent_id, int(success), task, task_hash(task), now))
+                digest = task_hash(task)
+                key = task_key(digest)
+                if key is not None and task is not None:
+                    tasks.setdefault(key, task)
+                rows.append((skill_id, agent_id, int(success), task, now, key))
+                outs.append((skill_id, agent_id, success, task, digest))
+            if tasks:
+                self._conn.executemany(_INSERT_TASK_SQL, tasks.items())
             first = int(self._conn.execute("SELECT coalesce(max(id), 0) FROM skill_uses").fetchone()[0]) + 1
-            ids = inserted_ids(self._conn.executemany(_INSERT_USE_SQL, rows), first, len(rows))
+            ids = inserted_ids(self._conn.executemany(_INSERT_ANY_USE_SQL, rows), first, len(rows))
         known.update(agents)
-        return [Outcome(i, r[0], r[1], bool(r[2]), r[3], r[4], now) for i, r in zip(ids, rows, strict=True)]
+        return [Outcome(i, o[0], o[1], o[2], o[3], o[4], now) for i, o in zip(ids, outs, strict=True)]
 
     def _exists(self, ref: int | str) -> bool:
         try:

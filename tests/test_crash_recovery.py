@@ -97,7 +97,8 @@ def test_kill9_during_write_bursts(tmp_path: Path) -> None:
         with Library(db) as lib:  # the next open (a writer: recovers the WAL) is clean
             assert lib.check() == [], trial
             conn = lib.conn
-            uses = dict(conn.execute("SELECT task, count(*) FROM skill_uses GROUP BY task").fetchall())
+            uses = dict(conn.execute("SELECT coalesce(u.task, t.text), count(*) FROM skill_uses AS u "
+                                     "LEFT JOIN tasks AS t ON t.id = u.task_id GROUP BY 1").fetchall())
             mems = {r[0] for r in conn.execute("SELECT key FROM memories")}
             log = dict(conn.execute("SELECT action, count(*) FROM coordination_log GROUP BY action").fetchall())
             assert all(n == 1 for n in uses.values()), "duplicated outcome"

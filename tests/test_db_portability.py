@@ -12,7 +12,7 @@ from kaos_dream import Library, ManualClock, Settings
 from kaos_dream.errors import ConflictError, InvalidInputError, NotFoundError, StoreError
 from kaos_dream.store import LATEST_VERSION
 from kaos_dream.store.backup import backup_database
-from kaos_dream.store.jsonl import export_database, import_database
+from kaos_dream.store.jsonl import export_database, export_version, import_database
 
 from .conftest import T0, file_digest
 from .library_content import fill_library
@@ -59,7 +59,8 @@ def test_export_format_header_rows_and_end(full_db: Path, kaos) -> None:
     lines = out.stdout.splitlines()
     header = json.loads(lines[0])
     assert header["format"] == "kaos-dream-export" and header["format_version"] == 1
-    assert header["schema_version"] == LATEST_VERSION
+    # Written in the layout of the newest migration that changed what an export holds (14 did not).
+    assert header["schema_version"] == export_version(LATEST_VERSION)
     assert json.loads(lines[-1]) == {"end": True, "rows": len(lines) - 2}
     assert sum(t["rows"] for t in header["tables"].values()) == len(lines) - 2
     assert not any(name.endswith("_fts") or "_fts_" in name for name in header["tables"])
@@ -233,3 +234,47 @@ def test_reader_closing_the_pipe_early_is_not_an_error(tmp_path: Path, command: 
     stderr = proc.stderr.read()
     assert proc.wait(timeout=60) == 0, stderr
     assert first and stderr == b""
+
+
+def test_the_task_table_migration_changes_no_export(tmp_path: Path) -> None:
+    """Migration 14 folds each task's text into one ``tasks`` row: a schema-13 file holding real
+    digests, a second wording of one task, a text without content words and a counter row whose
+    use rows are gone exports the same bytes before and after it, and its counters stay exact."""
+    from kaos_dream.plasticity.task import task_hash
+    from kaos_dream.store import apply_migrations, connect
+    from kaos_dream.store.counters import counter_mismatches
+
+    path = tmp_path / "v13.db"
+    conn = connect(str(path))
+    apply_migrations(conn, T0, str(path), upto=13)
+    conn.execute(f"INSERT INTO skills (id, name, created_at, updated_at) VALUES (1, 'a', {T0}, {T0}), "
+                 f"(2, 'b', {T0}, {T0})")
+    conn.execute(f"INSERT INTO agents (id, started_at) VALUES ('ag', {T0})")
+    uses = [(1, "ag", 1, "Convert the CSV file"), (1, "ag", 0, "csv file convert"), (2, None, 1, "!!!"),
+            (2, "ag", 1, "deploy web"), (1, None, 1, None), (2, "ag", 0, "convert the csv file")]
+    conn.executemany("INSERT INTO skill_uses (skill_id, agent_id, success, task, task_hash, created_at) "
+                     "VALUES (?, ?, ?, ?, ?, ?)",
+                     [(s, a, ok, t, task_hash(t), T0 + i) for i, (s, a, ok, t) in enumerate(uses)])
+    conn.execute("DELETE FROM skill_uses WHERE task = 'deploy web'")  # leaves a zero counter row
+    assert task_hash(uses[0][3]) == task_hash(uses[1][3]) and task_hash("!!!") is None
+
+    def export() -> bytes:
+        conn.execute("BEGIN")
+        try:
+            return "".join(export_lines(conn)).encode()
+        finally:
+            conn.execute("ROLLBACK")
+
+    from kaos_dream.store.jsonl import export_lines
+
+    before = export()
+    apply_migrations(conn, T0 + 100, str(path))
+    # One row per task context with a wording: the deleted "deploy web" left only its zero counter row,
+    # whose task keeps its key (since schema 15 a small id beside the digest) without a text.
+    assert [tuple(r) for r in conn.execute("SELECT text FROM tasks ORDER BY id")] == [("Convert the CSV file",),
+                                                                                      (None,)]
+    assert [tuple(r) for r in conn.execute("SELECT task FROM skill_uses ORDER BY id")] == [
+        (None,), ("csv file convert",), ("!!!",), (None,), ("convert the csv file",)]
+    assert counter_mismatches(conn) == []
+    assert export() == before
+    conn.close()

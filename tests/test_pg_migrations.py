@@ -198,17 +198,23 @@ def test_outcome_counters_follow_inserts_moves_and_deletes(pg_url: str) -> None:
             sid = conn.execute("INSERT INTO skills (name, created_at, updated_at) VALUES (%s, 0, 0) RETURNING id",
                                (name,)).fetchone()[0]
             index_entry(conn, "skill", sid, (name, "", "[]"))
+        conn.execute("INSERT INTO tasks (id, hash, text) VALUES (7, -7, 't')")
         conn.cursor().executemany(
-            "INSERT INTO skill_uses (skill_id, success, task_hash, created_at) VALUES (%s, %s, %s, %s)",
-            [(1, 1, "t", 10.0), (1, 0, "t", 20.0), (1, 1, None, 5.0)])
+            "INSERT INTO skill_uses (skill_id, success, task_id, created_at) VALUES (%s, %s, %s, %s)",
+            [(1, 1, 7, 10.0), (1, 0, 7, 20.0), (1, 1, None, 5.0)])
         stats = lambda: conn.execute("SELECT skill_id, uses, successes, last_used_at FROM skill_stats "  # noqa: E731
                                      "ORDER BY skill_id").fetchall()
+        # Since schema 15 a task's counters keep no time of their own (the export derives it from the rows).
+        task_stats = lambda: conn.execute("SELECT skill_id, task_id, uses, successes FROM skill_task_stats "  # noqa: E731
+                                          "ORDER BY skill_id").fetchall()
         assert stats() == [(1, 3, 2, 20.0)]
-        assert conn.execute("SELECT uses, successes, last_used_at FROM skill_task_stats").fetchall() == [(2, 1, 20.0)]
+        assert task_stats() == [(1, 7, 2, 1)]
         conn.execute("UPDATE skill_uses SET skill_id = 2 WHERE created_at = 20.0")
         assert stats() == [(1, 2, 2, 10.0), (2, 1, 0, 20.0)]
+        assert task_stats() == [(1, 7, 1, 1), (2, 7, 1, 0)]
         conn.execute("DELETE FROM skill_uses WHERE created_at = 10.0")
         assert stats() == [(1, 1, 1, 5.0), (2, 1, 0, 20.0)]
+        assert task_stats() == [(1, 7, 0, 0), (2, 7, 1, 0)]
         conn.rollback()
 
 
@@ -284,3 +290,48 @@ def test_validations_move_into_the_gate_row_as_on_sqlite(pg_url: str, tmp_path) 
     lite.close()
     assert pg[0] == expected[0] == 1
     assert json.loads(pg[1]) == json.loads(expected[1])
+
+
+def test_task_keys_move_as_on_sqlite(pg_url: str, tmp_path) -> None:
+    """Migration 15 gives each task a small key numbered by first use (a task known only from a
+    counter row last, textless) and moves the use rows and counters onto it, on both dialects."""
+    setup = [
+        "INSERT INTO skills (id, name, created_at, updated_at) VALUES (1, 'a', 0, 0), (2, 'b', 0, 0)",
+        "INSERT INTO tasks (id, text) VALUES (-5, 'second task'), (9, 'first task')",
+        "INSERT INTO skill_uses (id, skill_id, success, task_id, task, created_at) VALUES "
+        "(1, 1, 1, 9, NULL, 1.0), (2, 2, 0, -5, NULL, 2.0), (3, 1, 0, 9, 'First task!', 3.0), "
+        "(4, 2, 1, NULL, NULL, 4.0)",
+        # The triggers count the rows above; a zero counter row outlives its task's deleted rows.
+        "INSERT INTO skill_task_stats (skill_id, task_id, uses, successes, last_used_at) VALUES (2, 77, 0, 0, NULL)",
+    ]
+    reads = ["SELECT id, hash, text FROM tasks ORDER BY id",
+             "SELECT id, task_id, task FROM skill_uses ORDER BY id",
+             "SELECT skill_id, task_id, uses, successes FROM skill_task_stats ORDER BY skill_id, task_id"]
+    from kaos_dream.store.postgres.fulltext import index_entry
+
+    with connect(pg_url) as conn:
+        apply_migrations(conn, T0, pg_url, upto=14)
+        for n, sql in enumerate(setup):
+            conn.execute(sql)
+            if n == 0:
+                for sid, name in ((1, "a"), (2, "b")):
+                    index_entry(conn, "skill", sid, (name, "", "[]"))
+        conn.commit()
+        apply_migrations(conn, T0, pg_url)
+        pg = [conn.execute(sql).fetchall() for sql in reads]
+        # The keys go on after the moved ones.
+        assert conn.execute("INSERT INTO tasks (hash, text) VALUES (1, 'new') RETURNING id").fetchone() == (4,)
+        conn.rollback()
+    lite = sqlite_connect(str(tmp_path / "v.db"))
+    sqlite_apply(lite, T0, upto=14)
+    for sql in setup:
+        lite.execute(sql)
+    sqlite_apply(lite, T0)
+    expected = [[tuple(r) for r in lite.execute(sql)] for sql in reads]
+    lite.close()
+    assert expected == [
+        [(1, 9, "first task"), (2, -5, "second task"), (3, 77, None)],
+        [(1, 1, None), (2, 2, None), (3, 1, "First task!"), (4, None, None)],
+        [(1, 1, 2, 1), (2, 2, 1, 0), (2, 3, 0, 0)],
+    ]
+    assert [[tuple(r) for r in rows] for rows in pg] == expected

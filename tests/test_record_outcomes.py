@@ -22,7 +22,9 @@ def skills(lib: Library) -> list[int]:
 
 def uses(lib: Library) -> list[tuple]:
     return [tuple(r) for r in lib.conn.execute(
-        "SELECT skill_id, agent_id, success, task, task_hash FROM skill_uses ORDER BY id")]
+        "SELECT u.skill_id, u.agent_id, u.success, coalesce(u.task, t.text), "
+        "CASE WHEN u.task_id IS NULL THEN NULL ELSE printf('%016x', u.task_id) END "
+        "FROM skill_uses AS u LEFT JOIN tasks AS t ON t.id = u.task_id ORDER BY u.id")]
 
 
 def test_the_short_path_registers_a_new_agent_once_and_survives_a_rolled_back_registration(lib, skills) -> None:

@@ -51,10 +51,41 @@ def project(path: Path, table: str, cols: list[str]) -> list[tuple]:
         conn.close()
 
 
+def check_task_rows_moved(path: Path, rows: list[tuple]) -> None:
+    """Every pre-14 use row is still there with its wording (its own, or its task's text), and rows
+    that shared a digest share one task."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        now = conn.execute("SELECT u.id, u.skill_id, u.agent_id, u.success, coalesce(u.task, t.text), u.task_id, "
+                           "u.created_at FROM skill_uses AS u LEFT JOIN tasks AS t ON t.id = u.task_id").fetchall()
+    finally:
+        conn.close()
+    by_id = {r[0]: r for r in now}
+    keys: dict[object, object] = {}
+    for uid, skill, agent, ok, task, digest, at in rows:
+        assert by_id[uid][:5] + by_id[uid][6:] == (uid, skill, agent, ok, task, at)
+        assert (by_id[uid][5] is None) == (digest is None)
+        assert keys.setdefault(digest, by_id[uid][5]) == by_id[uid][5]
+
+
 def test_there_is_a_fixture_for_every_schema_version() -> None:
     assert list(range(1, LATEST_VERSION + 1)) == VERSIONS, (
         "run `python tests/fixtures/make_schema_fixtures.py` to write the fixture of each new schema version"
     )
+
+
+def check_task_keys_moved(path: Path, before: dict[str, tuple[list[str], list[tuple]]]) -> None:
+    """A schema-14 file's tasks were keyed by their digest: since 15 each has a small key beside its
+    digest (``hash``), and every use row refers to the same digest and wording as before."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        uses = conn.execute("SELECT u.id, u.skill_id, u.agent_id, u.success, t.hash, u.task, u.created_at "
+                            "FROM skill_uses AS u LEFT JOIN tasks AS t ON t.id = u.task_id").fetchall()
+        tasks = conn.execute("SELECT hash, text FROM tasks").fetchall()
+    finally:
+        conn.close()
+    assert not Counter(before["skill_uses"][1]) - Counter(uses)
+    assert not Counter(before["tasks"][1]) - Counter(tasks)
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -79,6 +110,12 @@ def test_fixture_upgrades_with_data_intact(version: int, tmp_path: Path) -> None
         assert lib.check() == []
         # Every row the old file had is still there with the same values in its old columns.
         for table, (cols, rows) in before.items():
+            if table == "skill_uses" and "task_hash" in cols:  # schema 14 moved task texts into tasks
+                check_task_rows_moved(path, rows)
+                continue
+            if table in ("skill_uses", "tasks") and "hash" not in before.get("tasks", ([], []))[0]:
+                check_task_keys_moved(path, before)  # schema 15 gave each task a small key
+                continue
             if table in DERIVED or table in RESTRUCTURED:
                 continue
             missing = Counter(rows) - Counter(project(path, table, cols))
@@ -93,9 +130,10 @@ def test_fixture_upgrades_with_data_intact(version: int, tmp_path: Path) -> None
             uses = {r[0]: (r[1], r[2]) for r in lib.conn.execute(
                 "SELECT skill_id, count(*), sum(success) FROM skill_uses GROUP BY skill_id")}
             assert stats == uses and stats[1] == (3, 2) and stats[2][0] == (2 if version >= 7 else 1)
+            # The task context's key since schema 14 (the fixture's "h-convert" digest read as hex).
             per_task = {tuple(r[:2]): r[2] for r in lib.conn.execute(
-                "SELECT task_hash, skill_id, uses FROM skill_task_stats")}
-            assert per_task[("h-convert", 1)] == 2
+                "SELECT t.text, s.skill_id, s.uses FROM skill_task_stats AS s JOIN tasks AS t ON t.id = s.task_id")}
+            assert per_task[("convert a file", 1)] == 2
         if version >= 3:
             assert lib.log.get(1).action == "Deploy service API"
         if version >= 4:

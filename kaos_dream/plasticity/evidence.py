@@ -33,6 +33,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .task import task_hex
+
 HORIZON = 8.0  # half-lives of outcomes read one by one per record
 
 Floats = npt.NDArray[np.float64]
@@ -47,7 +49,7 @@ _BOTH_SQL = (
     "SELECT j.value, "
     + _NEWEST.format(where="skill_id = j.value", order="created_at DESC, id DESC")
     + ", "
-    + _NEWEST.format(where="task_hash = :task AND skill_id = j.value", order="id DESC")
+    + _NEWEST.format(where="task_id = :task AND skill_id = j.value", order="id DESC")
     + " FROM json_each(:ids) AS j"
 )
 
@@ -98,7 +100,7 @@ def effective_records(
     conn: sqlite3.Connection,
     skill_ids: npt.ArrayLike,
     counts: tuple[npt.ArrayLike, npt.ArrayLike, npt.ArrayLike, npt.ArrayLike],
-    task_hash: str | None,
+    task_id: int | None,
     half_life: float,
 ) -> Effective:
     """The effective records of ``skill_ids`` whose exact counters are ``counts`` (uses, successes,
@@ -110,7 +112,7 @@ def effective_records(
     ids = np.asarray(skill_ids, dtype=np.float64)
     used = np.flatnonzero(uses > 0)
     if used.size:
-        params = {"n": horizon_of(half_life), "task": task_hash, "ids": json.dumps([int(ids[i]) for i in used])}
+        params = {"n": horizon_of(half_life), "task": task_id, "ids": json.dumps([int(ids[i]) for i in used])}
         cursor = conn.cursor()
         cursor.row_factory = None
         found = {int(row[0]): (row[1] or "", row[2] or "") for row in cursor.execute(_BOTH_SQL, params)}
@@ -140,20 +142,23 @@ def skill_record(conn: sqlite3.Connection, skill_id: int, half_life: float, max_
     row = conn.execute("SELECT uses, successes FROM skill_stats WHERE skill_id = ?", (skill_id,)).fetchone()
     uses, wins = (int(row[0]), int(row[1])) if row else (0, 0)
     tasks = conn.execute(
-        "SELECT t.task_hash, t.uses, t.successes, "
-        "(SELECT task FROM skill_uses u WHERE u.task_hash = t.task_hash AND u.skill_id = t.skill_id "
-        " ORDER BY id DESC LIMIT 1) "
-        "FROM skill_task_stats AS t WHERE t.skill_id = ? AND t.uses > 0 ORDER BY t.uses DESC, t.task_hash LIMIT ?",
+        # The latest wording of the task on this skill (a use row's own, else the task's text); ties
+        # in uses by the hex digest, whose order is the digests' unsigned order.
+        "SELECT t.task_id, t.uses, t.successes, "
+        "coalesce((SELECT u.task FROM skill_uses u WHERE u.task_id = t.task_id AND u.skill_id = t.skill_id "
+        " ORDER BY id DESC LIMIT 1), k.text), k.hash "
+        "FROM skill_task_stats AS t JOIN tasks AS k ON k.id = t.task_id WHERE t.skill_id = ? AND t.uses > 0 "
+        "ORDER BY t.uses DESC, k.hash < 0, k.hash LIMIT ?",
         (skill_id, max_tasks),
     ).fetchall()
     out: dict[str, Any] = {"half_life_outcomes": half_life}
     glob = effective_records(conn, [skill_id], ([uses], [wins], [0], [0]), None, half_life)
     out.update(_record(uses, wins, float(glob.uses[0]), float(glob.successes[0])))
     out["tasks"] = []
-    for task_hash, t_uses, t_wins, task in tasks:
-        eff = effective_records(conn, [skill_id], ([uses], [wins], [t_uses], [t_wins]), task_hash, half_life)
+    for task_id, t_uses, t_wins, task, key in tasks:
+        eff = effective_records(conn, [skill_id], ([uses], [wins], [t_uses], [t_wins]), task_id, half_life)
         out["tasks"].append(
-            {"task": task, "task_hash": task_hash,
+            {"task": task, "task_hash": task_hex(key),
              **_record(int(t_uses), int(t_wins), float(eff.task_uses[0]), float(eff.task_successes[0]))}
         )
     return out

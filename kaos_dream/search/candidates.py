@@ -63,7 +63,7 @@ FROM (SELECT rowid AS id, bm25(skills_fts) AS b FROM skills_fts
       ORDER BY b, rowid LIMIT ?) AS c
 JOIN skills AS s ON s.id = c.id
 LEFT JOIN skill_stats AS st ON st.skill_id = c.id
-LEFT JOIN skill_task_stats AS tt ON tt.task_hash = ? AND tt.skill_id = c.id
+LEFT JOIN skill_task_stats AS tt ON tt.task_id = ? AND tt.skill_id = c.id
 ORDER BY c.b, c.id
 """
 _NOT_DEPRECATED = "AND rowid NOT IN (SELECT id FROM skills WHERE deprecated = 1)"
@@ -73,7 +73,7 @@ SELECT s.id, 0.0, coalesce(st.last_used_at, s.updated_at), coalesce(st.uses, 0),
        coalesce(tt.uses, 0), coalesce(tt.successes, 0)
 FROM skills AS s
 LEFT JOIN skill_stats AS st ON st.skill_id = s.id
-LEFT JOIN skill_task_stats AS tt ON tt.task_hash = ? AND tt.skill_id = s.id
+LEFT JOIN skill_task_stats AS tt ON tt.task_id = ? AND tt.skill_id = s.id
 WHERE s.id IN (SELECT value FROM json_each(?))
 """
 _MEMORIES_BY_ID = """
@@ -225,7 +225,7 @@ def candidate_pool(
     *,
     pool: int,
     pool_min: int,
-    task_hash: str | None = None,
+    task_id: int | None = None,
     include_deprecated: bool = False,
     memory_order: tuple[float, float, float, int] = (0.01, 0.0, 14.0 * 86_400.0, 10),
 ) -> Pool:
@@ -249,7 +249,7 @@ def candidate_pool(
         enough = min(pool_min, pool)
         for match, level_repeat in _levels(cursor, kind, text, pool):
             repeat = level_repeat
-            rows = cursor.execute(sql, (match, pool, task_hash)).fetchall()
+            rows = cursor.execute(sql, (match, pool, task_id)).fetchall()
             if len(rows) >= enough:
                 break
     matrix = np.array(rows, dtype=np.float64) if rows else np.zeros((0, COLUMNS))
@@ -276,7 +276,7 @@ def pool_memories(pool: Pool) -> list[RankedMemory]:
 
 
 def hybrid_pool(
-    conn: sqlite3.Connection, pool: Pool, semantic: SemanticMatches, *, task_hash: str | None,
+    conn: sqlite3.Connection, pool: Pool, semantic: SemanticMatches, *, task_id: int | None,
     memory_order: tuple[float, float, float, int],
 ) -> Pool:
     """``pool`` with the semantic neighbours added and ``BM25`` holding the fused relevance
@@ -291,7 +291,7 @@ def hybrid_pool(
     if extra:
         cursor = conn.cursor()
         cursor.row_factory = None
-        more = cursor.execute(_SKILLS_BY_ID, (task_hash, _ids_json(extra))).fetchall()
+        more = cursor.execute(_SKILLS_BY_ID, (task_id, _ids_json(extra))).fetchall()
         if more:
             matrix = np.vstack([matrix, np.array(more, dtype=np.float64)])
     lexical = matrix[:, BM25].copy()

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidInputError
-from ..plasticity.task import task_hash
+from ..plasticity.task import task_hash, task_key
 from .candidates import (
     BM25,
     ID,
@@ -134,7 +134,7 @@ class SearchPipeline:
             return []
         s = self._ctx.settings
         pool = max(s.rank_pool, limit)
-        digest = task_hash(task if task is not None else query) if "skill" in kinds else None
+        task_id = self._task_id(task if task is not None else query) if "skill" in kinds else None
         now = self._ctx.now()
         # The seed's formula floors relevance; the default does not (see search/ranking.py).
         floor = s.rank_floor if rank == "wilson" else 0.0
@@ -152,14 +152,14 @@ class SearchPipeline:
             ]
         pools = [
             candidate_pool(
-                self._ctx.conn, query, k, pool=pool, pool_min=max(s.rank_pool_min, limit), task_hash=digest,
+                self._ctx.conn, query, k, pool=pool, pool_min=max(s.rank_pool_min, limit), task_id=task_id,
                 include_deprecated=include_deprecated, memory_order=memory_order,
             )
             for k in kinds
         ]
         semantic = self._semantic(query, {p.kind: best_lexical(p) for p in pools}, include_deprecated)
         pools = [
-            hybrid_pool(self._ctx.conn, p, semantic[p.kind], task_hash=digest, memory_order=memory_order)
+            hybrid_pool(self._ctx.conn, p, semantic[p.kind], task_id=task_id, memory_order=memory_order)
             if p.kind in semantic else p
             for p in pools
         ]
@@ -176,7 +176,7 @@ class SearchPipeline:
         )
         unit = best_relevance(pools)
         scores = [
-            score_pool(p, now, rank, params, effective=self._effective(p, digest) if rank == "weighted" else None,
+            score_pool(p, now, rank, params, effective=self._effective(p, task_id) if rank == "weighted" else None,
                        unit=unit)
             for p in pools
         ]
@@ -199,7 +199,16 @@ class SearchPipeline:
             )
         return hits
 
-    def _effective(self, pool: Pool, digest: str | None) -> Effective | None:
+    def _task_id(self, text: str) -> int | None:
+        """The stored key of ``text``'s task context (``None``: no content words, or no outcome has
+        been recorded under it, so no counter row can match)."""
+        key = task_key(task_hash(text))
+        if key is None:
+            return None
+        row = self._ctx.conn.execute("SELECT id FROM tasks WHERE hash = ?", (key,)).fetchone()
+        return None if row is None else int(row[0])
+
+    def _effective(self, pool: Pool, task_id: int | None) -> Effective | None:
         """The aged outcome records of a skill pool's candidates (None for memories)."""
         if pool.kind != "skill" or not len(pool):
             return None
@@ -207,7 +216,7 @@ class SearchPipeline:
         from ..plasticity.evidence import effective_records
 
         return effective_records(
-            self._ctx.conn, m[:, ID], (m[:, USES], m[:, SUCCESSES], m[:, TASK_USES], m[:, TASK_SUCCESSES]), digest,
+            self._ctx.conn, m[:, ID], (m[:, USES], m[:, SUCCESSES], m[:, TASK_USES], m[:, TASK_SUCCESSES]), task_id,
             self._ctx.settings.evidence_half_life,
         )
 

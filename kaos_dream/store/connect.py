@@ -11,7 +11,6 @@ import contextlib
 import os
 import sqlite3
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
@@ -245,8 +244,7 @@ def enable_wal(conn: sqlite3.Connection, path: str) -> None:
         raise (as_fault(exc, path) or StoreError(describe_sqlite_error(exc, path))) from None
 
 
-@contextlib.contextmanager
-def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+class transaction:  # noqa: N801 - called like the function it replaced: ``with transaction(conn):``
     """``BEGIN IMMEDIATE`` … ``COMMIT``; joins an enclosing transaction instead of nesting.
 
     Taking the write lock up front (IMMEDIATE) means a writer waits for the busy timeout at BEGIN
@@ -254,31 +252,48 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     loop within the busy timeout (:mod:`.lock_retry`), not SQLite's unfair busy handler. A storage
     fault (full, read-only, locked beyond the timeout, corrupt, I/O) rolls back and is raised as
     :class:`StoreFaultError` naming the file; errors about the data (constraints, SQL) pass through unchanged.
+
+    A class rather than a generator-based context manager: every single-outcome write goes through
+    it, and the generator machinery cost about as much as one more SQL statement.
     """
-    if conn.in_transaction:
-        yield conn
-        return
-    try:
-        budget = getattr(conn, "kaos_busy_timeout_ms", None)
-        if budget is None:  # a plain connection (a scratch copy): SQLite's own busy handler
-            conn.execute("BEGIN IMMEDIATE")
-        else:
-            begin_immediate(conn, budget)
-    except sqlite3.Error as exc:
-        raise (as_fault(exc, connection_path(conn)) or exc) from exc
-    try:
-        yield conn
-    except BaseException as exc:
-        _rollback_quietly(conn)
-        fault = as_fault(exc, connection_path(conn)) if isinstance(exc, sqlite3.Error) else None
-        if fault is not None:
-            raise fault from exc
-        raise
-    try:
-        conn.execute("COMMIT")
-    except sqlite3.Error as exc:
-        _rollback_quietly(conn)
-        raise (as_fault(exc, connection_path(conn)) or exc) from exc
+
+    __slots__ = ("_conn", "_owned")
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._owned = False
+
+    def __enter__(self) -> sqlite3.Connection:
+        conn = self._conn
+        if conn.in_transaction:
+            return conn
+        try:
+            budget = getattr(conn, "kaos_busy_timeout_ms", None)
+            if budget is None:  # a plain connection (a scratch copy): SQLite's own busy handler
+                conn.execute("BEGIN IMMEDIATE")
+            else:
+                begin_immediate(conn, budget)
+        except sqlite3.Error as exc:
+            raise (as_fault(exc, connection_path(conn)) or exc) from exc
+        self._owned = True
+        return conn
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        if not self._owned:
+            return
+        self._owned = False
+        conn = self._conn
+        if exc is not None:
+            _rollback_quietly(conn)
+            fault = as_fault(exc, connection_path(conn)) if isinstance(exc, sqlite3.Error) else None
+            if fault is not None:
+                raise fault from exc
+            return  # the exception propagates unchanged
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.Error as commit_exc:
+            _rollback_quietly(conn)
+            raise (as_fault(commit_exc, connection_path(conn)) or commit_exc) from commit_exc
 
 
 def _rollback_quietly(conn: sqlite3.Connection) -> None:

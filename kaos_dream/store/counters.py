@@ -27,34 +27,39 @@ class Counter:
 
 COUNTERS = (
     Counter("skill_stats", ("skill_id",), "1 = 1"),
-    Counter("skill_task_stats", ("task_hash", "skill_id"), "u.task_hash IS NOT NULL"),
+    Counter("skill_task_stats", ("task_id", "skill_id"), "u.task_id IS NOT NULL"),
 )
+# Before migration 14 a task context was its hex digest, stored on every use row.
+_HEX_TASK_COUNTER = Counter("skill_task_stats", ("task_hash", "skill_id"), "u.task_hash IS NOT NULL")
 # First schema version whose counters are exact by construction (migration 9 recounted older ones).
 EXACT_FROM_VERSION = 9
 _VALUES = ("uses", "successes", "last_used_at")
 
 
-def _mismatch_sql(c: Counter, limit: int) -> str:
+def _mismatch_sql(c: Counter, limit: int, timed: bool = True) -> str:
+    """Rows of ``c`` that disagree with the recount; ``timed``: the table keeps last_used_at (since
+    schema 15 skill_task_stats does not, its time being the newest of its rows by definition)."""
     keys = ", ".join(f"u.{k}" for k in c.keys)
     recount = (
         f"SELECT {keys}, count(*) AS uses, sum(u.success) AS successes, max(u.created_at) AS last_used_at "
         f"FROM skill_uses u WHERE {c.where} GROUP BY {keys}"
     )
     # The keys are never NULL (primary keys of the counter tables; skill_uses.skill_id is NOT NULL
-    # and task_hash is filtered by ``where``), so ``=`` means what ``IS`` would, and PostgreSQL can
+    # and task_id is filtered by ``where``), so ``=`` means what ``IS`` would, and PostgreSQL can
     # hash-join on it (``IS NOT DISTINCT FROM`` made it a nested loop: 21 s at 10k uses).
+    stored_at = "d.last_used_at" if timed else "r.last_used_at"
     on = " AND ".join(f"d.{k} = r.{k}" for k in c.keys)
-    differs = " OR ".join(f"d.{v} IS NOT r.{v}" for v in _VALUES)
-    nonzero = "d.uses != 0 OR d.successes != 0 OR d.last_used_at IS NOT NULL"
+    differs = " OR ".join(f"d.{v} IS NOT r.{v}" for v in _VALUES[: 3 if timed else 2])
+    nonzero = "d.uses != 0 OR d.successes != 0" + (" OR d.last_used_at IS NOT NULL" if timed else "")
     match_rows = " AND ".join(f"u.{k} = d.{k}" for k in c.keys)
     r_keys = ", ".join(f"r.{k}" for k in c.keys)
     d_keys = ", ".join(f"d.{k}" for k in c.keys)
     return (
-        f"SELECT * FROM (SELECT {r_keys}, d.uses, d.successes, d.last_used_at, r.uses, r.successes, "
+        f"SELECT * FROM (SELECT {r_keys}, d.uses, d.successes, {stored_at}, r.uses, r.successes, "
         f"r.last_used_at FROM ({recount}) r "
         f"LEFT JOIN {c.table} d ON {on} WHERE d.uses IS NULL OR {differs} "
-        f"UNION ALL SELECT {d_keys}, d.uses, d.successes, d.last_used_at, 0, 0, NULL FROM {c.table} d "
-        f"WHERE ({nonzero}) "
+        f"UNION ALL SELECT {d_keys}, d.uses, d.successes, {'d.last_used_at' if timed else 'NULL'}, 0, 0, NULL "
+        f"FROM {c.table} d WHERE ({nonzero}) "
         f"AND NOT EXISTS (SELECT 1 FROM skill_uses u WHERE {c.where} AND {match_rows})) LIMIT {int(limit)}"
     )
 
@@ -65,10 +70,13 @@ def counter_mismatches(conn: sqlite3.Connection, limit: int = 20) -> list[str]:
     if "skill_uses" not in present:
         return []
     problems: list[str] = []
-    for c in COUNTERS:
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(skill_uses)")}
+    counters = COUNTERS if "task_id" in columns else (COUNTERS[0], _HEX_TASK_COUNTER)
+    for c in counters:
         if c.table not in present:
             continue
-        for row in conn.execute(_mismatch_sql(c, limit - len(problems))):
+        timed = "last_used_at" in {r[1] for r in conn.execute(f"PRAGMA table_info({c.table})")}
+        for row in conn.execute(_mismatch_sql(c, limit - len(problems), timed)):
             key = ", ".join(f"{k}={row[i]!r}" for i, k in enumerate(c.keys))
             n = len(c.keys)
             stored = "no row" if row[n] is None else _counts(row[n : n + 3])

@@ -9,9 +9,13 @@ Format (``format_version`` 1), one JSON document per line, UTF-8:
   is ``{"b64": "..."}``; floats are written with full precision)
 * last line: ``{"end": true, "rows": TOTAL}``, so a truncated file is detected.
 
-Full-text index tables are not exported (the import rebuilds them). Nothing in the export depends
-on when it was made, so export → import → export is identical byte for byte. The whole export is
-read inside one read transaction: a consistent snapshot even while agents write.
+Full-text index tables are not exported (the import rebuilds them). A migration that changes only
+how rows are stored (``STORAGE_ONLY``: migrations 14 and 15 keep each task text once in ``tasks``,
+under a small key) changes no export: a file past it is exported in the layout before it (header,
+tables, rows and bytes as before), and the import loads that layout and migrates it like any older
+file. Nothing in the export depends on when it was made, so export → import → export is identical
+byte for byte. The whole export is read inside one read transaction: a consistent snapshot even
+while agents write.
 
 Both engines: the source or the target may be a ``postgresql://`` URL. The table questions (which
 tables, columns, row order, load order) are answered per engine by :mod:`.catalogue`, so the export
@@ -61,6 +65,97 @@ __all__ = ["FORMAT", "FORMAT_VERSION", "ExportResult", "ImportResult", "TableSpe
            "export_database", "export_lines", "import_database", "import_lines", "library_is_empty",
            "open_export_source"]
 
+# Migrations (by name) after which an export is still written in the layout before them.
+STORAGE_ONLY = ("task_table", "task_keys")
+
+
+
+# How the tables migrations 14 and 15 reshaped are exported: as their earlier layout, each use row
+# with its wording and hex digest, the counters keyed by the hex digest (whose string order is the
+# order they were always exported in); ``tasks`` itself is what those rows were folded into. A file
+# at 14 keys tasks by the digest itself; from 15 on by a small id beside it, and a counter row's
+# last_used_at is the newest time of its rows, which is what the triggers kept in the dropped column.
+_USES_COLUMNS = ("id", "skill_id", "agent_id", "success", "task", "task_hash", "created_at")
+_TASK_STATS_COLUMNS = ("task_hash", "skill_id", "uses", "successes", "last_used_at")
+_TASK_TABLE_VIEWS = {
+    14: {
+        "skill_uses": (
+            _USES_COLUMNS,
+            "SELECT u.id, u.skill_id, u.agent_id, u.success, coalesce(u.task, t.text), "
+            "CASE WHEN u.task_id IS NULL THEN NULL ELSE {hex_u_task_id} END, u.created_at "
+            "FROM skill_uses AS u LEFT JOIN tasks AS t ON t.id = u.task_id ORDER BY u.id",
+        ),
+        "skill_task_stats": (
+            _TASK_STATS_COLUMNS,
+            "SELECT {hex_task_id} AS h, skill_id, uses, successes, last_used_at "
+            "FROM skill_task_stats ORDER BY h{c}, skill_id",
+        ),
+    },
+    15: {
+        "skill_uses": (
+            _USES_COLUMNS,
+            "SELECT u.id, u.skill_id, u.agent_id, u.success, coalesce(u.task, t.text), "
+            "CASE WHEN u.task_id IS NULL THEN NULL ELSE {hex_t_hash} END, u.created_at "
+            "FROM skill_uses AS u LEFT JOIN tasks AS t ON t.id = u.task_id ORDER BY u.id",
+        ),
+        "skill_task_stats": (
+            _TASK_STATS_COLUMNS,
+            "SELECT {hex_t_hash} AS h, s.skill_id, s.uses, s.successes, "
+            "(SELECT max(u.created_at) FROM skill_uses AS u WHERE u.task_id = s.task_id AND u.skill_id = s.skill_id) "
+            "FROM skill_task_stats AS s JOIN tasks AS t ON t.id = s.task_id ORDER BY h{c}, s.skill_id",
+        ),
+    },
+}
+
+
+def _hex(expr: str, postgres: bool) -> str:
+    """A 64-bit integer as 16 hex digits (two's complement for a negative one), in the engine's SQL."""
+    return f"lpad(to_hex({expr}), 16, '0')" if postgres else f"printf('%016x', {expr})"
+
+
+def _view_sql(template: str, postgres: bool) -> str:
+    """A view of the old layout in the engine's own SQL (PostgreSQL's is run untranslated)."""
+    return template.format(hex_u_task_id=_hex("u.task_id", postgres), hex_task_id=_hex("task_id", postgres),
+                           hex_t_hash=_hex("t.hash", postgres), c=' COLLATE "C"' if postgres else "")
+
+
+def _rows(conn: Any, sql: str) -> Iterable[tuple[Any, ...]]:
+    """The rows of an export query: run as PostgreSQL's own SQL there (the catalogue's ORDER BY terms)."""
+    if is_postgres(conn):
+        return conn.native(sql.encode("utf-8"))
+    return conn.execute(sql)
+
+
+def export_version(version: int) -> int:
+    """The schema version whose layout an export of a file at ``version`` is written in."""
+    while version > 0 and MIGRATIONS[version - 1].name in STORAGE_ONLY:
+        version -= 1
+    return version
+
+
+def _exported(conn: Any, version: int) -> list[tuple[str, tuple[str, ...], str]]:
+    """``(table, columns, SELECT …)`` of every exported table, in name order, in the layout of
+    :func:`export_version`."""
+    layout = export_version(version)
+    out = []
+    for spec in data_tables(conn):
+        cols = ", ".join(f'"{c}"' for c in spec.columns)
+        sql = f'SELECT {cols} FROM "{spec.name}"'
+        if spec.name == "schema_migrations" and layout < version:
+            sql += f" WHERE version <= {int(layout)}"
+        sql += f" ORDER BY {spec.order_by}"
+        if layout < version:
+            if spec.name == "tasks":
+                continue
+            views = _TASK_TABLE_VIEWS[min(version, max(_TASK_TABLE_VIEWS))]
+            if spec.name in views:
+                columns, template = views[spec.name]
+                out.append((spec.name, columns, _view_sql(template, is_postgres(conn))))
+                continue
+        out.append((spec.name, spec.columns, sql))
+    return out
+
+
 
 def _encode(value: Any) -> Any:
     if isinstance(value, bytes):
@@ -90,24 +185,28 @@ def _line(value: Any) -> str:
 def export_lines(conn: sqlite3.Connection) -> Iterator[str]:
     """The export of the open database, one line at a time (call inside a read transaction)."""
     version = schema_version(conn)
-    specs = data_tables(conn)
-    counts = {s.name: count_rows(conn, s.name) for s in specs}
+    layout = export_version(version)
+    tables = _exported(conn, version)
+    counts = {name: int(next(iter(_rows(conn, f"SELECT count(*) FROM ({sql}) AS exported")))[0])
+              for name, _, sql in tables}
     migrations = [
-        [int(r[0]), str(r[1])] for r in conn.execute("SELECT version, name FROM schema_migrations ORDER BY version")
+        [int(r[0]), str(r[1])]
+        for r in conn.execute("SELECT version, name FROM schema_migrations WHERE version <= ? ORDER BY version",
+                              (layout,))
     ]
     header = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
-        "schema_version": version,
+        "schema_version": layout,
         "migrations": migrations,
-        "tables": {s.name: {"columns": list(s.columns), "rows": counts[s.name]} for s in specs},
+        "tables": {name: {"columns": list(columns), "rows": counts[name]} for name, columns, _ in tables},
     }
     yield _line(header)
     total = 0
-    for spec in specs:
-        for row in select_rows(conn, spec):
+    for name, _, sql in tables:
+        for row in _rows(conn, sql):
             total += 1
-            yield _line({"t": spec.name, "r": [_encode(v) for v in row]})
+            yield _line({"t": name, "r": [_encode(v) for v in row]})
     yield _line({"end": True, "rows": total})
 
 
@@ -331,6 +430,7 @@ def import_lines(lines: Iterator[tuple[int, bytes]], target: str | Path, *, forc
             conn.close()
         conn = connect(str(temp), busy_timeout_ms=busy_timeout_ms)
         try:
+            _apply_storage_only(conn, version, str(temp))
             apply_migrations(conn, now, str(temp))
             upgraded = schema_version(conn)
             counts = {s.name: count_rows(conn, s.name) for s in data_tables(conn)}
@@ -386,6 +486,18 @@ def _import_postgres(conn: Any, version: int, tables: dict[str, dict[str, Any]],
     except sqlite3.Error as exc:
         raise StoreError(f"import into {conn.kaos_path} failed: {mask(str(exc))}; nothing was written") from None
     return ImportResult(conn.kaos_path, version, upgraded, rows, counts)
+
+
+def _apply_storage_only(conn: sqlite3.Connection, version: int, shown: str) -> None:
+    """The storage-only migrations right after the export's layout ``version``, stamped with the
+    export's newest migration time: an export of a file past them does not carry them (its bytes are
+    the export before them), and a file exported and imported again comes back with the same rows."""
+    upto = version
+    while upto < LATEST_VERSION and MIGRATIONS[upto].name in STORAGE_ONLY:
+        upto += 1
+    if upto > version:
+        row = conn.execute("SELECT max(applied_at) FROM schema_migrations").fetchone()
+        apply_migrations(conn, float(row[0] or 0.0), shown, upto=upto)
 
 
 def _check_counters(conn: Any, version: int) -> None:
