@@ -124,15 +124,36 @@ def test_role_without_connect_privilege(pg_server: PgServer, pg_database: str) -
     assert f"user 'locked_out' may not connect to database '{pg_database}'" in message
 
 
-@needs_postgres
-def test_cli_names_the_url_masked_and_exits_1(pg_server: PgServer, pg_database: str) -> None:
-    url = pg_server.url(pg_database, password=SECRET)
-    result = run_kaos("--db", url, "skill", "list")
-    assert result.returncode == 1
-    assert SECRET not in result.stderr and ":***@" in result.stderr
-    assert "not wired into the stores yet" in result.stderr
-    assert len(result.stderr.strip().splitlines()) == 1
+def _cli_line(*args: str, env: dict[str, str] | None = None) -> str:
+    """The one stderr line of a `kaos` call that must fail with exit 1 (no traceback, password masked)."""
+    result = run_kaos(*args, env=env)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.stdout == "" and SECRET not in result.stderr and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert not any(p.name.startswith("postgres") for p in PROJECT_ROOT.iterdir())  # no file named after the URL
+    return result.stderr.strip()
+
+
+@needs_postgres
+@pytest.mark.parametrize("args", [("skill", "list"), ("skill", "add", "x", "-d", "a thing"),
+                                  ("dream", "run", "--apply"), ("db", "info")])
+def test_cli_server_not_running_is_one_line_exit_1(args: tuple[str, ...]) -> None:
+    port = free_port()
+    line = _cli_line("--db", f"postgresql://kaos:{SECRET}@127.0.0.1:{port}/kaos", *args)
+    assert line == (f"kaos: error: postgresql://kaos:***@127.0.0.1:{port}/kaos: no PostgreSQL server is answering "
+                    f"at 127.0.0.1:{port} (is it running?)")
+
+
+@needs_postgres
+def test_cli_wrong_password_and_missing_database(pg_server: PgServer, pg_database: str) -> None:
+    line = _cli_line("--db", pg_server.url(pg_database, password=SECRET), "skill", "add", "x", "-d", "a thing")
+    assert line.startswith(f"kaos: error: postgresql://kaos_admin:***@127.0.0.1:{pg_server.port}/{pg_database}: "
+                           "password authentication failed for user 'kaos_admin'")
+    line = _cli_line("--db", pg_server.url("no_such_db", password=pg_server.admin_password), "skill", "list")
+    assert "database 'no_such_db' does not exist" in line and pg_server.admin_password not in line
+    with pg_server.admin(pg_database) as conn:  # the refused write created nothing
+        assert conn.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'"
+                            ).fetchone()[0] == 0
 
 
 def test_without_the_driver_a_postgres_url_gives_the_install_line(tmp_path) -> None:
@@ -147,9 +168,9 @@ def test_without_the_driver_a_postgres_url_gives_the_install_line(tmp_path) -> N
     assert list(tmp_path.iterdir()) == []
 
 
-def test_kaos_db_variable_is_refused_the_same_way(tmp_path) -> None:
-    result = run_kaos("memory", "list", env={"KAOS_DB": f"postgres://kaos:{SECRET}@127.0.0.1:1/kaos"})
-    assert result.returncode == 1
-    assert result.stderr.strip() == ("kaos: error: postgres://kaos:***@127.0.0.1:1/kaos: this version keeps libraries "
-                                     "in SQLite files only; the PostgreSQL backend is not wired into the stores yet "
-                                     "(docs/postgres.md)")
+@needs_postgres
+def test_kaos_db_variable_is_refused_the_same_way() -> None:
+    port = free_port()
+    line = _cli_line("memory", "list", env={"KAOS_DB": f"postgres://kaos:{SECRET}@127.0.0.1:{port}/kaos"})
+    assert line == (f"kaos: error: postgres://kaos:***@127.0.0.1:{port}/kaos: no PostgreSQL server is answering at "
+                    f"127.0.0.1:{port} (is it running?)")
