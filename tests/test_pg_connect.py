@@ -174,3 +174,26 @@ def test_kaos_db_variable_is_refused_the_same_way() -> None:
     line = _cli_line("memory", "list", env={"KAOS_DB": f"postgres://kaos:{SECRET}@127.0.0.1:{port}/kaos"})
     assert line == (f"kaos: error: postgres://kaos:***@127.0.0.1:{port}/kaos: no PostgreSQL server is answering at "
                     f"127.0.0.1:{port} (is it running?)")
+
+
+@needs_postgres
+def test_the_cli_boundary_turns_a_raw_driver_error_into_one_masked_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """A psycopg error no adapter described (here: a connection made outside kaos' own connect) still
+    ends as one line and exit 1, and a password in any error message is masked."""
+    import psycopg
+
+    from kaos_dream.cli.guard import guarded
+    from kaos_dream.errors import InvalidInputError
+
+    port = free_port()
+    assert guarded(lambda: psycopg.connect(f"postgresql://kaos:{SECRET}@127.0.0.1:{port}/kaos", connect_timeout=5)) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("kaos: error: ") and "PostgreSQL: " in err and "internal error" not in err
+    assert err.count("\n") == 1 and SECRET not in err
+
+    def refuse() -> int:
+        raise InvalidInputError(f"cannot use postgresql://kaos:{SECRET}@db/kaos here")
+
+    assert guarded(refuse) == InvalidInputError.exit_code
+    err = capsys.readouterr().err
+    assert SECRET not in err and "postgresql://kaos:***@db/kaos" in err
