@@ -35,7 +35,7 @@ def db_path(tmp_path: Path) -> Path:
 BOTH_ENGINES = frozenset({
     "test_skills_memories", "test_episodes", "test_record_outcomes", "test_failures_store",
     "test_graph_store", "test_dream", "test_evidence_aging", "test_validation", "test_search",
-    "test_coordination",
+    "test_coordination", "test_mcp_server", "test_mcp_gate", "test_mcp_trust",
 })
 
 

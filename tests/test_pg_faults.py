@@ -284,3 +284,45 @@ def test_a_role_that_may_not_create_the_schema(pg_server: PgServer, pg_database:
     with pg_server.admin(pg_database) as conn:
         assert conn.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'"
                             ).fetchone()[0] == 0
+
+
+def test_an_mcp_server_keeps_serving_across_a_server_restart(private_server: PgServer,
+                                                             restart_lib: tuple[Library, str]) -> None:
+    pytest.importorskip("mcp")
+    import anyio
+
+    from .test_mcp_server import call, session
+
+    lib, database = restart_lib
+    url = private_server.url(database, password=private_server.admin_password)
+
+    async def main() -> None:
+        with anyio.fail_after(90):
+            async with session(url) as s:
+                await call(s, "agent_start", {"agent": "a1"})
+                restart(private_server)
+                found = await call(s, "search", {"query": "csv parquet", "record_hits": True, "agent": "a1"})
+                assert [r["name"] for r in found["results"]] == ["csv-to-parquet"]
+                await call(s, "record_outcome", {"skill": "csv-to-parquet", "success": True, "agent": "a1"})
+
+    anyio.run(main)
+    assert count(private_server, database, "skill_uses") == 1 and count(private_server, database, "skill_hits") == 1
+
+
+def test_the_automatic_dream_gets_the_url_out_of_its_command_line(pg_server: PgServer, pg_database: str) -> None:
+    """Every user of a machine can read a process's arguments: the password travels in KAOS_DB."""
+    from kaos_dream.dream.auto import spawn_detached
+
+    with pg_server.admin() as conn:
+        conn.execute(f"ALTER ROLE kaos_admin PASSWORD '{PASSWORD}'")
+    try:
+        url = pg_server.url(pg_database, password=PASSWORD)
+        Library(url, settings=Settings()).close()
+        proc = spawn_detached(url)
+        assert PASSWORD not in " ".join(map(str, proc.args))
+        assert proc.wait(timeout=120) == 0
+        with Library(url, settings=Settings(), readonly=True) as lib:
+            assert [(r["trigger"], r["status"]) for r in lib.dream.runs()] == [("auto", "completed")]
+    finally:
+        with pg_server.admin() as conn:
+            conn.execute(f"ALTER ROLE kaos_admin PASSWORD '{pg_server.admin_password}'")
