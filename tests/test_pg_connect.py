@@ -197,3 +197,19 @@ def test_the_cli_boundary_turns_a_raw_driver_error_into_one_masked_line(capsys: 
     assert guarded(refuse) == InvalidInputError.exit_code
     err = capsys.readouterr().err
     assert SECRET not in err and "postgresql://kaos:***@db/kaos" in err
+
+
+@needs_postgres
+def test_db_migrate_refuses_an_empty_database_and_masks_the_url(pg_server: PgServer, pg_database: str) -> None:
+    with pg_server.admin() as conn:
+        conn.execute(f"ALTER ROLE kaos_admin PASSWORD '{SECRET}'")
+    try:
+        url = pg_server.url(pg_database, password=SECRET)
+        line = _cli_line("db", "migrate", "--db", url)
+        assert line.startswith("kaos: error: no library at postgresql://kaos_admin:***@")
+        assert run_kaos("init", "--db", url).returncode == 0
+        r = run_kaos("db", "migrate", "--db", url)
+        assert r.returncode == 0 and "is already at schema version" in r.stdout and SECRET not in r.stdout
+    finally:
+        with pg_server.admin() as conn:
+            conn.execute(f"ALTER ROLE kaos_admin PASSWORD '{pg_server.admin_password}'")
