@@ -37,7 +37,8 @@ BOTH_ENGINES = frozenset({
     "test_graph_store", "test_dream", "test_evidence_aging", "test_validation", "test_search",
     "test_coordination", "test_mcp_server", "test_mcp_gate", "test_mcp_trust",
     # CLI-level behaviour: their library fixtures take `library_target`, so `--db` is the file or the URL
-    "test_cli", "test_cli_plasticity", "test_failures_cli",
+    "test_cli", "test_cli_plasticity", "test_failures_cli", "test_dream_processes", "test_dream_features",
+    "test_cli_edge_inputs",
 })
 
 
