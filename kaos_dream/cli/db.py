@@ -83,7 +83,12 @@ def migrate(ctx: typer.Context, db: DbOption = None, json_out: JsonOption = Fals
     remote = is_postgres_url(path)
     if path != ":memory:" and not remote and not os.path.exists(path):
         raise StoreError(missing_library_message(path))
-    before = file_schema_version(path)
+    if remote:
+        from ..store.postgres.migrations import database_schema_version
+
+        before = database_schema_version(path)
+    else:
+        before = file_schema_version(path)
     if remote and before == 0:  # an empty database is not a library to upgrade: `kaos init` creates one
         raise StoreError(missing_library_message(mask(path)))
     with Library(path) as lib:

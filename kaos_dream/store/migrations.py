@@ -72,22 +72,11 @@ def schema_version(conn: sqlite3.Connection) -> int:
 
 
 def file_schema_version(path: str) -> int:
-    """The schema version of a file on disk, or of a PostgreSQL database, read without writing (0 when
-    it does not exist or holds no library)."""
+    """The schema version of a file on disk, read without writing (0 when it does not exist)."""
     import os
 
     from .connect import connect
-    from .engine import is_postgres_url
 
-    if is_postgres_url(path):
-        from .postgres.connect import connect as connect_postgres
-        from .postgres.migrations import schema_version as postgres_version
-
-        raw = connect_postgres(path, autocommit=True)
-        try:
-            return postgres_version(raw)
-        finally:
-            raw.close()
     if path == ":memory:" or not os.path.exists(path):
         return 0
     conn = connect(path, readonly=True)
