@@ -5,11 +5,8 @@
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import subprocess
-import sys
-import textwrap
 from collections.abc import Iterator
 
 import pytest
@@ -17,7 +14,8 @@ import pytest
 from kaos_dream import Library, ManualClock, Settings
 from kaos_dream.errors import StoreFaultError
 from kaos_dream.store import transaction
-from tests.conftest import PROJECT_ROOT, T0, run_kaos
+from tests.conftest import T0
+from tests.conftest import run_kaos_in_process as run_kaos  # the CLI boundary, in this process
 from tests.pg_server import BINDIR, PgServer, _command, needs_postgres, start_server, stop_server
 
 from .test_dream_processes import build
@@ -137,16 +135,17 @@ def test_server_down_mid_run_is_one_clear_error_then_work_resumes(
 
 # -- a connection killed during `kaos dream run --apply` ---------------------------------------------------
 
-KILLER = textwrap.dedent("""
-    import sys
+def run_with_a_killer(url: str, admin_url: str, where: int, inside: bool):
+    """`kaos dream run --apply` with one extra phase (order ``where``) that ends the run's own server
+    session from an admin connection (pg_terminate_backend): inside the phase's transaction, or in its
+    prepare step, between transactions. In this process: the point is the connection, not the process."""
     import psycopg
-    from kaos_dream.cli import run
-    from kaos_dream.dream import PhaseResult, register_phase
-    url, admin, where, inside = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "run"
 
-    def kill(ctx):
+    from kaos_dream.dream import PhaseResult, register_phase, unregister_phase
+
+    def kill(ctx) -> None:
         pid = ctx.lib.conn.raw.info.backend_pid
-        with psycopg.connect(admin, autocommit=True) as conn:
+        with psycopg.connect(admin_url, autocommit=True) as conn:
             assert conn.execute("SELECT pg_terminate_backend(%s, 10000)", (pid,)).fetchone()[0]
 
     def phase(ctx, _):
@@ -155,8 +154,10 @@ KILLER = textwrap.dedent("""
         return PhaseResult({})
 
     register_phase("kill", phase, order=where, prepare=None if inside else kill)
-    sys.exit(run(["--db", url, "dream", "run", "--apply", "--quiet"]))
-""")
+    try:
+        return run_kaos("--db", url, "dream", "run", "--apply", "--quiet")
+    finally:
+        unregister_phase("kill")
 
 
 def pg_snapshot(server: PgServer, database: str) -> dict[str, list]:
@@ -192,12 +193,6 @@ def copy_of(server: PgServer, template: str) -> str:
     return name
 
 
-def kaos_env() -> dict[str, str]:
-    e = {k: v for k, v in os.environ.items() if not k.startswith("KAOS_")}
-    e["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), e.get("PYTHONPATH")]))
-    return e
-
-
 @pytest.mark.parametrize("where", [250, 550])
 def test_connection_killed_inside_a_phase_then_next_pass_resumes(private_server: PgServer, dream_template: str,
                                                                  where: int) -> None:
@@ -205,8 +200,7 @@ def test_connection_killed_inside_a_phase_then_next_pass_resumes(private_server:
     clean_url = private_server.url(clean, password=private_server.admin_password)
     killed_url = private_server.url(killed, password=private_server.admin_password)
     assert run_kaos("--db", clean_url, "dream", "run", "--apply", "--quiet").returncode == 0
-    proc = subprocess.run([sys.executable, "-c", KILLER, killed_url, private_server.socket_url(), str(where), "run"],
-                          env=kaos_env(), capture_output=True, text=True, timeout=120)
+    proc = run_with_a_killer(killed_url, private_server.socket_url(), where, inside=True)
     assert proc.returncode == 1, proc.stderr
     line = proc.stderr.strip()
     assert "\n" not in line and "Traceback" not in line and private_server.admin_password not in line
@@ -231,8 +225,7 @@ def test_connection_killed_between_phases_the_pass_reconnects_and_completes(priv
     clean_url = private_server.url(clean, password=private_server.admin_password)
     killed_url = private_server.url(killed, password=private_server.admin_password)
     assert run_kaos("--db", clean_url, "dream", "run", "--apply", "--quiet").returncode == 0
-    proc = subprocess.run([sys.executable, "-c", KILLER, killed_url, private_server.socket_url(), "450", "prepare"],
-                          env=kaos_env(), capture_output=True, text=True, timeout=120)
+    proc = run_with_a_killer(killed_url, private_server.socket_url(), 450, inside=False)
     assert proc.returncode == 0, proc.stderr
     runs = json.loads(run_kaos("--db", killed_url, "dream", "runs", "--json").stdout)
     assert [r["status"] for r in runs] == ["completed"]
