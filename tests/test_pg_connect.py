@@ -156,6 +156,26 @@ def test_cli_wrong_password_and_missing_database(pg_server: PgServer, pg_databas
                             ).fetchone()[0] == 0
 
 
+@needs_postgres
+def test_cli_names_the_url_masked_and_exits_1(pg_server: PgServer, pg_database: str) -> None:
+    """A command that only reads or changes content refuses a database with no library in it (as a
+    missing file): one line naming the URL with its password masked, and no schema created."""
+    password = pg_server.admin_password
+    url = pg_server.url(pg_database, password=password)
+    result = run_kaos("--db", url, "skill", "list")
+    assert result.returncode == 1
+    assert password not in result.stderr and ":***@" in result.stderr
+    assert "no library at" in result.stderr and "init" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not any(p.name.startswith("postgres") for p in PROJECT_ROOT.iterdir())  # no file named after the URL
+    with pg_server.admin(pg_database) as conn:
+        tables = conn.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'")
+        assert tables.fetchone()[0] == 0
+    created = run_kaos("--db", url, "init")
+    assert created.returncode == 0 and password not in created.stdout + created.stderr
+    assert run_kaos("--db", url, "skill", "list").returncode == 0
+
+
 def test_without_the_driver_a_postgres_url_gives_the_install_line(tmp_path) -> None:
     # psycopg made unimportable the way Python itself marks a missing module (sys.modules[name] = None).
     code = ("import sys; sys.modules['psycopg'] = None; from kaos_dream.cli import run; "
@@ -168,12 +188,11 @@ def test_without_the_driver_a_postgres_url_gives_the_install_line(tmp_path) -> N
     assert list(tmp_path.iterdir()) == []
 
 
-@needs_postgres
-def test_kaos_db_variable_is_refused_the_same_way() -> None:
-    port = free_port()
-    line = _cli_line("memory", "list", env={"KAOS_DB": f"postgres://kaos:{SECRET}@127.0.0.1:{port}/kaos"})
-    assert line == (f"kaos: error: postgres://kaos:***@127.0.0.1:{port}/kaos: no PostgreSQL server is answering at "
-                    f"127.0.0.1:{port} (is it running?)")
+def test_kaos_db_variable_selects_postgres_and_names_a_dead_server(tmp_path) -> None:
+    result = run_kaos("memory", "list", env={"KAOS_DB": f"postgres://kaos:{SECRET}@127.0.0.1:1/kaos"})
+    assert result.returncode == 1
+    assert result.stderr.strip() == ("kaos: error: postgres://kaos:***@127.0.0.1:1/kaos: no PostgreSQL server is "
+                                     "answering at 127.0.0.1:1 (is it running?)")
 
 
 @needs_postgres

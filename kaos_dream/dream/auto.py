@@ -46,9 +46,9 @@ def estimated_ms(lib: DreamHost) -> float:
 
 
 def spawn_detached(db_path: str) -> subprocess.Popen[bytes]:
-    """Start `kaos dream run --dry-run --quiet --trigger auto` in its own session; do not wait. The
-    database goes to the child in ``KAOS_DB``, not on its command line: a PostgreSQL URL may hold a
-    password, and every user of the machine can read a process's arguments."""
+    """Start `kaos dream run --dry-run --quiet --trigger auto` in its own session; do not wait."""
+    # The library goes by environment, not argv: a PostgreSQL URL may carry a password, and every
+    # user of the machine can read a process's arguments.
     env = {**os.environ, "KAOS_DB": db_path}
     return subprocess.Popen(
         [sys.executable, "-m", "kaos_dream", "dream", "run", "--dry-run", "--quiet", "--trigger", "auto"],
