@@ -118,8 +118,11 @@ class CoordinationLog:
         }
         names = ", ".join(columns)
         marks = ", ".join("?" for _ in columns)
-        cur = self._conn.execute(f"INSERT INTO coordination_log ({names}) VALUES ({marks})", list(columns.values()))
-        return self.get(int(cur.lastrowid))
+        # RETURNING, not lastrowid: on PostgreSQL the position comes from a trigger (gap-free under the
+        # log's lock), not from an identity column the cursor could report.
+        row = self._conn.execute(f"INSERT INTO coordination_log ({names}) VALUES ({marks}) RETURNING position",
+                                 list(columns.values())).fetchone()
+        return self.get(int(row[0]))
 
     def intent(self, agent: str, action: str, meta: str | Mapping[str, Any] | None = None) -> LogEntry:
         """Append an intent: ``agent`` announces ``action`` for others to vote on."""

@@ -8,8 +8,11 @@ description, and maps errors; what a tool does lives in :mod:`kaos_dream.agent_t
 
 **One connection per server, calls serialised.** A stdio server belongs to one client (one agent
 host), so concurrency between agents is concurrency between *processes*: each server has its own
-SQLite connection and SQLite's WAL, ``BEGIN IMMEDIATE`` and busy timeout order their writes, exactly
-as for many ``kaos`` commands at once. Inside one server the SDK runs synchronous tools on worker
+connection, and the engine orders their writes exactly as for many ``kaos`` commands at once: on a
+SQLite file its WAL, ``BEGIN IMMEDIATE`` and busy timeout; on PostgreSQL one advisory write lock per
+database, waited for at most the same busy timeout (servers on many hosts share one library). A
+server restarted under a PostgreSQL library costs the next call a reconnect, never a half-written
+call (store/postgres/adapter.py). Inside one server the SDK runs synchronous tools on worker
 threads and may run two calls at once; a shared connection must then not be used by two threads at
 the same time, because ``transaction()`` *joins* a transaction that is already open on the
 connection — a second thread would commit or roll back the first one's half-done work. So every
@@ -17,12 +20,13 @@ call takes one lock, and any transaction a call left open is rolled back before 
 released. Keeping the connection (instead of opening the file per call) keeps the graph's CSR cache
 (keyed on the edges' own change counter, so it sees other processes' edge writes) and the LLM client warm, and a bad
 file is reported once at start-up instead of on every call. Between calls the connection is in
-autocommit with no open read transaction, so it holds no lock and never blocks other processes.
+autocommit with no open read transaction, so it holds no lock and never blocks other processes (on
+either engine).
 The price: with ``ANTHROPIC_API_KEY`` set, a call that waits on the LLM (diagnosing a failure seen
 for the first time, LLM validators at episode end) delays this client's next call by up to
 ``KAOS_LLM_TIMEOUT_S`` per LLM question — a wall-clock deadline however the model server behaves
 (hangs, trickles, Retry-After) — so a stuck model never blocks the server for longer; other servers
-are not affected (no SQLite lock is held during LLM calls).
+are not affected (no write lock is held during LLM calls).
 
 **Identity.** A server acts only on the episodes it started (``agent_start``) or that its
 configuration names (``kaos mcp serve --agent ID``, ``KAOS_MCP_AGENTS``): ending, reporting outcomes,
@@ -47,7 +51,7 @@ from . import __version__
 from . import agent_tools as tools
 from .errors import KaosError
 from .library import Library
-from .store.connect import describe_sqlite_error
+from .store.connect import connection_path, describe_sqlite_error
 
 log = logging.getLogger("kaos_dream.mcp")
 
@@ -102,7 +106,7 @@ class LibraryGate:
             except KaosError as exc:
                 raise ToolError(str(exc)) from None
             except sqlite3.Error as exc:
-                raise ToolError(describe_sqlite_error(exc, self.lib.path)) from None
+                raise ToolError(describe_sqlite_error(exc, connection_path(self.lib.conn))) from None
             except Exception as exc:  # a bug, not bad input: keep serving, say what broke
                 log.exception("internal error in %s", getattr(fn, "__name__", fn))
                 raise ToolError(f"internal error: {type(exc).__name__}: {exc}") from None

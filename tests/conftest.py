@@ -35,7 +35,10 @@ def db_path(tmp_path: Path) -> Path:
 BOTH_ENGINES = frozenset({
     "test_skills_memories", "test_episodes", "test_record_outcomes", "test_failures_store",
     "test_graph_store", "test_dream", "test_evidence_aging", "test_validation", "test_search",
-    "test_coordination",
+    "test_coordination", "test_mcp_server", "test_mcp_gate", "test_mcp_trust",
+    # CLI-level behaviour: their library fixtures take `library_target`, so `--db` is the file or the URL
+    "test_cli", "test_cli_plasticity", "test_failures_cli", "test_dream_processes", "test_dream_features",
+    "test_cli_edge_inputs",
 })
 
 
@@ -94,6 +97,32 @@ def library_digest(lib: Library) -> str:
     return h.hexdigest()
 
 
+def target_digest(target: str | Path) -> str:
+    """"Nothing was written" for a CLI test's ``--db`` value on either engine: the file's bytes, or
+    every row of the database (:func:`library_digest`, read through a read-only library)."""
+    from kaos_dream.store.engine import is_postgres_url
+
+    if not is_postgres_url(str(target)):
+        return file_digest(Path(target))
+    import psycopg  # directly, not through a library: a database kaos refuses to open has a digest too
+
+    h = hashlib.sha256()
+    with psycopg.connect(str(target), autocommit=True) as conn:
+        tables = [r[0] for r in conn.execute("SELECT table_name FROM information_schema.tables WHERE "
+                                             "table_schema = current_schema() ORDER BY table_name")]
+        for table in tables:
+            cursor = conn.execute(f"SELECT * FROM {table} LIMIT 0")
+            order = ", ".join(str(i) for i in range(1, len(cursor.description or ()) + 1)) or "1"
+            h.update(repr((table, conn.execute(f"SELECT * FROM {table} ORDER BY {order}").fetchall())).encode())
+    return h.hexdigest()
+
+
+def query(target: str | Path, sql: str, params: tuple = ()) -> list[tuple]:
+    """Rows of one read-only query on a CLI test's library (either engine), as plain tuples."""
+    with Library(str(target), settings=Settings(), readonly=True) as library:
+        return [tuple(r) for r in library.conn.execute(sql, params).fetchall()]
+
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -117,7 +146,7 @@ class Result:
     stderr: str
 
 
-def run_kaos(*args: str, db: Path | None = None, input: str | None = None, env: dict[str, str] | None = None,
+def run_kaos(*args: str, db: Path | str | None = None, input: str | None = None, env: dict[str, str] | None = None,
              timeout: float = 60) -> Result:
     """Run the installed `kaos` console script as a user would."""
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("KAOS_") and k != "ANTHROPIC_API_KEY"}
@@ -150,7 +179,7 @@ def _text_stream(data: str = "") -> io.TextIOWrapper:
     return io.TextIOWrapper(io.BytesIO(data.encode("utf-8", "surrogateescape")), encoding="utf-8", newline=None)
 
 
-def run_kaos_in_process(*args: str, db: Path | None = None, input: str | None = None,
+def run_kaos_in_process(*args: str, db: Path | str | None = None, input: str | None = None,
                         env: dict[str, str] | None = None, timeout: float = 60,
                         runner: Callable[[list[str]], int] | None = None) -> Result:
     """`kaos` run through the same :func:`kaos_dream.entry.run` as the console script, in this process:

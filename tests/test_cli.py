@@ -10,15 +10,14 @@ from pathlib import Path
 
 import pytest
 
+from kaos_dream import Library, Settings
 from kaos_dream.store import LATEST_VERSION
 
-from .conftest import file_digest
+from .conftest import file_digest, target_digest
 from .conftest import run_kaos_in_process as run_kaos  # parsing and rendering: no new process needed
 
 
-@pytest.fixture
-def populated(tmp_path: Path) -> Path:
-    db = tmp_path / "cli.db"
+def populate(db: str) -> str:
     assert run_kaos("init", db=db).returncode == 0
     r = run_kaos("skill", "add", "csv-to-parquet", "-d", "Convert CSV files to Parquet", "-t", "Convert {path}",
                  "--tag", "data", db=db)
@@ -27,6 +26,18 @@ def populated(tmp_path: Path) -> Path:
     assert run_kaos("memory", "add", "Staging postgres rejects TLS 1.0", "--key", "tls", "--meta", '{"a": 1}',
                     db=db).returncode == 0
     return db
+
+
+@pytest.fixture
+def populated(library_target: str) -> str:
+    """A small library on each engine (conftest BOTH_ENGINES): a file, or a database on the test server."""
+    return populate(library_target)
+
+
+@pytest.fixture
+def populated_file(tmp_path: Path) -> Path:
+    """The same library in a SQLite file, for tests about the file itself (FTS5 shadow tables)."""
+    return Path(populate(str(tmp_path / "cli.db")))
 
 
 def assert_one_line_error(result, code: int = 1) -> None:
@@ -55,7 +66,7 @@ def test_version_and_help() -> None:
         assert r.returncode == 0 and "Usage" in r.stdout, args
 
 
-def test_json_outputs(populated: Path) -> None:
+def test_json_outputs(populated: str) -> None:
     skills = json.loads(run_kaos("skill", "list", "--json", db=populated).stdout)
     assert [s["name"] for s in skills] == ["csv-to-parquet", "postgres-backup"]
     shown = json.loads(run_kaos("--json", "skill", "show", "csv-to-parquet", db=populated).stdout)
@@ -72,15 +83,15 @@ def test_json_outputs(populated: Path) -> None:
     assert rendered["rendered"] == "Convert a.csv"
 
 
-def test_db_option_after_subcommand_and_env(populated: Path) -> None:
+def test_db_option_after_subcommand_and_env(populated: str) -> None:
     r = run_kaos("skill", "list", "--db", str(populated), "--json")
     assert len(json.loads(r.stdout)) == 2
     r = run_kaos("skill", "list", "--json", env={"KAOS_DB": str(populated)})
     assert len(json.loads(r.stdout)) == 2
 
 
-def test_read_commands_leave_the_file_byte_for_byte_unchanged(populated: Path) -> None:
-    before = file_digest(populated)
+def test_read_commands_leave_the_file_byte_for_byte_unchanged(populated: str) -> None:
+    before = target_digest(populated)
     for args in (
         ["search", "postgres"], ["search", '"AND (*'], ["search", "x", "--kind", "memory", "--json"],
         ["skill", "list"], ["skill", "list", "--all", "--json"], ["skill", "show", "csv-to-parquet"],
@@ -88,54 +99,70 @@ def test_read_commands_leave_the_file_byte_for_byte_unchanged(populated: Path) -
         ["db", "info"], ["db", "check"], ["skill", "show", "missing"],
     ):
         run_kaos(*args, db=populated)
-        assert file_digest(populated) == before, args
+        assert target_digest(populated) == before, args
 
 
-@pytest.mark.parametrize(
-    "args, message",
-    [
-        (["skill", "show", "no-such-skill"], "no skill"),
-        (["skill", "show", "9999"], "no skill"),
-        (["skill", "update", "no-such-skill", "-d", "x"], "no skill"),
-        (["skill", "deprecate", "no-such-skill"], "no skill"),
-        (["skill", "rm", "no-such-skill"], "no skill"),
-        (["skill", "add", "csv-to-parquet"], "already exists"),
-        (["skill", "add", ""], "must not be empty"),
-        (["skill", "add", "   "], "must not be empty"),
-        (["skill", "update", "postgres-backup", "--name", "csv-to-parquet"], "already exists"),
-        (["skill", "apply", "csv-to-parquet"], "missing template parameter"),
-        (["skill", "apply", "csv-to-parquet", "-p", "nonsense"], "NAME=VALUE"),
-        (["memory", "add", "x", "--meta", "{bad json"], "not valid JSON"),
-        (["memory", "add", "x", "--meta", "[1]"], "JSON object"),
-        (["memory", "add", "dup", "--key", "tls"], "already exists"),
-        (["memory", "show", "nope"], "no memory"),
-        (["memory", "rm", "nope"], "no memory"),
-    ],
-)
-def test_hostile_input_one_line_error_file_unchanged(populated: Path, args: list[str], message: str) -> None:
-    before = file_digest(populated)
-    r = run_kaos(*args, db=populated)
+HOSTILE = [
+    (["skill", "show", "no-such-skill"], "no skill"),
+    (["skill", "show", "9999"], "no skill"),
+    (["skill", "update", "no-such-skill", "-d", "x"], "no skill"),
+    (["skill", "deprecate", "no-such-skill"], "no skill"),
+    (["skill", "rm", "no-such-skill"], "no skill"),
+    (["skill", "add", "csv-to-parquet"], "already exists"),
+    (["skill", "add", ""], "must not be empty"),
+    (["skill", "add", "   "], "must not be empty"),
+    (["skill", "update", "postgres-backup", "--name", "csv-to-parquet"], "already exists"),
+    (["skill", "apply", "csv-to-parquet"], "missing template parameter"),
+    (["skill", "apply", "csv-to-parquet", "-p", "nonsense"], "NAME=VALUE"),
+    (["memory", "add", "x", "--meta", "{bad json"], "not valid JSON"),
+    (["memory", "add", "x", "--meta", "[1]"], "JSON object"),
+    (["memory", "add", "dup", "--key", "tls"], "already exists"),
+    (["memory", "show", "nope"], "no memory"),
+    (["memory", "rm", "nope"], "no memory"),
+]
+
+
+@pytest.mark.parametrize("args, message", HOSTILE)
+def test_hostile_input_one_line_error_file_unchanged(populated_file: Path, args: list[str], message: str) -> None:
+    before = file_digest(populated_file)
+    r = run_kaos(*args, db=populated_file)
     assert_one_line_error(r)
     assert message in r.stderr
-    assert file_digest(populated) == before
+    assert file_digest(populated_file) == before
 
 
-def test_usage_errors_exit_2(populated: Path) -> None:
+def test_hostile_input_one_line_error_nothing_written_on_both_engines(populated: str) -> None:
+    """The same refusals on each engine, all against one library (a database per case costs more than
+    the case)."""
+    before = target_digest(populated)
+    for args, message in HOSTILE:
+        r = run_kaos(*args, db=populated)
+        assert_one_line_error(r)
+        assert message in r.stderr, (args, r.stderr)
+        assert target_digest(populated) == before, args
+
+
+def test_usage_errors_exit_2(populated_file: Path) -> None:
     for args in (["skill", "add"], ["skill", "list", "--limit", "-1"], ["search"], ["skill", "bogus"],
                  ["search", "x", "--kind", "planet"]):
-        assert_one_line_error(run_kaos(*args, db=populated), code=2)
+        assert_one_line_error(run_kaos(*args, db=populated_file), code=2)  # parsing: engine-free
 
 
-def test_newer_schema_file_refused_untouched(populated: Path) -> None:
-    conn = sqlite3.connect(populated)
-    conn.execute(f"PRAGMA user_version = {LATEST_VERSION + 3}")
-    conn.close()
-    before = file_digest(populated)
+def test_newer_schema_file_refused_untouched(populated: str, engine: str) -> None:
+    if engine == "postgresql":
+        with Library(populated, settings=Settings()) as lib:
+            lib.conn.execute("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'future', 0)",
+                             (LATEST_VERSION + 3,))
+    else:
+        conn = sqlite3.connect(populated)
+        conn.execute(f"PRAGMA user_version = {LATEST_VERSION + 3}")
+        conn.close()
+    before = target_digest(populated)
     for args in (["skill", "list"], ["skill", "add", "new"], ["init"], ["db", "migrate"], ["search", "x"]):
         r = run_kaos(*args, db=populated)
         assert_one_line_error(r)
         assert "newer" in r.stderr
-    assert file_digest(populated) == before
+    assert target_digest(populated) == before
 
 
 def test_non_sqlite_file_refused_untouched(tmp_path: Path) -> None:
@@ -157,18 +184,18 @@ def test_missing_file_for_read_is_an_error_and_not_created(tmp_path: Path) -> No
     assert not path.exists()
 
 
-def test_db_check_reports_corruption(populated: Path) -> None:
-    conn = sqlite3.connect(populated)
+def test_db_check_reports_corruption(populated_file: Path) -> None:
+    conn = sqlite3.connect(populated_file)
     conn.execute("UPDATE skills_fts_data SET block = x'00' WHERE id > 1")
     conn.commit()
     conn.close()
-    r = run_kaos("db", "check", db=populated)
+    r = run_kaos("db", "check", db=populated_file)
     assert r.returncode == 1
     assert "skills_fts" in r.stdout
     assert "problem(s) found" in r.stderr
 
 
-def test_update_then_search_through_cli(populated: Path) -> None:
+def test_update_then_search_through_cli(populated: str) -> None:
     lexical = {"KAOS_SEMANTIC": "0"}  # the full-text index's sync; semantic neighbours would add hits
     assert run_kaos("skill", "update", "postgres-backup", "-d", "Snapshot mysql", db=populated).returncode == 0
     assert json.loads(run_kaos("search", "backup", "--kind", "skill", "--json", db=populated,
@@ -180,14 +207,14 @@ def test_update_then_search_through_cli(populated: Path) -> None:
     assert run_kaos("db", "check", db=populated).returncode == 0
 
 
-def test_memory_content_from_stdin(populated: Path) -> None:
+def test_memory_content_from_stdin(populated: str) -> None:
     r = run_kaos("memory", "add", "-", "--key", "long", input="line one\nline two\n" * 1000, db=populated)
     assert r.returncode == 0, r.stderr
     shown = json.loads(run_kaos("memory", "show", "long", "--json", db=populated).stdout)
     assert shown["content"].count("line two") == 1000
 
 
-def test_markup_in_user_text_is_printed_literally(populated: Path) -> None:
+def test_markup_in_user_text_is_printed_literally(populated: str) -> None:
     assert run_kaos("skill", "add", "[bold]shout[/bold]", "-d", "[red]x[/red]", db=populated).returncode == 0
     out = run_kaos("skill", "list", db=populated).stdout
     assert "[bold]shout[/bold]" in out.replace("\n", "") or "[bold]shout[/bo" in out
@@ -228,3 +255,12 @@ def test_demo_table_output_shows_digest_merges_and_alerts(tmp_path: Path) -> Non
     assert r.returncode == 0, r.stderr
     for needle in ("Dream digest", "pending merges", "systemic alerts", "next, try:"):
         assert needle in r.stdout
+
+
+def test_db_migrate_on_a_current_library_is_a_no_op(populated: str) -> None:
+    before = target_digest(populated)
+    r = run_kaos("db", "migrate", "--json", db=populated)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert (out["from"], out["to"], out["latest"]) == (LATEST_VERSION, LATEST_VERSION, LATEST_VERSION)
+    assert target_digest(populated) == before

@@ -80,8 +80,8 @@ def test_demo_writes_where_the_global_db_option_says(tmp_path: Path) -> None:
     assert target.exists() and not (tmp_path / "kaos-demo.db").exists()
 
 
-def test_prefs_set_and_rm_answer_in_json(tmp_path: Path) -> None:
-    db = tmp_path / "p.db"
+def test_prefs_set_and_rm_answer_in_json(library_target: str) -> None:
+    db = library_target  # both engines (conftest BOTH_ENGINES)
     set_ = run_kaos("--json", "prefs", "set", " deploys ", "never on Fridays", db=db)
     assert set_.returncode == 0, set_.stderr
     assert json.loads(set_.stdout) == {"key": "deploys", "value": "never on Fridays", "set": True}

@@ -3,26 +3,25 @@
 from __future__ import annotations
 
 import json
-import sqlite3
-from pathlib import Path
 
 import pytest
 
-from .conftest import file_digest
+from .conftest import query, target_digest
 from .conftest import run_kaos as run_kaos_process
 from .conftest import run_kaos_in_process as run_kaos  # parsing and rendering: no new process needed
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> Path:
-    path = tmp_path / "cli.db"
+def db(library_target: str) -> str:
+    """On each engine (conftest BOTH_ENGINES): the learning loop through the CLI is storage behaviour."""
+    path = library_target
     for name in ("twin-a", "twin-b"):
         assert run_kaos("skill", "add", name, "-d", "classify text topic", db=path).returncode == 0
     assert run_kaos("memory", "add", "classify notes", "--key", "note", db=path).returncode == 0
     return path
 
 
-def test_episode_flow_and_learning_through_the_cli(db: Path) -> None:
+def test_episode_flow_and_learning_through_the_cli(db: str) -> None:
     assert run_kaos("agent", "start", "--id", "run-1", "--name", "first", db=db).stdout.strip() == "run-1"
     hits = json.loads(run_kaos("search", "classify text topic", "--agent", "run-1", "--record-hits", "--json",
                                db=db).stdout)
@@ -36,7 +35,7 @@ def test_episode_flow_and_learning_through_the_cli(db: Path) -> None:
     assert done["changed"] and done["learned"] and done["pairs"] == 3
     again = run_kaos("agent", "complete", "run-1", db=db)
     assert again.returncode == 0 and "already ended" in again.stdout
-    before = file_digest(db)
+    before = target_digest(db)
     weighted = json.loads(run_kaos("search", "classify text topic", "--kind", "skill", "--json", db=db).stdout)
     bm25 = json.loads(run_kaos("search", "classify text topic", "--kind", "skill", "--rank", "bm25", "--json",
                                db=db).stdout)
@@ -52,10 +51,10 @@ def test_episode_flow_and_learning_through_the_cli(db: Path) -> None:
         ("skill", "twin-b", 1.0), ("memory", "note", 0.5)
     ]
     assert run_kaos("agent", "show", "run-1", db=db).returncode == 0
-    assert file_digest(db) == before  # search, show, list and related never write
+    assert target_digest(db) == before  # search, show, list and related never write
 
 
-def test_related_hides_deprecated_skills_unless_asked_and_marks_them(db: Path) -> None:
+def test_related_hides_deprecated_skills_unless_asked_and_marks_them(db: str) -> None:
     run_kaos("agent", "start", "--id", "run-1", db=db)
     run_kaos("search", "classify text topic", "--agent", "run-1", "--record-hits", "--json", db=db)
     run_kaos("record-outcome", "twin-a", "--success", "--agent", "run-1", db=db)
@@ -73,7 +72,7 @@ def test_related_hides_deprecated_skills_unless_asked_and_marks_them(db: Path) -
     assert "twin-b (deprecated)" in table.stdout
 
 
-def test_plasticity_off_in_any_case_means_bm25(db: Path) -> None:
+def test_plasticity_off_in_any_case_means_bm25(db: str) -> None:
     for _ in range(3):
         run_kaos("record-outcome", "twin-a", "--failure", "--task", "classify text topic", db=db)
     for word in ("0", "FALSE", "No", "off"):
@@ -82,7 +81,7 @@ def test_plasticity_off_in_any_case_means_bm25(db: Path) -> None:
         assert [h["name"] for h in json.loads(r.stdout)] == ["twin-a", "twin-b"], word
 
 
-def test_cli_errors_are_one_line(db: Path) -> None:
+def test_cli_errors_are_one_line(db: str) -> None:
     cases = [
         (("record-outcome", "no-such-skill", "--success"), 1, "no skill"),
         (("record-outcome", "twin-a"), 2, "--success or --failure"),
@@ -108,9 +107,8 @@ def test_help_has_examples() -> None:
         assert r.returncode == 0 and "Example" in r.stdout, args
 
 
-def test_record_hits_writes_rows_in_one_go(db: Path) -> None:
+def test_record_hits_writes_rows_in_one_go(db: str) -> None:
     run_kaos("search", "classify", "--record-hits", "--agent", "auto", db=db)
-    with sqlite3.connect(db) as conn:
-        assert conn.execute("SELECT count(*) FROM skill_hits").fetchone()[0] == 2
-        assert conn.execute("SELECT count(*) FROM memory_hits").fetchone()[0] == 1
-        assert conn.execute("SELECT state FROM agents WHERE id = 'auto'").fetchone()[0] == "running"
+    assert query(db, "SELECT count(*) FROM skill_hits") == [(2,)]
+    assert query(db, "SELECT count(*) FROM memory_hits") == [(1,)]
+    assert query(db, "SELECT state FROM agents WHERE id = 'auto'") == [("running",)]

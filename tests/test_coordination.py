@@ -13,8 +13,8 @@ from kaos_dream import ConflictError, InvalidInputError, Library, ManualClock, N
 from kaos_dream.coordination import normalise_action
 from kaos_dream.store import apply_migrations, connect
 
-from .conftest import file_digest
 from .conftest import run_kaos_in_process as run_kaos  # parsing and rendering: no new process needed
+from .conftest import target_digest
 
 
 def approve_intent(lib: Library, action: str, approve: bool = True, agent: str = "worker") -> int:
@@ -24,84 +24,84 @@ def approve_intent(lib: Library, action: str, approve: bool = True, agent: str =
     return intent
 
 
-def test_protocol_happy_path(mem_lib: Library) -> None:
-    intent = mem_lib.log.intent("a1", "Deploy staging", meta={"ticket": 7})
+def test_protocol_happy_path(lib: Library) -> None:
+    intent = lib.log.intent("a1", "Deploy staging", meta={"ticket": 7})
     assert (intent.kind, intent.action_key, intent.meta) == ("intent", "deploy staging", {"ticket": 7})
-    mem_lib.log.vote("r1", intent.position, True)
-    mem_lib.log.vote("r2", intent.position, False, reason="friday")
-    mem_lib.log.vote("r3", intent.position, True)
-    decision = mem_lib.log.decide(intent.position)
+    lib.log.vote("r1", intent.position, True)
+    lib.log.vote("r2", intent.position, False, reason="friday")
+    lib.log.vote("r3", intent.position, True)
+    decision = lib.log.decide(intent.position)
     assert decision.approve is True and decision.reason == "2 approve, 1 reject"
-    mem_lib.log.commit(intent.position, "a1")
-    mem_lib.log.result(intent.position, "a1", meta='{"ok": true}')
-    thread = mem_lib.log.thread(intent.position)
+    lib.log.commit(intent.position, "a1")
+    lib.log.result(intent.position, "a1", meta='{"ok": true}')
+    thread = lib.log.thread(intent.position)
     assert [e.kind for e in thread] == ["intent", "vote", "vote", "vote", "decision", "commit", "result"]
     assert [e.position for e in thread] == list(range(1, 8))
 
 
-def test_tie_is_a_rejection_and_blocks_commit(mem_lib: Library) -> None:
-    intent = mem_lib.log.intent("a1", "drop table").position
-    mem_lib.log.vote("r1", intent, True)
-    mem_lib.log.vote("r2", intent, False)
-    assert mem_lib.log.decide(intent).approve is False
+def test_tie_is_a_rejection_and_blocks_commit(lib: Library) -> None:
+    intent = lib.log.intent("a1", "drop table").position
+    lib.log.vote("r1", intent, True)
+    lib.log.vote("r2", intent, False)
+    assert lib.log.decide(intent).approve is False
     with pytest.raises(ConflictError, match="no approved decision"):
-        mem_lib.log.commit(intent, "a1")
+        lib.log.commit(intent, "a1")
 
 
 @pytest.mark.parametrize("step", ["double_vote", "vote_after_decision", "decide_twice", "no_votes",
                                   "result_without_commit", "abort_after_commit", "vote_on_vote"])
-def test_protocol_violations_are_refused_and_append_nothing(mem_lib: Library, step: str) -> None:
-    intent = mem_lib.log.intent("a1", "rotate keys").position
+def test_protocol_violations_are_refused_and_append_nothing(lib: Library, step: str) -> None:
+    intent = lib.log.intent("a1", "rotate keys").position
     if step == "no_votes":
         with pytest.raises(ConflictError, match="no votes"):
-            mem_lib.log.decide(intent)
-        assert mem_lib.log.count() == 1
+            lib.log.decide(intent)
+        assert lib.log.count() == 1
         return
-    vote = mem_lib.log.vote("r1", intent, True).position
+    vote = lib.log.vote("r1", intent, True).position
     actions = {
-        "double_vote": lambda: mem_lib.log.vote("r1", intent, False),
-        "vote_on_vote": lambda: mem_lib.log.vote("r2", vote, True),
+        "double_vote": lambda: lib.log.vote("r1", intent, False),
+        "vote_on_vote": lambda: lib.log.vote("r2", vote, True),
     }
     if step in actions:
-        before = mem_lib.log.count()
+        before = lib.log.count()
         with pytest.raises((ConflictError, InvalidInputError)):
             actions[step]()
-        assert mem_lib.log.count() == before
+        assert lib.log.count() == before
         return
-    mem_lib.log.decide(intent)
+    lib.log.decide(intent)
     if step == "abort_after_commit":
-        mem_lib.log.commit(intent, "a1")
-    before = mem_lib.log.count()
+        lib.log.commit(intent, "a1")
+    before = lib.log.count()
     later = {
-        "vote_after_decision": lambda: mem_lib.log.vote("r2", intent, True),
-        "decide_twice": lambda: mem_lib.log.decide(intent),
-        "result_without_commit": lambda: mem_lib.log.result(intent, "a1"),
-        "abort_after_commit": lambda: mem_lib.log.abort(intent, "a1"),
+        "vote_after_decision": lambda: lib.log.vote("r2", intent, True),
+        "decide_twice": lambda: lib.log.decide(intent),
+        "result_without_commit": lambda: lib.log.result(intent, "a1"),
+        "abort_after_commit": lambda: lib.log.abort(intent, "a1"),
     }
     with pytest.raises(ConflictError):
         later[step]()
-    assert mem_lib.log.count() == before
+    assert lib.log.count() == before
 
 
-def test_unknown_intent_and_bad_input(mem_lib: Library) -> None:
+def test_unknown_intent_and_bad_input(lib: Library) -> None:
     with pytest.raises(NotFoundError):
-        mem_lib.log.vote("r1", 99, True)
+        lib.log.vote("r1", 99, True)
     for bad in ("", "   ", "\x00"):
         with pytest.raises(InvalidInputError):
-            mem_lib.log.intent("a1", bad)
+            lib.log.intent("a1", bad)
     with pytest.raises(InvalidInputError):
-        mem_lib.log.intent("", "x")
+        lib.log.intent("", "x")
     with pytest.raises(InvalidInputError, match="JSON"):
-        mem_lib.log.intent("a1", "x", meta="{nope")
-    assert mem_lib.log.count() == 0
+        lib.log.intent("a1", "x", meta="{nope")
+    assert lib.log.count() == 0
 
 
-def test_log_is_append_only_in_the_database(mem_lib: Library) -> None:
-    mem_lib.log.intent("a1", "x")
+def test_log_is_append_only_in_the_database(lib: Library) -> None:
+    lib.log.intent("a1", "x")
     with pytest.raises(sqlite3.IntegrityError, match="append-only"):
-        mem_lib.conn.execute("UPDATE coordination_log SET agent = 'mallory'")
+        lib.conn.execute("UPDATE coordination_log SET agent = 'mallory'")
     with pytest.raises(sqlite3.IntegrityError, match="append-only"):
-        mem_lib.conn.execute("DELETE FROM coordination_log")
+        lib.conn.execute("DELETE FROM coordination_log")
 
 
 def test_normalise_action() -> None:
@@ -119,8 +119,8 @@ def _append_many(path: str, worker: int, count: int, queue: multiprocessing.Queu
         queue.put(("error", f"{type(exc).__name__}: {exc}"))
 
 
-def test_four_processes_append_1200_entries_without_gaps(tmp_path: Path) -> None:
-    path = str(tmp_path / "log.db")
+def test_four_processes_append_1200_entries_without_gaps(library_target: str) -> None:
+    path = library_target
     Library(path).close()
     ctx = multiprocessing.get_context("spawn")
     queue = ctx.Queue()
@@ -139,63 +139,63 @@ def test_four_processes_append_1200_entries_without_gaps(tmp_path: Path) -> None
         assert sorted(p for _, ps in results for p in ps) == rows
 
 
-def test_mining_proposes_then_enables_and_auto_uses_policy(mem_lib: Library) -> None:
+def test_mining_proposes_then_enables_and_auto_uses_policy(lib: Library) -> None:
     for _ in range(3):
-        approve_intent(mem_lib, "Deploy staging")
-    approve_intent(mem_lib, "deploy prod")  # support 1: not enough
-    report = mem_lib.policies.mine(apply=False)
+        approve_intent(lib, "Deploy staging")
+    approve_intent(lib, "deploy prod")  # support 1: not enough
+    report = lib.policies.mine(apply=False)
     assert len(report.proposed) == 1 and report.enabled == []
-    proposed = mem_lib.policies.get("deploy staging")
+    proposed = lib.policies.get("deploy staging")
     assert proposed.status == "proposed" and proposed.support == 3
-    auto = mem_lib.log.intent_auto("a9", "deploy staging")
+    auto = lib.log.intent_auto("a9", "deploy staging")
     assert auto.policy_id is None and auto.decision is None  # proposed is not enabled
-    assert mem_lib.policies.mine(apply=False).proposed == [proposed.id]  # idempotent: same policy
-    assert mem_lib.policies.mine(apply=True).enabled == [proposed.id]
-    auto = mem_lib.log.intent_auto("a9", "DEPLOY  staging")
+    assert lib.policies.mine(apply=False).proposed == [proposed.id]  # idempotent: same policy
+    assert lib.policies.mine(apply=True).enabled == [proposed.id]
+    auto = lib.log.intent_auto("a9", "DEPLOY  staging")
     assert auto.policy_id == proposed.id
     assert auto.vote is not None and auto.vote.policy_id == proposed.id and auto.vote.approve
     assert auto.decision is not None and auto.decision.approve and "policy" in (auto.decision.reason or "")
-    policy = mem_lib.policies.get(proposed.id)
-    assert policy.applied_count == 1 and policy.last_applied_at == mem_lib.now()
-    assert [p.action_key for p in mem_lib.policies.list()] == ["deploy staging"]
+    policy = lib.policies.get(proposed.id)
+    assert policy.applied_count == 1 and policy.last_applied_at == lib.now()
+    assert [p.action_key for p in lib.policies.list()] == ["deploy staging"]
 
 
-def test_policy_votes_do_not_count_towards_mining(mem_lib: Library) -> None:
+def test_policy_votes_do_not_count_towards_mining(lib: Library) -> None:
     for _ in range(3):
-        approve_intent(mem_lib, "deploy staging")
-    mem_lib.policies.mine(apply=True)
+        approve_intent(lib, "deploy staging")
+    lib.policies.mine(apply=True)
     for _ in range(20):
-        mem_lib.log.intent_auto("a1", "deploy staging")
-    assert mem_lib.policies.get("deploy staging").support == 3
-    mem_lib.policies.mine(apply=True)
-    assert mem_lib.policies.get("deploy staging").support == 3
+        lib.log.intent_auto("a1", "deploy staging")
+    assert lib.policies.get("deploy staging").support == 3
+    lib.policies.mine(apply=True)
+    assert lib.policies.get("deploy staging").support == 3
 
 
-def test_demotion_when_approval_falls(mem_lib: Library) -> None:
+def test_demotion_when_approval_falls(lib: Library) -> None:
     for _ in range(9):
-        approve_intent(mem_lib, "deploy staging")
-    mem_lib.policies.mine(apply=True)
-    approve_intent(mem_lib, "deploy staging", approve=False)  # 9/10 = 90 %: still a policy
-    assert mem_lib.policies.mine(apply=True).demoted == []
-    approve_intent(mem_lib, "deploy staging", approve=False)  # 9/11 < 90 %
-    report = mem_lib.policies.mine(apply=False)  # demotion happens in dry runs too
-    policy = mem_lib.policies.get("deploy staging")
+        approve_intent(lib, "deploy staging")
+    lib.policies.mine(apply=True)
+    approve_intent(lib, "deploy staging", approve=False)  # 9/10 = 90 %: still a policy
+    assert lib.policies.mine(apply=True).demoted == []
+    approve_intent(lib, "deploy staging", approve=False)  # 9/11 < 90 %
+    report = lib.policies.mine(apply=False)  # demotion happens in dry runs too
+    policy = lib.policies.get("deploy staging")
     assert report.demoted == [policy.id] and policy.status == "demoted"
-    assert mem_lib.log.intent_auto("a1", "deploy staging").policy_id is None
+    assert lib.log.intent_auto("a1", "deploy staging").policy_id is None
 
 
-def test_disabled_policy_is_never_used_nor_reenabled(mem_lib: Library) -> None:
+def test_disabled_policy_is_never_used_nor_reenabled(lib: Library) -> None:
     for _ in range(3):
-        approve_intent(mem_lib, "deploy staging")
-    mem_lib.policies.mine(apply=True)
-    mem_lib.policies.disable("deploy staging", reason="too risky")
-    assert mem_lib.log.intent_auto("a1", "deploy staging").policy_id is None
+        approve_intent(lib, "deploy staging")
+    lib.policies.mine(apply=True)
+    lib.policies.disable("deploy staging", reason="too risky")
+    assert lib.log.intent_auto("a1", "deploy staging").policy_id is None
     for _ in range(3):
-        approve_intent(mem_lib, "deploy staging")
-    mem_lib.policies.mine(apply=True)
-    policy = mem_lib.policies.get("deploy staging")
+        approve_intent(lib, "deploy staging")
+    lib.policies.mine(apply=True)
+    policy = lib.policies.get("deploy staging")
     assert policy.status == "disabled" and policy.status_by == "human"
-    assert mem_lib.log.intent_auto("a1", "deploy staging").policy_id is None
+    assert lib.log.intent_auto("a1", "deploy staging").policy_id is None
 
 
 def test_thresholds_are_settings(clock: ManualClock) -> None:
@@ -223,8 +223,8 @@ def test_file_without_log_tables_upgrades_cleanly(db_path: Path) -> None:
         assert lib.check() == []
 
 
-def test_policy_lifecycle_through_the_cli(tmp_path: Path) -> None:
-    db = tmp_path / "cli.db"
+def test_policy_lifecycle_through_the_cli(library_target: str) -> None:
+    db = library_target
     assert run_kaos("init", db=db).returncode == 0  # log commands act on an existing library only
     for _ in range(3):
         intent = json.loads(run_kaos("log", "intent", "worker", "deploy staging", "--json", db=db).stdout)
@@ -252,33 +252,33 @@ def test_policy_lifecycle_through_the_cli(tmp_path: Path) -> None:
     assert json.loads(r.stdout)["decided_by_policy"] is None
 
 
-def test_log_read_commands_are_read_only_and_errors_are_one_line(tmp_path: Path) -> None:
-    db = tmp_path / "ro.db"
+def test_log_read_commands_are_read_only_and_errors_are_one_line(library_target: str) -> None:
+    db = library_target
     run_kaos("init", db=db)
     run_kaos("log", "intent", "a1", "deploy", db=db)
     run_kaos("log", "vote", "r1", "1", "--approve", db=db)
-    before = file_digest(db)
+    before = target_digest(db)
     for args in (["log", "tail"], ["log", "tail", "-n", "1", "--json"], ["log", "show", "1"], ["policy", "list"],
                  ["log", "tail", "--follow", "--idle-exit", "0.3"], ["policy", "show", "1"], ["log", "show", "99"]):
         run_kaos(*args, db=db)
-        assert file_digest(db) == before, args
+        assert target_digest(db) == before, args
     for args, code in ((["log", "vote", "r1", "1", "--approve"], 1), (["log", "show", "99"], 1),
                        (["log", "vote", "r2", "1"], 2), (["log", "intent", "a1", "x", "--meta", "[1]"], 1),
                        (["policy", "enable", "42"], 1), (["log", "decide", "abc"], 2)):
         r = run_kaos(*args, db=db)
         assert r.returncode == code, (args, r.stderr)
         assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
-    assert file_digest(db) == before
+    assert target_digest(db) == before
 
 
-def test_tail_follow_prints_entries_appended_by_another_process(tmp_path: Path) -> None:
+def test_tail_follow_prints_entries_appended_by_another_process(library_target: str) -> None:
     import os
     import subprocess
     import sys
 
     from .conftest import PROJECT_ROOT
 
-    db = tmp_path / "follow.db"
+    db = library_target
     run_kaos("init", db=db)
     run_kaos("log", "intent", "a1", "first", db=db)
     env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}

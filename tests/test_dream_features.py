@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from kaos_dream import Library
 from kaos_dream.failures import Diagnosis, register_diagnoser, unregister_diagnoser
@@ -52,8 +51,8 @@ def test_failure_catch_up_recategorizes_and_reports_alerts(lib: Library) -> None
     assert "## Failures" in digest and "Open systemic alerts" in digest
 
 
-def test_dream_run_through_the_cli_mines_policies(tmp_path: Path) -> None:
-    db = tmp_path / "cli.db"
+def test_dream_run_through_the_cli_mines_policies(library_target: str) -> None:
+    db = library_target
     with Library(db) as lib:
         for _ in range(3):
             approve(lib, "deploy staging")
@@ -63,10 +62,10 @@ def test_dream_run_through_the_cli_mines_policies(tmp_path: Path) -> None:
     assert auto["decided_by_policy"] == 1
 
 
-def test_dream_status_reports_cycle_due_and_alerts_without_writing(tmp_path: Path) -> None:
-    from .conftest import file_digest
+def test_dream_status_reports_cycle_due_and_alerts_without_writing(library_target: str) -> None:
+    from .conftest import target_digest
 
-    db = tmp_path / "status.db"
+    db = library_target
     with Library(db) as lib:
         lib.skills.add("a")
         for i in range(3):
@@ -77,11 +76,11 @@ def test_dream_status_reports_cycle_due_and_alerts_without_writing(tmp_path: Pat
         lib.dream.run(apply=True)
         lib.episodes.start("late")
         lib.episodes.complete("late")
-    before = file_digest(db)
+    before = target_digest(db)
     status = json.loads(run_kaos("dream", "status", "--json", db=db, env={"KAOS_DREAM_THRESHOLD": "1"}).stdout)
     assert status["dream"]["cycle"] == 1 and status["dream"]["completed_since_last_dream"] == 1
     assert status["dream"]["due"] is True and status["dream"]["last_run"]["status"] == "completed"
     assert status["failures"] == {"fingerprints": 1, "open_alerts": 1}
     assert status["agents"]["completed"] == 4
     assert run_kaos("dream", "status", db=db).returncode == 0
-    assert file_digest(db) == before
+    assert target_digest(db) == before

@@ -18,7 +18,7 @@ import pytest
 from kaos_dream import Library, ManualClock, Settings
 from kaos_dream.store import transaction
 
-from .conftest import PROJECT_ROOT, T0, file_digest, run_kaos
+from .conftest import PROJECT_ROOT, T0, file_digest, query, run_kaos, target_digest
 
 
 def env() -> dict[str, str]:
@@ -201,15 +201,15 @@ def test_two_concurrent_runs_one_works_the_other_reports(tmp_path: Path) -> None
     holder.communicate(timeout=60)
 
 
-def test_merge_accept_end_to_end_through_cli(tmp_path: Path) -> None:
-    db = tmp_path / "m.db"
+def test_merge_accept_end_to_end_through_cli(library_target: str) -> None:
+    db = library_target  # both engines (conftest BOTH_ENGINES)
     for args in (["skill", "add", "csv-to-parquet", "-d", "convert csv files to parquet with a schema"],
                  ["skill", "add", "csv-to-parquet-fast", "-d", "convert csv files to parquet with a schema"],
                  ["skill", "add", "upload-s3", "-d", "upload a folder to a bucket"],
                  ["memory", "add", "parquet drift note", "--key", "drift"]):
         assert run_kaos(*args, db=db).returncode == 0
-    conn = sqlite3.connect(db)
-    with conn:
+    seed = Library(db, settings=Settings())
+    with transaction(seed.conn) as conn:
         conn.executemany("INSERT INTO skill_uses (skill_id, success, created_at) VALUES (?, ?, ?)",
                          [(2, 1, T0)] * 3 + [(1, 0, T0)])
         conn.execute("INSERT INTO skill_hits (skill_id, query, rank, created_at) VALUES (2, 'csv', 1, ?)", (T0,))
@@ -222,32 +222,29 @@ def test_merge_accept_end_to_end_through_cli(tmp_path: Path) -> None:
         conn.execute(ins, ("skill", 2, "skill", 3, "caused", 0.3, 1, T0, T0))  # directed, moves
         conn.execute("INSERT INTO coactivations VALUES ('skill', 2, 'skill', 3, 2, ?, ?)", (T0, T0))
         conn.execute("INSERT INTO coactivations VALUES ('skill', 1, 'skill', 3, 1, ?, ?)", (T0, T0))
-    conn.close()
+    seed.close()
     assert run_kaos("dream", "run", "--quiet", db=db).returncode == 0
-    before = file_digest(db)
+    before = target_digest(db)
     for args in (["dream", "merges"], ["dream", "merges", "--json"], ["dream", "runs"], ["dream", "show", "1"],
                  ["dream", "proposals", "--status", "all"], ["dream", "status"]):
         r = run_kaos(*args, db=db)
         assert r.returncode == 0, (args, r.stderr)
-    assert file_digest(db) == before  # read-only listings leave the file byte-for-byte unchanged
+    assert target_digest(db) == before  # read-only listings leave the file byte-for-byte unchanged
     pending = json.loads(run_kaos("dream", "merges", "--json", db=db).stdout)
     assert [p["skills"] for p in pending] == [[1, 2]]
     pid = pending[0]["id"]
     r = run_kaos("dream", "merges", "--accept", str(pid), "--keep", "csv-to-parquet", db=db)
     assert r.returncode == 0, r.stderr
-    conn = sqlite3.connect(db)
-    q = conn.execute
-    assert q("SELECT count(*) FROM skill_uses WHERE skill_id = 1").fetchone()[0] == 4
-    assert q("SELECT count(*) FROM skill_hits WHERE skill_id = 1").fetchone()[0] == 1
-    edges = q("SELECT src_kind, src_id, dst_kind, dst_id, relation, strength, activations FROM edges "
-              "ORDER BY 1, 2, 3, 4, 5").fetchall()
+    assert query(db, "SELECT count(*) FROM skill_uses WHERE skill_id = 1") == [(4,)]
+    assert query(db, "SELECT count(*) FROM skill_hits WHERE skill_id = 1") == [(1,)]
+    edges = query(db, "SELECT src_kind, src_id, dst_kind, dst_id, relation, strength, activations FROM edges "
+                      "ORDER BY 1, 2, 3, 4, 5")
     assert edges == [("memory", 1, "skill", 1, "co_occurs_with", 0.4, 1),
                      ("skill", 1, "skill", 3, "caused", 0.3, 1),
                      ("skill", 1, "skill", 3, "co_occurs_with", 1.0, 3)]  # 0.7 + 0.6 capped at 1
-    assert q("SELECT a_id, b_id, count FROM coactivations").fetchall() == [(1, 3, 3.0)]
-    dep, reason = q("SELECT deprecated, deprecated_reason FROM skills WHERE id = 2").fetchone()
+    assert query(db, "SELECT a_id, b_id, count FROM coactivations") == [(1, 3, 3.0)]
+    [(dep, reason)] = query(db, "SELECT deprecated, deprecated_reason FROM skills WHERE id = 2")
     assert dep == 1 and reason == f"merged into 1 via proposal {pid}"
-    conn.close()
     r = run_kaos("dream", "merges", "--accept", str(pid), db=db)
     assert r.returncode == 1 and "already applied" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 

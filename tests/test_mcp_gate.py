@@ -36,5 +36,7 @@ def test_a_crash_is_a_tool_error_and_its_transaction_is_rolled_back(lib: Library
 
 def test_sqlite_errors_are_described(lib: Library) -> None:
     gate = LibraryGate(lib)
-    with pytest.raises(ToolError, match="no such table"):
+    with pytest.raises(ToolError, match='no such table|relation "nowhere" does not exist') as caught:
         gate.call(lambda lb: lb.conn.execute("SELECT * FROM nowhere"))
+    assert str(caught.value).startswith(lib.conn.kaos_path + ": ")  # the library named, its password masked
+    assert gate.call(lambda lb: lb.skills.count()) == 0  # the failed statement left no transaction behind

@@ -21,7 +21,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
 from kaos_dream import Library, Settings  # noqa: E402
 
-from .conftest import PROJECT_ROOT, file_digest, kaos_command, run_kaos  # noqa: E402
+from .conftest import PROJECT_ROOT, file_digest, kaos_command, library_digest, run_kaos  # noqa: E402
 
 EXPECTED_TOOLS = {
     "agent_start", "search", "skill_get", "skill_apply", "record_outcome", "record_outcomes", "memory_add",
@@ -30,14 +30,14 @@ EXPECTED_TOOLS = {
 }
 
 
-def server_params(db: Path, extra_env: dict[str, str] | None = None) -> StdioServerParameters:
+def server_params(db: Path | str, extra_env: dict[str, str] | None = None) -> StdioServerParameters:
     env = {"PYTHONPATH": str(PROJECT_ROOT), **(extra_env or {})}
     cmd = kaos_command()
     return StdioServerParameters(command=cmd[0], args=[*cmd[1:], "--db", str(db), "mcp", "serve"], env=env)
 
 
 @asynccontextmanager
-async def session(db: Path, extra_env: dict[str, str] | None = None) -> AsyncIterator[ClientSession]:
+async def session(db: Path | str, extra_env: dict[str, str] | None = None) -> AsyncIterator[ClientSession]:
     with open(os.devnull, "w") as errlog:
         async with (
             stdio_client(server_params(db, extra_env), errlog=errlog) as (read, write),
@@ -63,7 +63,7 @@ async def call_error(s: ClientSession, name: str, args: dict[str, Any]) -> str:
     return " ".join(getattr(c, "text", "") for c in result.content)
 
 
-def drive(db: Path, script: Callable[[ClientSession], Awaitable[None]]) -> None:
+def drive(db: Path | str, script: Callable[[ClientSession], Awaitable[None]]) -> None:
     async def main() -> None:
         with anyio.fail_after(60):
             async with session(db) as s:
@@ -73,8 +73,9 @@ def drive(db: Path, script: Callable[[ClientSession], Awaitable[None]]) -> None:
 
 
 @pytest.fixture
-def library_file(tmp_path: Path) -> Path:
-    path = tmp_path / "kaos.db"
+def library_file(library_target: str) -> str:
+    """The library the server opens: a file, or a database on the test server (both engines: conftest)."""
+    path = library_target
     with Library(path, settings=Settings()) as lib:
         lib.skills.add("csv-to-parquet", "Convert CSV files to parquet with pyarrow", "Convert {path} to parquet",
                        tags=["data"])
@@ -85,8 +86,16 @@ def library_file(tmp_path: Path) -> Path:
     return path
 
 
-def test_lists_every_tool_and_read_tools_leave_the_file_unchanged(library_file: Path) -> None:
-    before = file_digest(library_file)
+def digest(target: str) -> str:
+    """The file's bytes on SQLite; every table's rows on PostgreSQL (conftest.library_digest)."""
+    if not target.startswith("postgresql://"):
+        return file_digest(Path(target))
+    with Library(target, settings=Settings(), readonly=True) as lib:
+        return library_digest(lib)
+
+
+def test_lists_every_tool_and_read_tools_leave_the_file_unchanged(library_file: str) -> None:
+    before = digest(library_file)
 
     async def script(s: ClientSession) -> None:
         listed = {t.name: t for t in (await s.list_tools()).tools}
@@ -117,13 +126,13 @@ def test_lists_every_tool_and_read_tools_leave_the_file_unchanged(library_file: 
         await call(s, "alerts_check", {})
         await call(s, "related", {"node": "memory:s3-throttle"})
         await call(s, "dream_status", {})
-        assert file_digest(library_file) == before  # checked while the server still holds the file open
+        assert digest(library_file) == before  # checked while the server still holds the file open
 
     drive(library_file, script)
-    assert file_digest(library_file) == before
+    assert digest(library_file) == before
 
 
-def test_tools_act_on_the_library(library_file: Path) -> None:
+def test_tools_act_on_the_library(library_file: str) -> None:
     async def script(s: ClientSession) -> None:
         found = await call(s, "search", {"query": "convert csv to parquet", "kind": "skill"})
         assert [r["name"] for r in found["results"]][:1] == ["csv-to-parquet"]
@@ -158,7 +167,7 @@ def test_tools_act_on_the_library(library_file: Path) -> None:
         assert fp["occurrences"] == 2 and fp["agents"] == 2
 
 
-def test_a_full_episode_over_mcp(library_file: Path) -> None:
+def test_a_full_episode_over_mcp(library_file: str) -> None:
     """search -> apply -> record outcome -> failure -> end, for a failed and then a completed episode."""
     seen: dict[str, Any] = {}
 
@@ -223,7 +232,7 @@ def test_a_full_episode_over_mcp(library_file: Path) -> None:
         assert lib.check() == []
 
 
-def test_failure_lookup_names_preventing_skills_and_related_follows_edges(library_file: Path) -> None:
+def test_failure_lookup_names_preventing_skills_and_related_follows_edges(library_file: str) -> None:
     async def script(s: ClientSession) -> None:
         fp = (await call(s, "failure_record", {"tool": "http_get", "message": "HTTP 429 Too Many Requests"}))
         fp_id = fp["fingerprint_id"]
@@ -253,7 +262,7 @@ def test_failure_lookup_names_preventing_skills_and_related_follows_edges(librar
     drive(library_file, script)
 
 
-def test_bad_arguments_are_tool_errors_and_the_server_keeps_serving(library_file: Path) -> None:
+def test_bad_arguments_are_tool_errors_and_the_server_keeps_serving(library_file: str) -> None:
     async def script(s: ClientSession) -> None:
         message = await call_error(s, "search", {})
         assert "query: required" in message and "pydantic" not in message
@@ -307,7 +316,7 @@ def test_bad_arguments_are_tool_errors_and_the_server_keeps_serving(library_file
         assert lib.conn.execute("SELECT count(*) FROM skill_uses").fetchone()[0] == 0
 
 
-def test_concurrent_calls_in_one_server_are_serialised(library_file: Path) -> None:
+def test_concurrent_calls_in_one_server_are_serialised(library_file: str) -> None:
     """The SDK runs tools on worker threads; 40 writes fired at once must all land, none lost."""
     async def script(s: ClientSession) -> None:
         results: list[dict[str, Any]] = []
@@ -331,7 +340,7 @@ def test_concurrent_calls_in_one_server_are_serialised(library_file: Path) -> No
         assert sum(f["occurrences"] for f in lib.failures.list()) == 20
 
 
-def test_many_server_processes_write_one_file(library_file: Path) -> None:
+def test_many_server_processes_write_one_file(library_file: str) -> None:
     """Four servers (four agent hosts) running episodes at once: every row and counter lands exactly."""
     per_server = 8
 
@@ -411,7 +420,7 @@ def test_help_has_an_example(kaos) -> None:
     assert result.returncode == 0 and "Example: kaos mcp serve" in result.stdout
 
 
-def test_search_explores_with_a_seed(library_file: Path) -> None:
+def test_search_explores_with_a_seed(library_file: str) -> None:
     async def script(s: ClientSession) -> None:
         schema = {t.name: t for t in (await s.list_tools()).tools}["search"].input_schema["properties"]
         assert schema["explore"]["type"] == "boolean" and schema["explore"]["default"] is False
@@ -423,7 +432,7 @@ def test_search_explores_with_a_seed(library_file: Path) -> None:
     drive(library_file, script)
 
 
-def test_related_hides_deprecated_skills_unless_asked_and_marks_them(library_file: Path) -> None:
+def test_related_hides_deprecated_skills_unless_asked_and_marks_them(library_file: str) -> None:
     with Library(library_file, settings=Settings()) as lib:
         from kaos_dream.graph.nodes import Node
 
@@ -442,7 +451,7 @@ def test_related_hides_deprecated_skills_unless_asked_and_marks_them(library_fil
     drive(library_file, script)
 
 
-def test_record_outcomes_reports_a_batch_in_one_call_and_a_bad_item_writes_nothing(library_file: Path) -> None:
+def test_record_outcomes_reports_a_batch_in_one_call_and_a_bad_item_writes_nothing(library_file: str) -> None:
     async def script(s: ClientSession) -> None:
         await call(s, "agent_start", {"agent": "etl-7"})
         done = await call(s, "record_outcomes", {"agent": "etl-7", "outcomes": [

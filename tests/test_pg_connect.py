@@ -124,6 +124,38 @@ def test_role_without_connect_privilege(pg_server: PgServer, pg_database: str) -
     assert f"user 'locked_out' may not connect to database '{pg_database}'" in message
 
 
+def _cli_line(*args: str, env: dict[str, str] | None = None) -> str:
+    """The one stderr line of a `kaos` call that must fail with exit 1 (no traceback, password masked)."""
+    result = run_kaos(*args, env=env)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.stdout == "" and SECRET not in result.stderr and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert not any(p.name.startswith("postgres") for p in PROJECT_ROOT.iterdir())  # no file named after the URL
+    return result.stderr.strip()
+
+
+@needs_postgres
+@pytest.mark.parametrize("args", [("skill", "list"), ("skill", "add", "x", "-d", "a thing"),
+                                  ("dream", "run", "--apply"), ("db", "info")])
+def test_cli_server_not_running_is_one_line_exit_1(args: tuple[str, ...]) -> None:
+    port = free_port()
+    line = _cli_line("--db", f"postgresql://kaos:{SECRET}@127.0.0.1:{port}/kaos", *args)
+    assert line == (f"kaos: error: postgresql://kaos:***@127.0.0.1:{port}/kaos: no PostgreSQL server is answering "
+                    f"at 127.0.0.1:{port} (is it running?)")
+
+
+@needs_postgres
+def test_cli_wrong_password_and_missing_database(pg_server: PgServer, pg_database: str) -> None:
+    line = _cli_line("--db", pg_server.url(pg_database, password=SECRET), "skill", "add", "x", "-d", "a thing")
+    assert line.startswith(f"kaos: error: postgresql://kaos_admin:***@127.0.0.1:{pg_server.port}/{pg_database}: "
+                           "password authentication failed for user 'kaos_admin'")
+    line = _cli_line("--db", pg_server.url("no_such_db", password=pg_server.admin_password), "skill", "list")
+    assert "database 'no_such_db' does not exist" in line and pg_server.admin_password not in line
+    with pg_server.admin(pg_database) as conn:  # the refused write created nothing
+        assert conn.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'"
+                            ).fetchone()[0] == 0
+
+
 @needs_postgres
 def test_cli_names_the_url_masked_and_exits_1(pg_server: PgServer, pg_database: str) -> None:
     """A command that only reads or changes content refuses a database with no library in it (as a
@@ -161,3 +193,42 @@ def test_kaos_db_variable_selects_postgres_and_names_a_dead_server(tmp_path) -> 
     assert result.returncode == 1
     assert result.stderr.strip() == ("kaos: error: postgres://kaos:***@127.0.0.1:1/kaos: no PostgreSQL server is "
                                      "answering at 127.0.0.1:1 (is it running?)")
+
+
+@needs_postgres
+def test_the_cli_boundary_turns_a_raw_driver_error_into_one_masked_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """A psycopg error no adapter described (here: a connection made outside kaos' own connect) still
+    ends as one line and exit 1, and a password in any error message is masked."""
+    import psycopg
+
+    from kaos_dream.cli.guard import guarded
+    from kaos_dream.errors import InvalidInputError
+
+    port = free_port()
+    assert guarded(lambda: psycopg.connect(f"postgresql://kaos:{SECRET}@127.0.0.1:{port}/kaos", connect_timeout=5)) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("kaos: error: ") and "PostgreSQL: " in err and "internal error" not in err
+    assert err.count("\n") == 1 and SECRET not in err
+
+    def refuse() -> int:
+        raise InvalidInputError(f"cannot use postgresql://kaos:{SECRET}@db/kaos here")
+
+    assert guarded(refuse) == InvalidInputError.exit_code
+    err = capsys.readouterr().err
+    assert SECRET not in err and "postgresql://kaos:***@db/kaos" in err
+
+
+@needs_postgres
+def test_db_migrate_refuses_an_empty_database_and_masks_the_url(pg_server: PgServer, pg_database: str) -> None:
+    with pg_server.admin() as conn:
+        conn.execute(f"ALTER ROLE kaos_admin PASSWORD '{SECRET}'")
+    try:
+        url = pg_server.url(pg_database, password=SECRET)
+        line = _cli_line("db", "migrate", "--db", url)
+        assert line.startswith("kaos: error: no library at postgresql://kaos_admin:***@")
+        assert run_kaos("init", "--db", url).returncode == 0
+        r = run_kaos("db", "migrate", "--db", url)
+        assert r.returncode == 0 and "is already at schema version" in r.stdout and SECRET not in r.stdout
+    finally:
+        with pg_server.admin() as conn:
+            conn.execute(f"ALTER ROLE kaos_admin PASSWORD '{pg_server.admin_password}'")

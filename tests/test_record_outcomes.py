@@ -92,8 +92,8 @@ def test_an_unknown_skill_in_a_batch_is_named_and_nothing_is_written(lib, skills
     assert uses(lib) == [] and lib.episodes.list() == []
 
 
-def test_cli_stdin_records_json_lines_in_one_go(tmp_path: Path) -> None:
-    db = tmp_path / "k.db"
+def test_cli_stdin_records_json_lines_in_one_go(library_target: str) -> None:
+    db = library_target
     with Library(db, clock=ManualClock(1.0)) as lib:
         lib.skills.add("alpha", "alpha things")
         lib.skills.add("beta", "beta things")
@@ -113,8 +113,8 @@ def test_cli_stdin_records_json_lines_in_one_go(tmp_path: Path) -> None:
     ('{"skill": "alpha", "success": 1}\n', "line 1: success must be true or false"),
     ("\n\n", "no outcomes on stdin"),
 ])
-def test_cli_stdin_refuses_a_bad_line_with_one_line_and_writes_nothing(tmp_path: Path, text, message) -> None:
-    db = tmp_path / "k.db"
+def test_cli_stdin_refuses_a_bad_line_with_one_line_and_writes_nothing(library_target: str, text, message) -> None:
+    db = library_target
     with Library(db, clock=ManualClock(1.0)) as lib:
         lib.skills.add("alpha", "alpha things")
     done = run_kaos("record-outcome", "--stdin", "--agent", "run-1", db=db, input=text)

@@ -18,6 +18,7 @@ from ..store import LATEST_VERSION, file_schema_version
 from ..store.backup import backup_database
 from ..store.connect import missing_library_message
 from ..store.copy import copy_library
+from ..store.engine import is_postgres_url, mask
 from ..store.jsonl import export_database, import_database
 from . import output
 from .common import DbOption, JsonOption, open_for_read, open_for_write, resolve_db, wants_json
@@ -79,20 +80,29 @@ def check(ctx: typer.Context, db: DbOption = None, json_out: JsonOption = False)
 
 @app.command("migrate")
 def migrate(ctx: typer.Context, db: DbOption = None, json_out: JsonOption = False) -> None:
-    """Upgrade the file to the current schema (a no-op when it is current)."""
+    """Upgrade the file (or PostgreSQL database) to the current schema (a no-op when it is current)."""
     path = resolve_db(ctx, db)
-    if path != ":memory:" and not os.path.exists(path):
+    remote = is_postgres_url(path)
+    if path != ":memory:" and not remote and not os.path.exists(path):
         raise StoreError(missing_library_message(path))
-    before = file_schema_version(path)
+    if remote:
+        from ..store.postgres.migrations import database_schema_version
+
+        before = database_schema_version(path)
+    else:
+        before = file_schema_version(path)
+    if remote and before == 0:  # an empty database is not a library to upgrade: `kaos init` creates one
+        raise StoreError(missing_library_message(mask(path)))
     with Library(path) as lib:
         after = lib.info()["schema_version"]
-    result = {"path": path, "from": before, "to": after, "latest": LATEST_VERSION}
+    shown = mask(path)  # a PostgreSQL URL may hold a password
+    result = {"path": shown, "from": before, "to": after, "latest": LATEST_VERSION}
     if wants_json(ctx, json_out):
         output.emit_json(result)
     elif before == after:
-        output.message(f"{path} is already at schema version {after}")
+        output.message(f"{shown} is already at schema version {after}")
     else:
-        output.message(f"{path} upgraded from schema version {before} to {after}")
+        output.message(f"{shown} upgraded from schema version {before} to {after}")
 
 
 @app.command("reindex")

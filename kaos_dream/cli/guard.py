@@ -74,11 +74,15 @@ def guarded(command: Callable[[], int]) -> int:
     except KaosError as exc:
         if debug:
             raise
-        return fail(f"error: {exc}", exc.exit_code)
-    except sqlite3.Error as exc:
+        from ..store.engine import mask
+
+        return fail(mask(f"error: {exc}"), exc.exit_code)
+    except sqlite3.Error as exc:  # PostgreSQL's errors arrive as these too (store/postgres/adapter.py)
         if debug:
             raise
-        return fail("error: " + describe_sqlite_error(exc, global_options_path()), 1)
+        from ..store.engine import mask
+
+        return fail("error: " + mask(describe_sqlite_error(exc, global_options_path())), 1)
     except OverflowError as exc:  # e.g. --limit 9223372036854775808: past SQLite's 64-bit integers
         if debug:
             raise
@@ -99,4 +103,13 @@ def guarded(command: Callable[[], int]) -> int:
     except Exception as exc:  # the last line of defence: never a traceback for the user
         if debug:
             raise
-        return fail(f"internal error: {type(exc).__name__}: {exc} (set KAOS_DEBUG=1 for a traceback)", 1)
+        from ..store.engine import mask
+
+        if _from_driver(exc):  # a PostgreSQL error the adapter did not see (it describes those it runs)
+            return fail(f"error: {global_options_path()}: PostgreSQL: {mask(str(exc))}", 1)
+        return fail(mask(f"internal error: {type(exc).__name__}: {exc} (set KAOS_DEBUG=1 for a traceback)"), 1)
+
+
+def _from_driver(exc: BaseException) -> bool:
+    """True for an error raised by psycopg (checked by module, so this never imports the driver)."""
+    return any(cls.__module__.split(".")[0] in ("psycopg", "psycopg_binary") for cls in type(exc).__mro__)

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from ..store.dialect import library_key
 from .diagnosis import Diagnosis
 
 # Measured on the tuning sets by demo_failure_intelligence_bench/learned_threshold.py (learned_threshold.md):
@@ -114,8 +115,7 @@ _FREQUENCIES: dict[str, TokenFrequencies] = {}
 def token_frequencies(conn: sqlite3.Connection) -> TokenFrequencies:
     """The library's token frequencies, topped up with the fingerprints added since the last call
     (recounted from scratch if the file's fingerprints went backwards, e.g. another file at the path)."""
-    row = conn.execute("SELECT file FROM pragma_database_list WHERE name = 'main'").fetchone()
-    key = row[0] if row and row[0] else f"memory:{id(conn)}"
+    key = library_key(conn)
     freq = _FREQUENCIES.get(key)
     newest = conn.execute("SELECT coalesce(max(id), 0) FROM failure_fingerprints").fetchone()[0]
     if freq is None or newest < freq.last_id:

@@ -2,7 +2,8 @@
 
 The SQL itself is shared (PostgreSQL's form is derived in :mod:`.postgres.translate`); what remains
 are behaviours: PostgreSQL aborts a whole transaction on a failed statement unless it sits in a
-savepoint, and it returns the ids of a multi-row insert instead of handing out consecutive rowids.
+savepoint, it returns the ids of a multi-row insert instead of handing out consecutive rowids, and
+a library is named by its URL rather than by a file.
 """
 
 from __future__ import annotations
@@ -45,3 +46,13 @@ _SQLITE_TABLES = "SELECT name FROM sqlite_master WHERE type = 'table' AND name N
 def table_names(conn: Any) -> list[str]:
     """Every table of the library, in name order (SQLite's own tables excluded)."""
     return [str(r[0]) for r in conn.execute(_PG_TABLES if is_postgres(conn) else _SQLITE_TABLES)]
+
+
+def library_key(conn: Any) -> str:
+    """Which library a connection is on, as a key for caches kept per library in one process: the
+    main file's path on SQLite (the connection itself for an in-memory database), the masked URL
+    (server and database) on PostgreSQL."""
+    if is_postgres(conn):
+        return f"postgresql:{conn.kaos_path}"
+    row = conn.execute("SELECT file FROM pragma_database_list WHERE name = 'main'").fetchone()
+    return row[0] if row and row[0] else f"memory:{id(conn)}"

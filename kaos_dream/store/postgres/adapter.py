@@ -19,6 +19,11 @@ here and in :mod:`.translate`:
   SQL errors of ``sqlite3.OperationalError``; a lost connection, a lock wait past the budget, a read-only
   session or a server shutdown raise :class:`~kaos_dream.errors.StoreFaultError` with one line that names
   the server (password masked). The transaction is then rolled back: nothing half-written.
+* **A lost connection is reopened only between transactions.** When the server restarted (or an admin
+  ended the session), the next statement that starts a transaction or reads outside one reconnects
+  once and runs again: nothing of it can have happened on the old connection. A connection lost
+  *inside* a transaction is never replaced silently: every later statement of that transaction fails
+  with the same fault until the caller rolls it back, so its first half cannot be committed alone.
 * **Full text.** Writers never see the index: at ``COMMIT`` the connection (re)indexes every skill and
   memory the transaction inserted or edited (:func:`.fulltext.index_entry`), in the same transaction.
   A search's FTS5 subquery is evaluated by :func:`.fulltext.bm25_candidates` (:mod:`.translate`).
@@ -30,7 +35,7 @@ import contextlib
 import hashlib
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ...errors import StoreFaultError
@@ -253,7 +258,8 @@ class PgConnection:
 
     engine = "postgresql"
 
-    def __init__(self, raw: psycopg.Connection, shown: str, busy_timeout_ms: int, readonly: bool = False) -> None:
+    def __init__(self, raw: psycopg.Connection, shown: str, busy_timeout_ms: int, readonly: bool = False,
+                 reopen: Callable[[], psycopg.Connection] | None = None) -> None:
         self.raw = raw
         self.kaos_path = shown  # the URL with its password masked: every message uses this
         self.kaos_busy_timeout_ms: int | None = None  # SQLite's retry loop does not apply here
@@ -267,15 +273,22 @@ class PgConnection:
         self._in_tx = False
         self._begun = False  # BEGIN has reached the server
         self._prefix: list[str] = []
+        self._lost: StoreFaultError | None = None  # the fault that ended the open transaction's connection
+        self._reopen = reopen
+        self._closed = False
+        self._configure(raw)
+        self.catalog = _load_catalog(raw)
+        self._sequences = _identity_tables(raw)
+
+    def _configure(self, raw: psycopg.Connection) -> None:
+        """The session settings every connection of this library has (set again after a reconnect)."""
         # No server-side prepared statements: a generic plan for a full-text match (a tsquery parameter)
         # cannot use the GIN index's selectivity and was ~100x slower than the planned-per-query one.
         raw.prepare_threshold = None
         _register_types(raw)
         raw.execute("SET lock_timeout = %s" % int(self.busy_timeout_ms))  # noqa: UP031 - an int
-        if readonly:
+        if self.readonly:
             raw.execute("SET default_transaction_read_only = on")
-        self.catalog = _load_catalog(raw)
-        self._sequences = _identity_tables(raw)
 
     # -- the sqlite3 surface ------------------------------------------------------------------------
     @property
@@ -300,6 +313,7 @@ class PgConnection:
             self._rollback()
 
     def close(self) -> None:
+        self._closed = True
         with contextlib.suppress(Exception):
             self.raw.close()
 
@@ -332,6 +346,7 @@ class PgConnection:
     # (client-side binding sends several statements at once), so a one-statement write transaction
     # costs two round trips (BEGIN + lock + statement, then COMMIT) instead of four.
     def _begin(self, write: bool) -> None:
+        self._revive()
         self._in_tx = True
         self._begun = False
         self._prefix = ["BEGIN"] + ([f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})"] if write else [])
@@ -357,12 +372,20 @@ class PgConnection:
 
     def _commit(self) -> None:
         try:
+            if self._lost is not None:
+                raise self._lost
             if self._dirty or self._explicit:  # statements were sent, so BEGIN was too
                 self._send_prefix()
                 self._flush_fulltext()
                 self._advance_identities()
             if self._begun:
-                self._call(self.raw.execute, self._take_prefix("COMMIT"))
+                try:
+                    self._call(self.raw.execute, self._take_prefix("COMMIT"))
+                except StoreFaultError as fault:
+                    if getattr(fault, "lost_connection", False):  # the server may have committed before the reply
+                        fault = self._fault(f"{self.kaos_path}: lost the connection to the PostgreSQL server while "
+                                            "committing; the transaction may or may not have been committed", "io")
+                    raise fault from None
         except BaseException:
             self._rollback()
             raise
@@ -376,6 +399,7 @@ class PgConnection:
         begun = self._begun
         self._in_tx = self._begun = False
         self._prefix = []
+        self._lost = None
         self._dirty.clear()
         self._explicit.clear()
         if begun:
@@ -397,6 +421,8 @@ class PgConnection:
         except sqlite3.Error:
             if "SAVEPOINT kaos_statement" in self._prefix:  # the statement never reached the server
                 self._prefix.remove("SAVEPOINT kaos_statement")
+            elif self._lost is not None:  # the connection is gone: there is no savepoint to return to
+                raise
             else:
                 self._call(self.raw.execute, "ROLLBACK TO SAVEPOINT kaos_statement")
             raise
@@ -447,8 +473,8 @@ class PgConnection:
                 bound[name] = None  # LIMIT NULL: no limit, as SQLite's LIMIT -1
         for match in t.fulltext:
             limit = int(bound[match.limit]) if match.limit is not None else 1 << 62
-            pairs = fulltext.bm25_candidates(self.raw, match.kind, str(bound[match.match]), limit,
-                                             include_deprecated=not match.live_only)
+            pairs = self._call(fulltext.bm25_candidates, self.raw, match.kind, str(bound[match.match]), limit,
+                               include_deprecated=not match.live_only)
             bound[match.slot] = json.dumps([[i, s] for i, s in pairs])
         return bound
 
@@ -481,7 +507,27 @@ class PgConnection:
         return True
 
     def _execute(self, cursor: PgCursor, sql: str, params: Any) -> None:
-        if self._control(sql) or self._pragma(cursor, sql):
+        if self._control(sql):
+            return
+        self._check_open_transaction()
+        if self._in_tx or self._writes(sql):  # a write outside a transaction retries only its BEGIN
+            self._statement(cursor, sql, params)
+            return
+        self._revive()
+        try:
+            self._statement(cursor, sql, params)
+        except StoreFaultError as fault:  # a read outside a transaction: running it again changes nothing
+            if not self._reconnect_after(fault):
+                raise
+            self._statement(cursor, sql, params)
+
+    def _writes(self, sql: str) -> bool:
+        if sql.lstrip()[:6].lower() == "pragma":
+            return False
+        return self._translated(sql, many=False).verb in _WRITES
+
+    def _statement(self, cursor: PgCursor, sql: str, params: Any) -> None:
+        if self._pragma(cursor, sql):
             return
         t = self._translated(sql, many=False)
         autocommit_write = t.verb in _WRITES and not self._in_tx
@@ -496,7 +542,8 @@ class PgConnection:
             edit = track and t.verb == "UPDATE" and "RETURNING" not in sql_out.upper()
             if edit:
                 sql_out += " RETURNING id"  # which entries lost their index row (see _flush_fulltext)
-            raw_cursor = self._run(self._take_prefix(sql_out), bound)
+            starts = bool(self._prefix) and self._prefix[0] == "BEGIN"
+            raw_cursor = self._run(self._take_prefix(sql_out), bound, starts=starts)
             if edit:
                 self._mark(_FTS_TABLES[t.table or ""], {int(r[0]) for r in raw_cursor.fetchall()})
                 cursor.rowcount = raw_cursor.rowcount
@@ -514,9 +561,19 @@ class PgConnection:
         if autocommit_write:
             self._commit()
 
-    def _run(self, sql: str, bound: dict[str, Any]) -> Any:
-        """Send ``sql`` (perhaps several statements) and leave the cursor on its last result."""
-        raw_cursor = self._call(self._client_cursor().execute, sql.encode("utf-8"), bound)
+    def _run(self, sql: str, bound: dict[str, Any], *, starts: bool = False) -> Any:
+        """Send ``sql`` (perhaps several statements) and leave the cursor on its last result. When it
+        carries its transaction's BEGIN (``starts``), nothing of the transaction had reached the server
+        yet, so a connection found lost is replaced and the whole text sent once more."""
+        try:
+            raw_cursor = self._call(self._client_cursor().execute, sql.encode("utf-8"), bound)
+        except StoreFaultError as fault:
+            if not (starts and getattr(fault, "lost_connection", False) and self._reopen is not None
+                    and not self._closed):
+                raise
+            self._lost = None
+            self._reconnect(fault)
+            raw_cursor = self._call(self._client_cursor().execute, sql.encode("utf-8"), bound)
         while raw_cursor.nextset():
             pass
         return raw_cursor
@@ -530,6 +587,7 @@ class PgConnection:
             self._dirty.setdefault(kind, set()).update(ids)  # type: ignore[union-attr]
 
     def _executemany(self, cursor: PgCursor, sql: str, seq: Iterable[Any]) -> None:
+        self._check_open_transaction()
         t = self._translated(sql, many=True)
         rows = list(seq)
         if not rows:
@@ -607,6 +665,39 @@ class PgConnection:
             for row in self._call(self.raw.execute, sql, params).fetchall():
                 self._call(fulltext.index_entry, self.raw, kind, int(row[0]), list(row[1:]))
 
+    # -- lost connections ---------------------------------------------------------------------------
+    def _check_open_transaction(self) -> None:
+        """Inside a transaction whose connection was lost, every statement fails until the rollback."""
+        if self._in_tx and self._lost is not None:
+            raise self._lost
+
+    def _revive(self) -> None:
+        """Between transactions, replace a connection already known to be broken."""
+        if not self._in_tx and self.raw.broken and self._reopen is not None and not self._closed:
+            self._reconnect(None)
+
+    def _reconnect_after(self, fault: StoreFaultError) -> bool:
+        """After ``fault`` outside a transaction: True when it was a lost connection, now reopened."""
+        if self._in_tx or not getattr(fault, "lost_connection", False) or self._reopen is None or self._closed:
+            return False
+        self._reconnect(fault)
+        return True
+
+    def _reconnect(self, fault: StoreFaultError | None) -> None:
+        from ..engine import mask
+
+        with contextlib.suppress(Exception):
+            self.raw.close()
+        assert self._reopen is not None
+        try:
+            raw = self._reopen()
+            self._configure(raw)
+        except Exception as exc:  # the server is still down, or refuses us now: one line, masked
+            first = next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+            raise self._fault(f"{self.kaos_path}: lost the connection to the PostgreSQL server and could not "
+                              f"reconnect ({mask(first)}); nothing was written", "io", lost=True) from None
+        self.raw = raw
+
     # -- errors -------------------------------------------------------------------------------------
     def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         import psycopg
@@ -616,6 +707,13 @@ class PgConnection:
         except psycopg.Error as exc:
             raise self._describe(exc) from None
 
+    @staticmethod
+    def _fault(message: str, kind: str, lost: bool = False) -> StoreFaultError:
+        fault = StoreFaultError(message)
+        fault.kind = kind
+        fault.lost_connection = lost  # type: ignore[attr-defined]
+        return fault
+
     def _describe(self, exc: Exception) -> Exception:
         import psycopg
 
@@ -623,11 +721,11 @@ class PgConnection:
         first = next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
         lost = isinstance(exc, psycopg.OperationalError) and (self.raw.closed or self.raw.broken)
         if lost or state.startswith("08") or state in ("57P01", "57P02", "57P03"):
-            self._in_tx = False
-            self._dirty.clear()
-            fault = StoreFaultError(f"{self.kaos_path}: lost the connection to the PostgreSQL server ({first}); "
-                                    "the operation's transaction was rolled back, nothing of it was written")
-            fault.kind = "io"
+            fault = self._fault(f"{self.kaos_path}: lost the connection to the PostgreSQL server ({first}); "
+                                "the operation's transaction was rolled back, nothing of it was written", "io",
+                                lost=True)
+            if self._in_tx:
+                self._lost = fault
             return fault
         if state == _LOCK_TIMEOUT:
             fault = StoreFaultError(f"{self.kaos_path} is locked by another writer beyond the busy timeout; "

@@ -86,6 +86,18 @@ def schema_version(conn: psycopg.Connection) -> int:
     return _state(conn)[0]
 
 
+def database_schema_version(url: str) -> int:
+    """The schema version of the database at ``url``, read on a connection of its own without writing
+    (0 for a database without kaos-dream's tables): ``kaos db migrate``'s "from"."""
+    from .connect import connect
+
+    raw = connect(url, autocommit=True)
+    try:
+        return schema_version(raw)
+    finally:
+        raw.close()
+
+
 def check_ownership(conn: psycopg.Connection, shown: str) -> int:
     """Refuse, before anything is written, a newer schema or another application's tables."""
     version, others = _state(conn)

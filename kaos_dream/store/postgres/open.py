@@ -24,7 +24,8 @@ def open_postgres(engine: Engine, *, readonly: bool, busy_timeout_ms: int, now: 
             require_current(raw, engine.shown)
         else:
             apply_migrations(raw, now, engine.shown)
-        return PgConnection(raw, engine.shown, busy_timeout_ms, readonly=readonly)
+        return PgConnection(raw, engine.shown, busy_timeout_ms, readonly=readonly,
+                            reopen=lambda: connect(engine, autocommit=True))
     except StoreError:
         raw.close()
         raise
