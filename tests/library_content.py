@@ -47,7 +47,7 @@ def build_rich_library(path: str) -> dict[str, int]:
     from kaos_dream import ManualClock
     from kaos_dream.demo import build_demo_library, demo_settings
     from kaos_dream.graph.pruning import record_query
-    from kaos_dream.store.catalogue import count_rows, data_tables
+    from kaos_dream.store.jsonl import exported_counts
 
     build_demo_library(path)
     with Library(path, clock=ManualClock(1.8e9 + 0.123456789), settings=demo_settings()) as lib:
@@ -66,4 +66,5 @@ def build_rich_library(path: str) -> dict[str, int]:
             lib.conn.execute("INSERT INTO llm_cache (key, purpose, model, answer, created_at) VALUES (?, ?, ?, ?, ?)",
                              ("k-1", "diagnose", "claude-x", '{"cause": "db down", "p": 0.875}', 1.8e9 + 1 / 3))
         lib.dream.run(apply=True)
-        return {s.name: n for s in data_tables(lib.conn) if (n := count_rows(lib.conn, s.name))}
+        # Rows as its export holds them (the layout before the storage-only task tables).
+        return {name: n for name, n in exported_counts(lib.conn).items() if n}

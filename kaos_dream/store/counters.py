@@ -15,7 +15,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
-from .dialect import table_names
+from .dialect import column_names, table_names
 
 
 @dataclass(frozen=True)
@@ -70,12 +70,12 @@ def counter_mismatches(conn: sqlite3.Connection, limit: int = 20) -> list[str]:
     if "skill_uses" not in present:
         return []
     problems: list[str] = []
-    columns = {r[1] for r in conn.execute("PRAGMA table_info(skill_uses)")}
+    columns = set(column_names(conn, "skill_uses"))
     counters = COUNTERS if "task_id" in columns else (COUNTERS[0], _HEX_TASK_COUNTER)
     for c in counters:
         if c.table not in present:
             continue
-        timed = "last_used_at" in {r[1] for r in conn.execute(f"PRAGMA table_info({c.table})")}
+        timed = "last_used_at" in column_names(conn, c.table)
         for row in conn.execute(_mismatch_sql(c, limit - len(problems), timed)):
             key = ", ".join(f"{k}={row[i]!r}" for i, k in enumerate(c.keys))
             n = len(c.keys)

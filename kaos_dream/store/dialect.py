@@ -56,3 +56,12 @@ def library_key(conn: Any) -> str:
         return f"postgresql:{conn.kaos_path}"
     row = conn.execute("SELECT file FROM pragma_database_list WHERE name = 'main'").fetchone()
     return row[0] if row and row[0] else f"memory:{id(conn)}"
+
+
+def column_names(conn: Any, table: str) -> list[str]:
+    """The table's columns in declaration order (empty when there is no such table)."""
+    if is_postgres(conn):
+        return [str(r[0]) for r in conn.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() "
+            "AND table_name = ? ORDER BY ordinal_position", (table,))]
+    return [str(r[1]) for r in conn.execute(f'PRAGMA table_info("{table}")')]

@@ -42,7 +42,6 @@ from ..errors import InvalidInputError, StoreError
 from .catalogue import (
     TableSpec,
     broken_reference,
-    count_rows,
     data_tables,
     load_order,
     read_snapshot,
@@ -88,7 +87,7 @@ _TASK_TABLE_VIEWS = {
         "skill_task_stats": (
             _TASK_STATS_COLUMNS,
             "SELECT {hex_task_id} AS h, skill_id, uses, successes, last_used_at "
-            "FROM skill_task_stats ORDER BY h{c}, skill_id",
+            "FROM skill_task_stats ORDER BY {order_hex_task_id}, skill_id",
         ),
     },
     15: {
@@ -102,7 +101,7 @@ _TASK_TABLE_VIEWS = {
             _TASK_STATS_COLUMNS,
             "SELECT {hex_t_hash} AS h, s.skill_id, s.uses, s.successes, "
             "(SELECT max(u.created_at) FROM skill_uses AS u WHERE u.task_id = s.task_id AND u.skill_id = s.skill_id) "
-            "FROM skill_task_stats AS s JOIN tasks AS t ON t.id = s.task_id ORDER BY h{c}, s.skill_id",
+            "FROM skill_task_stats AS s JOIN tasks AS t ON t.id = s.task_id ORDER BY {order_hex_t_hash}, s.skill_id",
         ),
     },
 }
@@ -115,8 +114,12 @@ def _hex(expr: str, postgres: bool) -> str:
 
 def _view_sql(template: str, postgres: bool) -> str:
     """A view of the old layout in the engine's own SQL (PostgreSQL's is run untranslated)."""
+    # PostgreSQL orders by an output name only when it stands alone: there, the expression itself, in
+    # byte order; on SQLite the name h.
+    order = {e: (f'{_hex(e, True)} COLLATE "C"' if postgres else "h") for e in ("task_id", "t.hash")}
     return template.format(hex_u_task_id=_hex("u.task_id", postgres), hex_task_id=_hex("task_id", postgres),
-                           hex_t_hash=_hex("t.hash", postgres), c=' COLLATE "C"' if postgres else "")
+                           hex_t_hash=_hex("t.hash", postgres), order_hex_task_id=order["task_id"],
+                           order_hex_t_hash=order["t.hash"])
 
 
 def _rows(conn: Any, sql: str) -> Iterable[tuple[Any, ...]]:
@@ -124,6 +127,17 @@ def _rows(conn: Any, sql: str) -> Iterable[tuple[Any, ...]]:
     if is_postgres(conn):
         return conn.native(sql.encode("utf-8"))
     return conn.execute(sql)
+
+
+def _counts(conn: Any, tables: list[tuple[str, tuple[str, ...], str]]) -> dict[str, int]:
+    return {name: int(next(iter(_rows(conn, f"SELECT count(*) FROM ({sql}) AS exported")))[0])
+            for name, _, sql in tables}
+
+
+def exported_counts(conn: Any) -> dict[str, int]:
+    """Rows per table as an export of the library now would hold them (the layout before the
+    storage-only migrations): what an import reports, so its tables add up to the rows it loaded."""
+    return _counts(conn, _exported(conn, schema_version(conn)))
 
 
 def export_version(version: int) -> int:
@@ -187,8 +201,7 @@ def export_lines(conn: sqlite3.Connection) -> Iterator[str]:
     version = schema_version(conn)
     layout = export_version(version)
     tables = _exported(conn, version)
-    counts = {name: int(next(iter(_rows(conn, f"SELECT count(*) FROM ({sql}) AS exported")))[0])
-              for name, _, sql in tables}
+    counts = _counts(conn, tables)
     migrations = [
         [int(r[0]), str(r[1])]
         for r in conn.execute("SELECT version, name FROM schema_migrations WHERE version <= ? ORDER BY version",
@@ -252,7 +265,7 @@ def export_database(source: str, out: str | Path | IO[str], *, force: bool = Fal
             else:
                 total = _write(lines, out)
                 target_name = "-"
-            counts = {s.name: count_rows(conn, s.name) for s in data_tables(conn)}
+            counts = exported_counts(conn)
     except sqlite3.Error as exc:
         raise StoreError(describe_sqlite_error(exc, shown)) from None
     finally:
@@ -433,7 +446,7 @@ def import_lines(lines: Iterator[tuple[int, bytes]], target: str | Path, *, forc
             _apply_storage_only(conn, version, str(temp))
             apply_migrations(conn, now, str(temp))
             upgraded = schema_version(conn)
-            counts = {s.name: count_rows(conn, s.name) for s in data_tables(conn)}
+            counts = exported_counts(conn)
             finish_as_rollback_journal(conn, temp)
         except sqlite3.Error as exc:
             raise StoreError(f"import failed while upgrading: {describe_sqlite_error(exc, str(target))}") from None
@@ -456,7 +469,7 @@ def _import_postgres(conn: Any, version: int, tables: dict[str, dict[str, Any]],
     """The whole import in one transaction under the write lock: the emptiness check (so two imports
     cannot both find the database empty), the schema up to the export's version, the rows, the
     upgrade, and at COMMIT the identity sequences and the full-text index."""
-    from .postgres.transfer import clear_library, migrate_inside, schema_version_of
+    from .postgres.transfer import clear_library, migrate_inside, reset_empty_library, schema_version_of
 
     try:
         conn.execute("BEGIN IMMEDIATE")
@@ -465,20 +478,19 @@ def _import_postgres(conn: Any, version: int, tables: dict[str, dict[str, Any]],
             if current and not library_is_empty(conn):
                 if not force:
                     raise _refuse_data(conn.kaos_path)
-                if current > version:
-                    raise StoreError(
-                        f"{conn.kaos_path} has schema version {current}, newer than the export's {version}: "
-                        "an import cannot go back; upgrade the source first (`kaos --db SRC db migrate`)")
                 clear_library(conn)
-            elif current > version:
-                raise StoreError(
-                    f"{conn.kaos_path} has schema version {current}, newer than the export's {version}; "
-                    "upgrade the source first (`kaos --db SRC db migrate`) or use an empty database")
+            if current > version:
+                if any(m.name not in STORAGE_ONLY for m in MIGRATIONS[version:current]):
+                    raise StoreError(
+                        f"{conn.kaos_path} has schema version {current}, newer than the export's {version}; "
+                        "upgrade the source first (`kaos --db SRC db migrate`) or use an empty database")
+                # Only storage-only steps lie between: the (now empty) schema is rebuilt from the export's up.
+                reset_empty_library(conn)
             migrate_inside(conn, now, upto=version)
             rows = _load(conn, version, tables, header_raw, lines)
             migrate_inside(conn, now)
             upgraded = schema_version_of(conn)
-            counts = {s.name: count_rows(conn, s.name) for s in data_tables(conn)}
+            counts = exported_counts(conn)
             conn.execute("COMMIT")
         except BaseException:
             conn.rollback()

@@ -95,3 +95,21 @@ def clear_library(conn: PgConnection) -> None:
     if names:
         conn.native("TRUNCATE " + ", ".join(f'"{n}"' for n in names) + " RESTART IDENTITY")
     conn.native("UPDATE fulltext_totals SET docs = 0, tokens = 0")
+
+
+def reset_empty_library(conn: PgConnection) -> None:
+    """Drop an empty library's schema (its tables with their triggers and sequences, and its
+    ``kaos_`` functions), in the caller's transaction, so an export of an older layout can be loaded
+    from its own version up: an export is written in the layout before the storage-only migrations,
+    while a freshly initialised database already sits past them. Only ever called on a library
+    holding no data; a rollback restores it."""
+    conn.sync()
+    names = table_names(conn)
+    if names:
+        conn.native("DROP TABLE " + ", ".join(f'"{n}"' for n in names) + " CASCADE")
+    for (signature,) in conn.native(
+        "SELECT p.oid::regprocedure::text FROM pg_proc AS p JOIN pg_namespace AS n ON n.oid = p.pronamespace "
+        "WHERE n.nspname = current_schema() AND p.proname LIKE 'kaos\\_%' ORDER BY 1"
+    ).fetchall():
+        conn.native(f"DROP FUNCTION {signature} CASCADE")
+    conn.refresh_catalog()

@@ -143,7 +143,7 @@ def _functions(tokens: list[tuple[str, str]]) -> list[tuple[str, str]]:
         tok = tokens[i]
         name = tok[1].lower() if tok[0] == "word" else ""
         open_at = _next_code(tokens, i + 1)
-        is_call = name in ("max", "min", "group_concat", "json_extract", "json_each") and (
+        is_call = name in ("max", "min", "group_concat", "json_extract", "json_each", "printf") and (
             open_at < len(tokens) and tokens[open_at] == ("other", "("))
         if not is_call or (out and out[-1] == ("other", ".")):
             out.append(tok)
@@ -159,6 +159,11 @@ def _functions(tokens: list[tuple[str, str]]) -> list[tuple[str, str]]:
         elif name == "group_concat":
             sep = _text(args[1]) if len(args) > 1 else "','"
             out.append(("word", f"string_agg(({_text(args[0])})::text, {sep})"))
+        elif name == "printf":
+            fmt = _text(args[0]).replace("%%", "%")
+            if fmt != "'%016x'" or len(args) != 2:
+                raise ValueError(f"printf({fmt}, ...) has no PostgreSQL translation")
+            out.append(("word", f"lpad(to_hex({_text(args[1])}), 16, '0')"))
         elif name == "json_extract":
             path = _text(args[1])
             if not (path.startswith("'$.") and path.endswith("'")):
