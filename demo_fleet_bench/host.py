@@ -14,15 +14,16 @@ returned: a call that raised is an error surfaced, never retried, never counted.
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import workload  # demo_reliability_bench/workload.py: the same skills, queries and failures
 
-from kaos_dream import Library
+from kaos_dream import Library, Settings
 
 MIX = {"search": 40, "outcome": 30, "failure": 10, "log": 20}  # the reliability bench's weights
 OPS = ("start", "search", "outcome", "failure", "incident", "log", "complete", "fail")
@@ -60,7 +61,10 @@ def run_host(spec: dict[str, Any], ready: Any, go: Any, results: Any) -> None:
     """The process body: wait for ``go``, run for ``spec['seconds']``, put the report on ``results``."""
     host = spec["host"]
     rng = random.Random(spec["seed"] * 1000 + host)
-    lib = Library(spec["db"])
+    # Automatic dry-run passes run inline, after the episode-end commit that made them due, instead of
+    # in a detached process: a detached pass could outlive its host and still be running while the
+    # library is verified. They compete for the lease with the racers' `--apply` passes all the same.
+    lib = Library(spec["db"], settings=replace(Settings.from_env(), dream_auto_budget_ms=math.inf))
     skill_ids = [int(r[0]) for r in lib.conn.execute("SELECT id FROM skills ORDER BY id")]
     agents = [Agent(slot) for slot in range(spec["agents"])]
     wrote = Written()

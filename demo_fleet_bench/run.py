@@ -99,7 +99,8 @@ def wait_for_lease(target: targets.Target, db: str, seconds: float = 60.0) -> bo
     return False
 
 
-def one_run(target: targets.Target, hosts: int, repeat: int, args: argparse.Namespace, threshold: int) -> dict[str, Any]:
+def one_run(target: targets.Target, hosts: int, repeat: int, args: argparse.Namespace,
+            threshold: int) -> dict[str, Any]:
     """Seed a fresh library, run ``hosts`` host processes and the dream racers, verify, drop the library."""
     db = target.fresh()
     try:
@@ -351,6 +352,7 @@ def main() -> int:
                    not e["problems"], "; ".join(e["problems"][:3]))
     problems = [f"{name}: {p}" for name, e in engines.items() for p in e.get("problems", [])]
     for r in runs:
+        r["per_op"] = latency_table([r])
         r.pop("latency_ns")
     result = {
         "ok": not checks.missed,

@@ -144,10 +144,11 @@ def _lease(q: Any, dream: dict[str, Any]) -> dict[str, Any]:
     left = [r for r in runs if r[3] == "running"]
     if left:
         problems.append(f"{len(left)} dream runs left 'running'")
-    overlaps = 0
-    finished = [r for r in runs if r[5] is not None]
-    for before, after in zip(finished, finished[1:]):
-        overlaps += after[4] < before[5]
+    overlaps, busy_until = 0, float("-inf")
+    for _id, _mode, _trigger, _status, started, finished in runs:  # ordered by start
+        if finished is not None:
+            overlaps += started < busy_until
+            busy_until = max(busy_until, finished)
     if overlaps:
         problems.append(f"{overlaps} dream passes started before the one before them had finished")
     applied = sum(r[1] == "apply" and r[2] == "manual" and r[3] == "completed" for r in runs)
