@@ -33,6 +33,7 @@ from .names import clean_agent_id
 from .plasticity.hebbian import CROSS_MODAL_WEIGHT, SAME_KIND_WEIGHT, canonical
 from .plasticity.task import task_hash
 from .store import transaction
+from .store.dialect import inserted_ids, recoverable
 from .store.records import as_dict, from_row
 
 if TYPE_CHECKING:
@@ -274,7 +275,8 @@ class Episodes:
             {"skill_id": r[0], "name": r[1], "uses": r[2], "successes": r[3]}
             for r in self._conn.execute(
                 "SELECT u.skill_id, s.name, count(*), sum(u.success) FROM skill_uses AS u "
-                "JOIN skills AS s ON s.id = u.skill_id WHERE u.agent_id = ? GROUP BY u.skill_id ORDER BY u.skill_id",
+                "JOIN skills AS s ON s.id = u.skill_id WHERE u.agent_id = ? "
+                "GROUP BY u.skill_id, s.id ORDER BY u.skill_id",
                 (agent_id,),
             )
         ]
@@ -282,7 +284,7 @@ class Episodes:
             {"memory_id": r[0], "key": r[1], "hits": r[2]}
             for r in self._conn.execute(
                 "SELECT h.memory_id, m.key, count(*) FROM memory_hits AS h JOIN memories AS m ON m.id = h.memory_id "
-                "WHERE h.agent_id = ? GROUP BY h.memory_id ORDER BY h.memory_id",
+                "WHERE h.agent_id = ? GROUP BY h.memory_id, m.id ORDER BY h.memory_id",
                 (agent_id,),
             )
         ]
@@ -456,7 +458,8 @@ class Episodes:
                     task = self._latest_query(agent_id, skill_id)
                 digest = task_hash(task)
                 try:
-                    cur = self._conn.execute(_INSERT_USE_SQL, (skill_id, agent_id, int(success), task, digest, now))
+                    with recoverable(self._conn):
+                        cur = self._conn.execute(_INSERT_USE_SQL, (skill_id, agent_id, int(success), task, digest, now))
                     return Outcome(int(cur.lastrowid or 0), skill_id, agent_id, success, task, digest, now)
                 except sqlite3.IntegrityError:  # a missing skill or agent: the full path says which
                     known.discard(agent_id or "")
@@ -469,7 +472,8 @@ class Episodes:
             digest = task_hash(task)
             row = (skill_id, agent_id, int(success), task, digest, now)
             try:
-                cur = self._conn.execute(_INSERT_USE_SQL, row)
+                with recoverable(self._conn):
+                    cur = self._conn.execute(_INSERT_USE_SQL, row)
             except sqlite3.IntegrityError:  # the skill exists: the agent the connection knew was rolled back
                 if agent_id is None:
                     raise
@@ -506,10 +510,9 @@ class Episodes:
                     task = self._latest_query(agent_id, skill_id)
                 rows.append((skill_id, agent_id, int(success), task, task_hash(task), now))
             first = int(self._conn.execute("SELECT coalesce(max(id), 0) FROM skill_uses").fetchone()[0]) + 1
-            self._conn.executemany(_INSERT_USE_SQL, rows)
+            ids = inserted_ids(self._conn.executemany(_INSERT_USE_SQL, rows), first, len(rows))
         known.update(agents)
-        # In one write transaction each insert takes the next rowid (max + 1), so the ids are consecutive.
-        return [Outcome(first + i, r[0], r[1], bool(r[2]), r[3], r[4], now) for i, r in enumerate(rows)]
+        return [Outcome(i, r[0], r[1], bool(r[2]), r[3], r[4], now) for i, r in zip(ids, rows, strict=True)]
 
     def _exists(self, ref: int | str) -> bool:
         try:

@@ -21,6 +21,8 @@ from .store import LATEST_VERSION, apply_migrations, connect, schema_version, tr
 from .store.connect import describe_sqlite_error, enable_wal
 from .store.context import StoreContext
 from .store.counters import counter_mismatches
+from .store.dialect import is_postgres, table_names
+from .store.engine import parse_db, require_driver
 from .store.migrations import check_ownership, refuse_foreign_file, require_current
 
 if TYPE_CHECKING:
@@ -66,40 +68,59 @@ class Library(AbstractContextManager["Library"]):
         clock: Clock | None = None,
         settings: Settings | None = None,
         readonly: bool = False,
+        create: bool = True,
     ) -> None:
         self.settings = settings or Settings.from_env()
+        self._create = create
         self.path = str(path) if path is not None else self.settings.db
         self.clock: Clock = clock or SystemClock()
         self.readonly = readonly
-        if not readonly:
-            refuse_foreign_file(self.path, self.settings.busy_timeout_ms)
-        self.conn: sqlite3.Connection = connect(
-            self.path,
-            readonly=readonly,
-            busy_timeout_ms=self.settings.busy_timeout_ms,
-            synchronous=self.settings.synchronous,
-            max_page_count=self.settings.max_page_count,
-        )
-        try:
-            if readonly:
-                require_current(self.conn, self.path)
-            else:
-                check_ownership(self.conn, self.path)
-                enable_wal(self.conn, self.path)
-                apply_migrations(self.conn, self.now(), self.path)
-        except sqlite3.Error as exc:
-            self.conn.close()
-            raise StoreError(describe_sqlite_error(exc, self.path)) from None
-        except BaseException:
-            self.conn.close()
-            raise
-        ensure_sql_math(self.conn)
+        self.engine = parse_db(self.path)
+        if self.engine.kind == "postgresql":
+            self.conn: sqlite3.Connection = self._open_postgres()
+        else:
+            self.conn = self._open_sqlite()
         # The stores get the narrow context and the other stores they use, never the library itself;
         # gates and episode hooks (a public extension point) still receive the library, through the runner.
         self.ctx = StoreContext(self.conn, self.clock, self.settings, self.path, readonly, HookRunner(self))
         ctx = self.ctx
         self.skills = Skills(ctx, self._vectors)
         self.memories = Memories(ctx, self._vectors)
+
+    def _open_sqlite(self) -> sqlite3.Connection:
+        if not self.readonly:
+            refuse_foreign_file(self.path, self.settings.busy_timeout_ms)
+        conn = connect(
+            self.path,
+            readonly=self.readonly,
+            busy_timeout_ms=self.settings.busy_timeout_ms,
+            synchronous=self.settings.synchronous,
+            max_page_count=self.settings.max_page_count,
+        )
+        try:
+            if self.readonly:
+                require_current(conn, self.path)
+            else:
+                check_ownership(conn, self.path)
+                enable_wal(conn, self.path)
+                apply_migrations(conn, self.now(), self.path)
+        except sqlite3.Error as exc:
+            conn.close()
+            raise StoreError(describe_sqlite_error(exc, self.path)) from None
+        except BaseException:
+            conn.close()
+            raise
+        ensure_sql_math(conn)
+        return conn
+
+    def _open_postgres(self) -> sqlite3.Connection:
+        """The same stores on PostgreSQL: the connection presents sqlite3's surface (store/postgres)."""
+        from .store.postgres.open import open_postgres
+
+        require_driver(self.engine)
+        conn = open_postgres(self.engine, readonly=self.readonly, busy_timeout_ms=self.settings.busy_timeout_ms,
+                             now=self.now(), create=self._create)
+        return conn  # type: ignore[return-value]
 
     # The stores below are built on first use, each importing its module then: a search or a listing
     # uses none of them. The episode store installs the learning hooks first (see above).
@@ -216,12 +237,19 @@ class Library(AbstractContextManager["Library"]):
 
     # -- inspection -------------------------------------------------------------------------------
     def info(self) -> dict[str, Any]:
-        """Path, schema version, size and row counts of the file."""
+        """Where the library is (a file's path, or a PostgreSQL URL with its password masked), its engine,
+        schema version, size and row counts."""
         size = None
-        if self.path != ":memory:" and Path(self.path).exists():
-            size = Path(self.path).stat().st_size
+        if is_postgres(self.conn):
+            shown = self.engine.shown
+            size = int(self.conn.execute("SELECT pg_database_size(current_database())").fetchone()[0])
+        else:
+            shown = self.path if self.path == ":memory:" else str(Path(self.path).resolve())
+            if self.path != ":memory:" and Path(self.path).exists():
+                size = Path(self.path).stat().st_size
         return {
-            "path": self.path if self.path == ":memory:" else str(Path(self.path).resolve()),
+            "path": shown,
+            "engine": self.engine.kind,
             "schema_version": schema_version(self.conn),
             "latest_schema_version": LATEST_VERSION,
             "size_bytes": size,
@@ -231,9 +259,16 @@ class Library(AbstractContextManager["Library"]):
         }
 
     def check(self) -> list[str]:
-        """Integrity problems found (empty when the file is sound): SQLite's integrity and foreign-key
-        checks, the full-text indexes, and the derived counters recounted from their rows. Reads only."""
+        """Integrity problems found (empty when the library is sound): SQLite's integrity and foreign-key
+        checks (PostgreSQL enforces both itself), the full-text indexes, and the derived counters
+        recounted from their rows. Reads only."""
         problems: list[str] = []
+        if is_postgres(self.conn):
+            from .store.postgres.inspect import fulltext_problems
+
+            problems.extend(fulltext_problems(self.conn))
+            problems.extend(counter_mismatches(self.conn))
+            return problems
         for (line,) in self.conn.execute("PRAGMA integrity_check"):
             if line != "ok":
                 problems.append(f"integrity: {line}")
@@ -281,10 +316,7 @@ class Library(AbstractContextManager["Library"]):
 
     def iter_tables(self) -> Iterator[str]:
         """Names of every table in the file except SQLite's own, in name order."""
-        for (name,) in self.conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
-        ):
-            yield name
+        yield from table_names(self.conn)
 
 
 def open_library(

@@ -30,9 +30,38 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "kaos.db"
 
 
+# Test modules whose library-level tests run on both engines (the `lib` fixture is parametrised by
+# `engine`); KAOS_TEST_ENGINES=sqlite,postgresql runs every module on both (or only on one).
+BOTH_ENGINES = frozenset({
+    "test_skills_memories", "test_episodes", "test_record_outcomes", "test_failures_store",
+    "test_graph_store", "test_dream", "test_evidence_aging", "test_validation", "test_search",
+    "test_coordination",
+})
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "engine" not in metafunc.fixturenames:
+        return
+    chosen = os.environ.get("KAOS_TEST_ENGINES")
+    if chosen:
+        engines = [e.strip() for e in chosen.split(",") if e.strip()]
+    else:
+        module = metafunc.module.__name__.rsplit(".", 1)[-1]
+        engines = ["sqlite", "postgresql"] if module in BOTH_ENGINES else ["sqlite"]
+    metafunc.parametrize("engine", engines, scope="function")
+
+
 @pytest.fixture
-def lib(db_path: Path, clock: ManualClock) -> Iterator[Library]:
-    library = Library(db_path, clock=clock, settings=Settings())
+def library_target(engine: str, db_path: Path, request: pytest.FixtureRequest) -> str:
+    """Where the `lib` fixture's library lives: the file, or a fresh database on the test server."""
+    if engine == "postgresql":
+        return str(request.getfixturevalue("pg_url"))
+    return str(db_path)
+
+
+@pytest.fixture
+def lib(library_target: str, clock: ManualClock) -> Iterator[Library]:
+    library = Library(library_target, clock=clock, settings=Settings())
     yield library
     library.close()
 
@@ -46,6 +75,23 @@ def mem_lib(clock: ManualClock) -> Iterator[Library]:
 
 def file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def library_digest(lib: Library) -> str:
+    """A digest of everything the library holds: the file's bytes on SQLite (after a checkpoint),
+    every table's rows in a fixed order on PostgreSQL. Equal digests: nothing was written."""
+    from kaos_dream.store.dialect import is_postgres, table_names
+
+    if not is_postgres(lib.conn):
+        lib.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return file_digest(Path(lib.path))
+    h = hashlib.sha256()
+    for table in table_names(lib.conn):
+        width = len(lib.conn.execute(f"SELECT * FROM {table} LIMIT 0").description or ()) or 1
+        order = ", ".join(str(i) for i in range(1, width + 1))
+        rows = [tuple(r) for r in lib.conn.execute(f"SELECT * FROM {table} ORDER BY {order}")]
+        h.update(repr((table, rows)).encode())
+    return h.hexdigest()
 
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent

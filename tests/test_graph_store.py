@@ -281,20 +281,21 @@ def test_episode_evidence_rules(world) -> None:
 
 
 def test_episode_evidence_hook_is_registered_and_runs(world) -> None:
-    """The Library registers the hook at import; every episode end then records causal evidence."""
+    """The Library registers the hook with the episode store; every episode end then records causal evidence."""
     from kaos_dream import hooks
 
     lib, deploy, *_ = world
+    assert lib.episodes is not None  # building the episode store installs the learning hooks
     ep = hooks.EpisodeEnd("a9", "failed", 0.0, 1.0, skills=(deploy.id,), memories=(), failure_ids=(8,))
     with lib.transaction():
         hooks.run_episode_end(lib, ep, hooks.GateDecision(False, "episode failed"))
     assert lib.graph.get(deploy, "caused", Node("failure", 8)) is not None
 
 
-def test_graph_phase_dry_run_writes_nothing_and_apply_does(lib: Library, clock, db_path) -> None:
+def test_graph_phase_dry_run_writes_nothing_and_apply_does(lib: Library, clock) -> None:
     from kaos_dream.graph import graph_phase
 
-    from .conftest import file_digest
+    from .conftest import library_digest
 
     a = Node("skill", lib.skills.add("a").id)
     b = Node("skill", lib.skills.add("b").id)
@@ -302,10 +303,9 @@ def test_graph_phase_dry_run_writes_nothing_and_apply_does(lib: Library, clock, 
     causal = lib.graph.link(a, "caused", Node("failure", 1), strength=0.5)
     weak = lib.graph.link(a, "co_occurs_with", b, strength=0.1)
     clock.advance(40 * DAY)
-    lib.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    before = file_digest(db_path)
+    before = library_digest(lib)
     dry = graph_phase(lib, since=lib.now() - DAY)
-    assert dry["sparsify"]["pruned_edge_ids"] == [weak.id] and file_digest(db_path) == before
+    assert dry["sparsify"]["pruned_edge_ids"] == [weak.id] and library_digest(lib) == before
     done = graph_phase(lib, since=lib.now() - DAY, apply=True)
     assert done["neglected"] == 1 and done["sparsify"]["run"] == "prune-1"
     assert lib.graph.edge(causal.id).strength == pytest.approx(0.5 * 0.98)
@@ -340,7 +340,7 @@ def test_evidence_from_concurrent_processes_is_never_lost(db_path) -> None:
         assert edge.strength == pytest.approx(w)
 
 
-def test_graph_arrays_cache_follows_own_and_other_writes(lib: Library, db_path) -> None:
+def test_graph_arrays_cache_follows_own_and_other_writes(lib: Library, library_target: str) -> None:
     a = Node("skill", lib.skills.add("a").id)
     b = Node("skill", lib.skills.add("b").id)
     add_fingerprints(lib.conn, 1, 2)
@@ -350,7 +350,7 @@ def test_graph_arrays_cache_follows_own_and_other_writes(lib: Library, db_path) 
     lib.graph.link(a, "enabled", b)
     second = lib.graph.arrays()
     assert second is not first and len(second.edges) == 2
-    with Library(db_path, settings=Settings()) as other:
+    with Library(library_target, settings=Settings()) as other:
         other.graph.link(b, "caused", Node("failure", 2))
     third = lib.graph.arrays()
     assert third is not second and len(third.edges) == 3

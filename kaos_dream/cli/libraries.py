@@ -39,24 +39,17 @@ def resolve_db_path(options: GlobalOptions, db: str | None) -> str:
 
         path = Settings.from_env().db
     _resolved[:] = [path]
-    refuse_postgres(path)
+    require_postgres_driver(path)
     return path
 
 
-def refuse_postgres(path: str) -> None:
-    """A PostgreSQL URL: the driver must be installed (else the install line), and the stores do not
-    run on PostgreSQL yet (docs/postgres.md), so say that instead of treating the URL as a file name."""
+def require_postgres_driver(path: str) -> None:
+    """A PostgreSQL URL needs the psycopg driver: without it, the install line (before any work)."""
     if "://" not in path:  # a file path: nothing to import on the search fast path
         return
     from ..store.engine import parse_db, require_driver
 
-    engine = parse_db(path)
-    if engine.kind == "postgresql":
-        require_driver(engine)
-        raise StoreError(
-            f"{engine.shown}: this version keeps libraries in SQLite files only; the PostgreSQL backend "
-            "is not wired into the stores yet (docs/postgres.md)"
-        )
+    require_driver(parse_db(path))
 
 
 def resolved_db() -> str | None:
@@ -89,11 +82,13 @@ def open_writable(options: GlobalOptions, db: str | None, *, create: bool = Fals
     """
     from ..library import Library
     from ..store.connect import missing_library_message
+    from ..store.engine import is_postgres_url
 
     path = resolve_db_path(options, db)
-    if not create and path != ":memory:" and not path.startswith("file:") and not os.path.exists(path):
+    remote = is_postgres_url(path)
+    if not create and not remote and path != ":memory:" and not path.startswith("file:") and not os.path.exists(path):
         raise StoreError(missing_library_message(path))
-    lib = Library(path)
+    lib = Library(path, create=create or not remote)
     try:
         yield lib
     finally:

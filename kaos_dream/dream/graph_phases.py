@@ -90,7 +90,7 @@ def replay(ctx: DreamContext, _: Any) -> PhaseResult:
         {"id": r[0], "key": r[1], "hits": r[2]}
         for r in conn.execute(
             "SELECT m.id, m.key, count(*) AS n FROM memory_hits h JOIN memories m ON m.id = h.memory_id "
-            "WHERE h.created_at >= ? AND h.created_at <= ? GROUP BY h.memory_id ORDER BY n DESC, m.id LIMIT ?",
+            "WHERE h.created_at >= ? AND h.created_at <= ? GROUP BY m.id ORDER BY n DESC, m.id LIMIT ?",
             (lo, hi, TOP),
         )
     ]

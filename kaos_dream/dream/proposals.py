@@ -65,7 +65,7 @@ def promote_candidates(conn: sqlite3.Connection, min_hits: int, min_agents: int 
     out = []
     for mid, key, kind, content, hits in conn.execute(
         "SELECT m.id, m.key, m.kind, m.content, count(*) FROM memory_hits h JOIN memories m ON m.id = h.memory_id "
-        "GROUP BY h.memory_id HAVING count(*) >= ? AND count(DISTINCT h.agent_id) >= ? ORDER BY m.id",
+        "GROUP BY m.id HAVING count(*) >= ? AND count(DISTINCT h.agent_id) >= ? ORDER BY m.id",
         (min_hits, min_agents),
     ):
         agents = [r[0] for r in conn.execute(
@@ -98,13 +98,15 @@ WITH failing AS MATERIALIZED (
     SELECT st.skill_id, st.uses, st.successes FROM skill_stats AS st JOIN skills AS s ON s.id = st.skill_id
     WHERE s.deprecated = 0 AND st.uses > 0 AND st.uses >= :min_uses AND st.successes <= :rate * st.uses + :eps
 )
-SELECT s.id, s.name, s.description, s.template, f.uses, f.successes,
-       (SELECT count(*) FROM (SELECT sum(u.success) AS w, count(*) AS n FROM skill_uses AS u
-                              WHERE u.skill_id = f.skill_id AND u.agent_id IS NOT NULL GROUP BY u.agent_id)
-        WHERE w <= :rate * n + :eps) AS voters
-FROM failing AS f JOIN skills AS s ON s.id = f.skill_id
+SELECT * FROM (
+    SELECT s.id, s.name, s.description, s.template, f.uses, f.successes,
+           (SELECT count(*) FROM (SELECT sum(u.success) AS w, count(*) AS n FROM skill_uses AS u
+                                  WHERE u.skill_id = f.skill_id AND u.agent_id IS NOT NULL GROUP BY u.agent_id) AS a
+            WHERE w <= :rate * n + :eps) AS voters
+    FROM failing AS f JOIN skills AS s ON s.id = f.skill_id
+) AS c
 WHERE voters >= :min_agents
-ORDER BY s.id
+ORDER BY id
 """
 
 

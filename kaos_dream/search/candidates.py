@@ -64,6 +64,7 @@ FROM (SELECT rowid AS id, bm25(skills_fts) AS b FROM skills_fts
 JOIN skills AS s ON s.id = c.id
 LEFT JOIN skill_stats AS st ON st.skill_id = c.id
 LEFT JOIN skill_task_stats AS tt ON tt.task_hash = ? AND tt.skill_id = c.id
+ORDER BY c.b, c.id
 """
 _NOT_DEPRECATED = "AND rowid NOT IN (SELECT id FROM skills WHERE deprecated = 1)"
 # Semantic neighbours that no lexical level matched: the same columns, relevance 0 (fused later).
@@ -84,9 +85,9 @@ SELECT id, updated_at, key, substr(content, 1, ?) FROM memories WHERE id IN (SEL
 # keys and snippets. A memory level is used as soon as it has ``limit`` matches.
 _MEMORIES = """
 SELECT m.id, m.updated_at, m.key, substr(m.content, 1, ?),
-       max(-bm25(memories_fts) / ?, ?) * pow(2.0, -max(? - m.updated_at, 0.0) / ?) AS w
-FROM memories_fts JOIN memories AS m ON m.id = memories_fts.rowid
-WHERE memories_fts MATCH ?
+       max(-f.b / ?, ?) * pow(2.0, -max(? - m.updated_at, 0.0) / ?) AS w
+FROM (SELECT rowid AS id, bm25(memories_fts) AS b FROM memories_fts WHERE memories_fts MATCH ? ORDER BY b, rowid) AS f
+JOIN memories AS m ON m.id = f.id
 ORDER BY w DESC, m.id
 LIMIT ?
 """

@@ -34,6 +34,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..store.terms import document_count, index_term
 from .query import content_tokens, tokenize
 
 if TYPE_CHECKING:  # numpy loads with the first search that needs it, not with the library
@@ -41,8 +42,6 @@ if TYPE_CHECKING:  # numpy loads with the first search that needs it, not with t
 
     from ..embedding.store import KindIndex
 
-_TOKENIZER = "porter unicode61"  # the tokenizer of skills_fts and memories_fts (migration 0001)
-_VOCAB = {"skill": ("skills_fts", "kaos_skills_vocab"), "memory": ("memories_fts", "kaos_memories_vocab")}
 # The columns of skills_fts and memories_fts (migration 0001), as their content tables hold them.
 HELD_CACHE_ENTRIES = 4096  # best-match entries whose index terms a connection remembers (~1 kB each)
 _INDEXED = {"skill": ("skills", "name, description, tags"), "memory": ("memories", "key, content, kind")}
@@ -94,18 +93,6 @@ class SemanticMatches:
         return np.where(bm25 > 0.0, bm25, self.fusion.weight * self.reference * s * self.gate)
 
 
-def _ensure_vocab(conn: sqlite3.Connection, kind: str) -> str:
-    """Per-connection helpers in the temp schema (nothing is written to the library file): an
-    fts5vocab view of the kind's index, and a one-row FTS5 table with the same tokenizer, through
-    which a query's words become the index's (stemmed) terms."""
-    fts, vocab = _VOCAB[kind]
-    if conn.execute("SELECT 1 FROM temp.sqlite_master WHERE name = ?", (vocab,)).fetchone() is None:
-        conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{vocab} USING fts5vocab(main, {fts}, 'row')")
-        conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{vocab}_q USING fts5(t, tokenize = '{_TOKENIZER}')")
-        conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{vocab}_qv USING fts5vocab(temp, {vocab}_q, 'row')")
-    return vocab
-
-
 def idf(rows: int, docs: int) -> float:
     """FTS5's BM25 IDF (keep in step with the lexical scorer if it changes)."""
     return max(math.log((rows - docs + 0.5) / (docs + 0.5)), 1e-6)
@@ -136,12 +123,8 @@ class IdealRelevance:
     def _stem(self, conn: sqlite3.Connection, kind: str, tokens: list[str]) -> list[str]:
         missing = [t for t in tokens if t not in self._stems]
         if missing:
-            vocab = _ensure_vocab(conn, kind)
-            for token in missing:  # one row at a time: a token's term(s), so each maps back to its word
-                conn.execute(f"DELETE FROM temp.{vocab}_q")
-                conn.execute(f"INSERT INTO temp.{vocab}_q (t) VALUES (?)", (token,))
-                row = conn.execute(f"SELECT term FROM temp.{vocab}_qv ORDER BY term LIMIT 1").fetchone()
-                self._stems[token] = str(row[0]) if row else None
+            for token in missing:  # one at a time: a token's term, so each maps back to its word
+                self._stems[token] = index_term(conn, kind, token)
         return sorted({s for t in tokens if (s := self._stems[t]) is not None})
 
     def _idfs(self, conn: sqlite3.Connection, kind: str, tokens: list[str]) -> dict[str, float]:
@@ -153,11 +136,9 @@ class IdealRelevance:
             counts = {}
             self._counts[kind] = (rows, counts)
         terms = self._stem(conn, kind, tokens)
-        vocab = _ensure_vocab(conn, kind)
         for term in terms:
             if term not in counts:
-                row = conn.execute(f"SELECT doc FROM temp.{vocab} WHERE term = ?", (term,)).fetchone()
-                counts[term] = int(row[0]) if row else 0
+                counts[term] = document_count(conn, kind, term)
         return {term: idf(rows, min(counts[term], rows)) for term in terms}
 
     def __call__(self, conn: sqlite3.Connection, kind: str, text: str) -> float:

@@ -15,6 +15,8 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
+from .dialect import table_names
+
 
 @dataclass(frozen=True)
 class Counter:
@@ -24,7 +26,7 @@ class Counter:
 
 
 COUNTERS = (
-    Counter("skill_stats", ("skill_id",), "1"),
+    Counter("skill_stats", ("skill_id",), "1 = 1"),
     Counter("skill_task_stats", ("task_hash", "skill_id"), "u.task_hash IS NOT NULL"),
 )
 # First schema version whose counters are exact by construction (migration 9 recounted older ones).
@@ -56,7 +58,7 @@ def _mismatch_sql(c: Counter, limit: int) -> str:
 
 def counter_mismatches(conn: sqlite3.Connection, limit: int = 20) -> list[str]:
     """One line per counter row that disagrees with the ``skill_uses`` rows (at most ``limit``)."""
-    present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    present = set(table_names(conn))
     if "skill_uses" not in present:
         return []
     problems: list[str] = []

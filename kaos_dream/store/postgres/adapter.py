@@ -1,0 +1,577 @@
+"""A PostgreSQL connection with the surface the stores use of ``sqlite3.Connection``.
+
+The stores are written once, against the DB-API surface of ``sqlite3`` (``execute`` with ``?``
+parameters, ``lastrowid``, rows read by index or column name, ``in_transaction``, ``BEGIN
+IMMEDIATE`` … ``COMMIT`` from :func:`..connect.transaction`). :class:`PgConnection` gives them that
+surface over psycopg 3, so the SQL both engines share stays in one place and the differences live
+here and in :mod:`.translate`:
+
+* **Writers serialise as on SQLite.** ``BEGIN IMMEDIATE`` opens a transaction and takes one
+  advisory lock per database (``pg_advisory_xact_lock``), waited for at most the busy timeout, so
+  every read-modify-write the stores do inside a write transaction sees the same single-writer world
+  as on SQLite (counters, lease, merge review). A write statement outside a transaction is wrapped in
+  one. Reads take no lock.
+* **Values as SQLite returns them.** Parameters are bound client-side (``ClientCursor``), so a
+  Python value becomes a literal PostgreSQL types from its context, as SQLite's dynamic typing does;
+  ``bool`` is sent as 0/1, ``float`` as ``float8``. ``numeric`` results (``sum`` of integers) come back
+  as ``int`` when integral else ``float``, ``boolean`` results as 0/1.
+* **Errors as sqlite3's.** Constraint violations raise a subclass of ``sqlite3.IntegrityError``, other
+  SQL errors of ``sqlite3.OperationalError``; a lost connection, a lock wait past the budget, a read-only
+  session or a server shutdown raise :class:`~kaos_dream.errors.StoreFaultError` with one line that names
+  the server (password masked). The transaction is then rolled back: nothing half-written.
+* **Full text.** Writers never see the index: at ``COMMIT`` the connection (re)indexes every skill and
+  memory the transaction inserted or edited (:func:`.fulltext.index_entry`), in the same transaction.
+  A search's FTS5 subquery is evaluated by :func:`.fulltext.bm25_candidates` (:mod:`.translate`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from ...errors import StoreFaultError
+from . import fulltext
+from .translate import Catalog, Translation, translate
+
+if TYPE_CHECKING:
+    import psycopg
+
+# The advisory lock every writer of one database takes (the schema lock of .migrations is another).
+WRITE_LOCK_KEY = int.from_bytes(hashlib.sha256(b"kaos-dream writer").digest()[:8], "big", signed=True)
+
+_WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
+_FTS_TABLES = {"skills": "skill", "memories": "memory"}
+_FTS_COLUMNS = {kind: spec[4] for kind, spec in fulltext.KINDS.items()}
+_CATALOG_SQL = """
+SELECT c.table_name, c.column_name, c.is_identity
+FROM information_schema.columns AS c
+WHERE c.table_schema = current_schema()
+ORDER BY c.table_name, c.ordinal_position
+"""
+_PK_SQL = """
+SELECT t.relname, a.attname
+FROM pg_index AS i
+JOIN pg_class AS t ON t.oid = i.indrelid
+JOIN pg_namespace AS n ON n.oid = t.relnamespace
+JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k (attnum, position) ON true
+JOIN pg_attribute AS a ON a.attrelid = t.oid AND a.attnum = k.attnum
+WHERE i.indisprimary AND n.nspname = current_schema()
+ORDER BY t.relname, k.position
+"""
+
+# SQLSTATE classes and codes, and what each means for a caller.
+_LOCK_TIMEOUT = "55P03"
+_READ_ONLY = "25006"
+_DEADLOCK = "40P01"
+_SERIALIZATION = "40001"
+
+
+class PgIntegrityError(sqlite3.IntegrityError):
+    """A constraint PostgreSQL enforced (unique, foreign key, check, not null)."""
+
+    sqlstate: str | None = None
+
+
+class PgOperationalError(sqlite3.OperationalError):
+    """Any other error of a statement (SQL, data); the message is the server's first line."""
+
+    sqlstate: str | None = None
+
+
+def _load_catalog(raw: psycopg.Connection) -> Catalog:
+    columns: dict[str, list[str]] = {}
+    identity: dict[str, str] = {}
+    for table, column, is_identity in raw.execute(_CATALOG_SQL).fetchall():
+        columns.setdefault(table, []).append(column)
+        if is_identity == "YES":
+            identity[table] = column
+    keys: dict[str, list[str]] = {}
+    for table, column in raw.execute(_PK_SQL).fetchall():
+        keys.setdefault(table, []).append(column)
+    return Catalog({t: tuple(c) for t, c in columns.items()}, {t: tuple(c) for t, c in keys.items()}, identity)
+
+
+def _register_types(raw: psycopg.Connection) -> None:
+    """numeric → int or float, boolean → 0/1, float parameters as float8, bool parameters as 0/1."""
+    from decimal import Decimal
+
+    from psycopg.adapt import Dumper, Loader
+
+    class NumericLoader(Loader):
+        def load(self, data: Any) -> int | float:
+            value = Decimal(bytes(data).decode("ascii"))
+            return int(value) if value == value.to_integral_value() and value.is_finite() else float(value)
+
+    class BoolLoader(Loader):
+        def load(self, data: Any) -> int:
+            return 1 if bytes(data) == b"t" else 0
+
+    class IntBoolDumper(Dumper):
+        oid = 20  # int8
+
+        def dump(self, obj: bool) -> bytes:
+            return b"1" if obj else b"0"
+
+        def quote(self, obj: bool) -> bytes:
+            return self.dump(obj)
+
+    class Float8Dumper(Dumper):
+        oid = 701  # float8
+
+        def dump(self, obj: float) -> bytes:
+            return repr(float(obj)).encode("ascii")
+
+        def quote(self, obj: float) -> bytes:
+            text = repr(float(obj))
+            if text in ("nan", "inf", "-inf"):
+                return {"nan": b"'NaN'::float8", "inf": b"'Infinity'::float8", "-inf": b"'-Infinity'::float8"}[text]
+            return f"({text}::float8)".encode("ascii")
+
+    raw.adapters.register_loader("numeric", NumericLoader)
+    raw.adapters.register_loader("bool", BoolLoader)
+    raw.adapters.register_dumper(bool, IntBoolDumper)
+    raw.adapters.register_dumper(float, Float8Dumper)
+
+
+class Row(tuple):  # noqa: SLOT001 - the column names live on the class made per result shape
+    """A result row read like ``sqlite3.Row``: by position, or by column name (any case)."""
+
+    _names: tuple[str, ...] = ()
+    _index: dict[str, int] = {}  # noqa: RUF012 - replaced per result shape
+
+    def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
+        if isinstance(key, str):
+            try:
+                return tuple.__getitem__(self, self._index[key.lower()])
+            except KeyError:
+                raise IndexError(f"No item with that key: {key!r}") from None
+        return tuple.__getitem__(self, key)
+
+    def keys(self) -> list[str]:
+        return list(self._names)
+
+
+_ROW_CLASSES: dict[tuple[str, ...], type[Row]] = {}
+
+
+def _row_class(names: tuple[str, ...]) -> type[Row]:
+    cls = _ROW_CLASSES.get(names)
+    if cls is None:
+        index: dict[str, int] = {}
+        for n, name in enumerate(names):
+            index.setdefault(name.lower(), n)
+        cls = _ROW_CLASSES[names] = type("Row", (Row,), {"_names": names, "_index": index})
+    return cls
+
+
+class PgCursor:
+    """The part of ``sqlite3.Cursor`` the stores use; rows are fetched from psycopg on demand."""
+
+    def __init__(self, connection: PgConnection) -> None:
+        self.connection = connection
+        self.row_factory: Any = connection.row_factory
+        self.lastrowid: int | None = None
+        self.rowcount = -1
+        self.description: Any = None
+        self.inserted_ids: list[int] | None = None
+        self._rows: Iterator[tuple[Any, ...]] = iter(())
+        self._shape: type[Row] | None = None
+
+    def _take(self, cursor: Any, returning: str | None) -> None:
+        self.rowcount = cursor.rowcount
+        if returning is not None:
+            row = cursor.fetchone() if cursor.description else None
+            self.lastrowid = int(row[0]) if row is not None else None
+            self.description = None
+            self._rows = iter(())
+            return
+        self.description = cursor.description
+        if cursor.description:
+            self._shape = _row_class(tuple(d.name for d in cursor.description))
+            self._rows = iter(cursor.fetchall())
+        else:
+            self._rows = iter(())
+
+    def _wrap(self, row: tuple[Any, ...]) -> Any:
+        if self.row_factory is None or self._shape is None:
+            return row
+        return self._shape(row)
+
+    def execute(self, sql: str, params: Any = ()) -> PgCursor:
+        self.connection._execute(self, sql, params)
+        return self
+
+    def executemany(self, sql: str, seq: Iterable[Any]) -> PgCursor:
+        self.connection._executemany(self, sql, seq)
+        return self
+
+    def fetchone(self) -> Any:
+        row = next(self._rows, None)
+        return None if row is None else self._wrap(row)
+
+    def fetchall(self) -> list[Any]:
+        return [self._wrap(r) for r in self._rows]
+
+    def fetchmany(self, size: int = 1) -> list[Any]:
+        out = []
+        for _ in range(size):
+            row = next(self._rows, None)
+            if row is None:
+                break
+            out.append(self._wrap(row))
+        return out
+
+    def __iter__(self) -> Iterator[Any]:
+        for row in self._rows:
+            yield self._wrap(row)
+
+    def close(self) -> None:
+        self._rows = iter(())
+
+
+class PgConnection:
+    """A psycopg connection (autocommit; transactions are explicit) behind the sqlite3 surface."""
+
+    engine = "postgresql"
+
+    def __init__(self, raw: psycopg.Connection, shown: str, busy_timeout_ms: int, readonly: bool = False) -> None:
+        self.raw = raw
+        self.kaos_path = shown  # the URL with its password masked: every message uses this
+        self.kaos_busy_timeout_ms: int | None = None  # SQLite's retry loop does not apply here
+        self.busy_timeout_ms = int(busy_timeout_ms)
+        self.readonly = readonly
+        self.row_factory: Any = Row
+        self.total_changes = 0
+        self._translations: dict[tuple[str, bool], Translation] = {}
+        self._dirty: dict[str, set[int] | None] = {}  # kind -> edited ids (None: look at every entry)
+        self._explicit: set[str] = set()  # tables given explicit identity values in this transaction
+        self._in_tx = False
+        _register_types(raw)
+        raw.execute("SET lock_timeout = %s" % int(self.busy_timeout_ms))  # noqa: UP031 - an int
+        if readonly:
+            raw.execute("SET default_transaction_read_only = on")
+        self.catalog = _load_catalog(raw)
+
+    # -- the sqlite3 surface ------------------------------------------------------------------------
+    @property
+    def in_transaction(self) -> bool:
+        return self._in_tx
+
+    def cursor(self) -> PgCursor:
+        return PgCursor(self)
+
+    def execute(self, sql: str, params: Any = ()) -> PgCursor:
+        return self.cursor().execute(sql, params)
+
+    def executemany(self, sql: str, seq: Iterable[Any]) -> PgCursor:
+        return self.cursor().executemany(sql, seq)
+
+    def commit(self) -> None:
+        if self._in_tx:
+            self._commit()
+
+    def rollback(self) -> None:
+        if self._in_tx:
+            self._rollback()
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.raw.close()
+
+    def create_function(self, name: str, *args: Any, **kwargs: Any) -> None:
+        """SQLite user functions are Python; PostgreSQL already has the ones the stores ask for."""
+        if name.lower() not in ("pow", "power", "sqrt", "exp", "ln", "log"):
+            raise PgOperationalError(f"no PostgreSQL function {name!r}")
+
+    def refresh_catalog(self) -> None:
+        """Re-read tables and keys (after a migration ran on this connection)."""
+        self.catalog = _load_catalog(self.raw)
+        self._translations.clear()
+
+    # -- transactions -------------------------------------------------------------------------------
+    def _begin(self, write: bool) -> None:
+        self._call(self.raw.execute, "BEGIN")
+        self._in_tx = True
+        if write:
+            try:
+                self._call(self.raw.execute, "SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
+            except BaseException:
+                self._rollback()
+                raise
+
+    def _commit(self) -> None:
+        try:
+            self._flush_fulltext()
+            self._advance_identities()
+            self._call(self.raw.execute, "COMMIT")
+        except BaseException:
+            self._rollback()
+            raise
+        finally:
+            self._in_tx = False
+            self._dirty.clear()
+            self._explicit.clear()
+
+    def _rollback(self) -> None:
+        self._in_tx = False
+        self._dirty.clear()
+        self._explicit.clear()
+        with contextlib.suppress(Exception):
+            self.raw.execute("ROLLBACK")
+
+    @contextlib.contextmanager
+    def savepoint(self) -> Iterator[None]:
+        """A statement that may fail without ending the transaction (SQLite rolls back only the
+        statement; PostgreSQL aborts the whole transaction unless it sits in a savepoint)."""
+        if not self._in_tx:
+            yield
+            return
+        self._call(self.raw.execute, "SAVEPOINT kaos_statement")
+        try:
+            yield
+        except sqlite3.Error:
+            self._call(self.raw.execute, "ROLLBACK TO SAVEPOINT kaos_statement")
+            raise
+        self._call(self.raw.execute, "RELEASE SAVEPOINT kaos_statement")
+
+    # -- statements ---------------------------------------------------------------------------------
+    def _control(self, sql: str) -> bool:
+        """Handle BEGIN / COMMIT / ROLLBACK; True when ``sql`` was one."""
+        head = sql.strip().rstrip(";").upper()
+        if head in ("BEGIN IMMEDIATE", "BEGIN EXCLUSIVE"):
+            self._begin(write=True)
+        elif head in ("BEGIN", "BEGIN DEFERRED", "BEGIN TRANSACTION"):
+            self._begin(write=False)
+        elif head in ("COMMIT", "END", "COMMIT TRANSACTION"):
+            self._commit()
+        elif head in ("ROLLBACK", "ROLLBACK TRANSACTION"):
+            self._rollback()
+        else:
+            return False
+        return True
+
+    def _translated(self, sql: str, many: bool) -> Translation:
+        key = (sql, many)
+        found = self._translations.get(key)
+        if found is None:
+            try:
+                found = translate(sql, self.catalog, many=many)
+            except ValueError as exc:
+                raise PgOperationalError(f"{exc} (statement: {sql.strip()[:200]})") from None
+            if len(self._translations) > 4096:
+                self._translations.clear()
+            self._translations[key] = found
+        return found
+
+    def _bind(self, t: Translation, params: Any) -> dict[str, Any]:
+        if params is None or (not isinstance(params, Mapping) and len(params) == 0):
+            bound: dict[str, Any] = {}
+        elif isinstance(params, Mapping):
+            bound = dict(params)
+        else:
+            bound = {f"p{n}": v for n, v in enumerate(params, start=1)}
+        for name in t.limits:
+            value = bound.get(name)
+            if isinstance(value, int) and value < 0:
+                bound[name] = None  # LIMIT NULL: no limit, as SQLite's LIMIT -1
+        for match in t.fulltext:
+            limit = int(bound[match.limit]) if match.limit is not None else 1 << 62
+            pairs = fulltext.bm25_candidates(self.raw, match.kind, str(bound[match.match]), limit,
+                                             include_deprecated=not match.live_only)
+            bound[match.slot] = json.dumps([[i, s] for i, s in pairs])
+        return bound
+
+    def _pragma(self, cursor: PgCursor, sql: str) -> bool:
+        """The PRAGMAs the shared code issues, in PostgreSQL's terms; True when ``sql`` was one.
+
+        ``user_version`` is the applied migration; ``data_version`` only matters inside a write
+        transaction, where no other writer can commit (the write lock), so it is constant; foreign
+        keys are always enforced at write, so ``foreign_key_check`` finds nothing; the file-level
+        ones (journal, checkpoint, sync, cache, busy timeout) have no meaning on a server."""
+        head = " ".join(sql.strip().rstrip(";").split()).lower()
+        if not head.startswith("pragma "):
+            return False
+        name = head[len("pragma "):].split("=")[0].split("(")[0].strip()
+        rows: list[tuple[Any, ...]]
+        if name == "user_version" and "=" not in head:
+            rows = [(int(self._call(self.raw.execute, "SELECT coalesce(max(version), 0) FROM schema_migrations")
+                         .fetchone()[0]),)]
+            names: tuple[str, ...] = ("user_version",)
+        elif name == "data_version":
+            rows, names = [(1,)], ("data_version",)
+        elif name in ("foreign_key_check", "wal_checkpoint", "journal_mode", "synchronous", "cache_size",
+                      "busy_timeout", "foreign_keys", "optimize"):
+            rows, names = [], (name,)
+        else:
+            raise PgOperationalError(f"PRAGMA {name} has no PostgreSQL meaning")
+        cursor._shape = _row_class(names)
+        cursor._rows = iter(rows)
+        cursor.description = None
+        return True
+
+    def _execute(self, cursor: PgCursor, sql: str, params: Any) -> None:
+        if self._control(sql) or self._pragma(cursor, sql):
+            return
+        t = self._translated(sql, many=False)
+        autocommit_write = t.verb in _WRITES and not self._in_tx
+        if autocommit_write:
+            self._begin(write=True)
+        try:
+            bound = self._bind(t, params)
+            if t.explicit_identity:
+                self._explicit.add(t.table or "")
+            sql_out = t.sql
+            track = t.table in _FTS_TABLES and t.verb in ("INSERT", "UPDATE")
+            edit = track and t.verb == "UPDATE" and "RETURNING" not in sql_out.upper()
+            if edit:
+                sql_out += " RETURNING id"  # which entries lost their index row (see _flush_fulltext)
+            raw_cursor = self._call(self._client_cursor().execute, sql_out.encode("utf-8"), bound or None)
+            if edit:
+                self._mark(_FTS_TABLES[t.table or ""], {int(r[0]) for r in raw_cursor.fetchall()})
+                cursor.rowcount = raw_cursor.rowcount
+            else:
+                cursor._take(raw_cursor, t.returning)
+                if track:
+                    rowid = cursor.lastrowid
+                    self._mark(_FTS_TABLES[t.table or ""], {rowid} if rowid is not None and t.returning else None)
+            if t.verb in _WRITES and raw_cursor.rowcount > 0:
+                self.total_changes += raw_cursor.rowcount
+        except BaseException:
+            if autocommit_write:
+                self._rollback()
+            raise
+        if autocommit_write:
+            self._commit()
+
+    def _mark(self, kind: str, ids: set[int] | None) -> None:
+        if kind in self._dirty and self._dirty[kind] is None:
+            return
+        if ids is None:
+            self._dirty[kind] = None
+        else:
+            self._dirty.setdefault(kind, set()).update(ids)  # type: ignore[union-attr]
+
+    def _executemany(self, cursor: PgCursor, sql: str, seq: Iterable[Any]) -> None:
+        t = self._translated(sql, many=True)
+        rows = list(seq)
+        if not rows:
+            cursor.rowcount = 0
+            return
+        autocommit_write = t.verb in _WRITES and not self._in_tx
+        if autocommit_write:
+            self._begin(write=True)
+        try:
+            bound = [self._bind(t, r) for r in rows]
+            if t.explicit_identity:
+                self._explicit.add(t.table or "")
+            sql_out = t.sql
+            want_ids = (t.verb == "INSERT" and t.table in self.catalog.identity and not t.explicit_identity
+                        and "RETURNING" not in sql_out.upper())
+            if want_ids:
+                sql_out += f" RETURNING {self.catalog.identity[t.table or '']}"
+            raw_cursor = self._client_cursor()
+            self._call(raw_cursor.executemany, sql_out.encode("utf-8"), bound, returning=want_ids)
+            ids: list[int] = []
+            if want_ids:
+                while True:
+                    row = raw_cursor.fetchone() if raw_cursor.description else None
+                    if row is not None:
+                        ids.append(int(row[0]))
+                    if not raw_cursor.nextset():
+                        break
+                cursor.inserted_ids = ids
+                cursor.lastrowid = ids[-1] if ids else None
+            cursor.rowcount = len(rows)
+            if t.table in _FTS_TABLES and t.verb in ("INSERT", "UPDATE"):
+                self._mark(_FTS_TABLES[t.table or ""], set(ids) if want_ids and t.verb == "INSERT" else None)
+            if t.verb in _WRITES:
+                self.total_changes += len(rows)
+        except BaseException:
+            if autocommit_write:
+                self._rollback()
+            raise
+        if autocommit_write:
+            self._commit()
+
+    def _client_cursor(self) -> Any:
+        from psycopg import ClientCursor
+
+        return ClientCursor(self.raw)
+
+    def _advance_identities(self) -> None:
+        """After rows were inserted with explicit ids (imports, copies), move each identity sequence past
+        the largest id, so the next row without one gets max + 1 as SQLite gives it, not a duplicate."""
+        for table in sorted(self._explicit):
+            column = self.catalog.identity[table]
+            self._call(self.raw.execute,
+                       f"SELECT setval(pg_get_serial_sequence(%s, %s), coalesce(max({column}), 0) + 1, false) "
+                       f"FROM {table}",
+                       (table, column))
+
+    def _flush_fulltext(self) -> None:
+        """Index, in the committing transaction, every skill or memory written without an index row."""
+        for kind, ids in sorted(self._dirty.items(), key=lambda item: item[0]):
+            table = fulltext.KINDS[kind][3]
+            fts = fulltext.KINDS[kind][0]
+            cols = ", ".join(f"e.{c}" for c in _FTS_COLUMNS[kind])
+            sql = (f"SELECT e.id, {cols} FROM {table} AS e WHERE NOT EXISTS "
+                   f"(SELECT 1 FROM {fts} AS f WHERE f.id = e.id)")
+            params: tuple[Any, ...] = ()
+            if ids is not None:
+                if not ids:
+                    continue
+                sql += " AND e.id = ANY(%s)"
+                params = (sorted(ids),)
+            sql += " ORDER BY e.id"
+            for row in self._call(self.raw.execute, sql, params).fetchall():
+                self._call(fulltext.index_entry, self.raw, kind, int(row[0]), list(row[1:]))
+
+    # -- errors -------------------------------------------------------------------------------------
+    def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        import psycopg
+
+        try:
+            return fn(*args, **kwargs)
+        except psycopg.Error as exc:
+            raise self._describe(exc) from None
+
+    def _describe(self, exc: Exception) -> Exception:
+        import psycopg
+
+        state = getattr(exc, "sqlstate", None) or ""
+        first = next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+        lost = isinstance(exc, psycopg.OperationalError) and (self.raw.closed or self.raw.broken)
+        if lost or state.startswith("08") or state in ("57P01", "57P02", "57P03"):
+            self._in_tx = False
+            self._dirty.clear()
+            fault = StoreFaultError(f"{self.kaos_path}: lost the connection to the PostgreSQL server ({first}); "
+                                    "the operation's transaction was rolled back, nothing of it was written")
+            fault.kind = "io"
+            return fault
+        if state == _LOCK_TIMEOUT:
+            fault = StoreFaultError(f"{self.kaos_path} is locked by another writer beyond the busy timeout; "
+                                    "try again (or raise KAOS_BUSY_TIMEOUT_MS)")
+            fault.kind = "locked"
+            return fault
+        if state == _READ_ONLY:
+            fault = StoreFaultError(f"{self.kaos_path} is open read-only: cannot write to it")
+            fault.kind = "readonly"
+            return fault
+        if state == "42501":
+            fault = StoreFaultError(f"{self.kaos_path}: permission denied ({first})")
+            fault.kind = "readonly"
+            return fault
+        if state in (_DEADLOCK, _SERIALIZATION):
+            fault = StoreFaultError(f"{self.kaos_path}: the server aborted the transaction ({first}); try again")
+            fault.kind = "locked"
+            return fault
+        if state.startswith("23"):
+            err: sqlite3.Error = PgIntegrityError(first)
+        else:
+            err = PgOperationalError(first)
+        err.sqlstate = state  # type: ignore[attr-defined]
+        return err
