@@ -24,17 +24,17 @@ def approve_intent(lib: Library, action: str, approve: bool = True, agent: str =
     return intent
 
 
-def test_protocol_happy_path(mem_lib: Library) -> None:
-    intent = mem_lib.log.intent("a1", "Deploy staging", meta={"ticket": 7})
+def test_protocol_happy_path(lib: Library) -> None:
+    intent = lib.log.intent("a1", "Deploy staging", meta={"ticket": 7})
     assert (intent.kind, intent.action_key, intent.meta) == ("intent", "deploy staging", {"ticket": 7})
-    mem_lib.log.vote("r1", intent.position, True)
-    mem_lib.log.vote("r2", intent.position, False, reason="friday")
-    mem_lib.log.vote("r3", intent.position, True)
-    decision = mem_lib.log.decide(intent.position)
+    lib.log.vote("r1", intent.position, True)
+    lib.log.vote("r2", intent.position, False, reason="friday")
+    lib.log.vote("r3", intent.position, True)
+    decision = lib.log.decide(intent.position)
     assert decision.approve is True and decision.reason == "2 approve, 1 reject"
-    mem_lib.log.commit(intent.position, "a1")
-    mem_lib.log.result(intent.position, "a1", meta='{"ok": true}')
-    thread = mem_lib.log.thread(intent.position)
+    lib.log.commit(intent.position, "a1")
+    lib.log.result(intent.position, "a1", meta='{"ok": true}')
+    thread = lib.log.thread(intent.position)
     assert [e.kind for e in thread] == ["intent", "vote", "vote", "vote", "decision", "commit", "result"]
     assert [e.position for e in thread] == list(range(1, 8))
 
