@@ -5,7 +5,9 @@ pool would be): a seeded draw picks which agent acts next, and that agent does t
 episode — start, then 4–12 operations from the reliability workload's mix (searches that record
 hits, record_outcome, failure reports, coordination-log intents and votes), then complete (80 %) or
 fail. Once the incident starts (a fixed fraction of the run), the host's next ``incident_agents``
-distinct agents each report the same dead-database failure, so the incident is spread over every host.
+distinct agents each report the same dead-database failure, so the incident is spread over every host
+(a host that has not sent them all, or not yet run every kind of operation, by the end of the run
+carries on until it has).
 
 Every write the host makes is reported back by the id the library returned (agent ids, outcome ids
 with skill and result, failure occurrence ids, coordination-log positions), and only when the call
@@ -72,13 +74,18 @@ def run_host(spec: dict[str, Any], ready: Any, go: Any, results: Any) -> None:
     errors: list[str] = []
     incident_left = spec["incident_agents"]
     reporters: set[str] = set()
+    done: set[str] = set()
     ready.put(host)
     go.wait()
     began = time.monotonic()
     deadline, incident_at = began + spec["seconds"], began + INCIDENT_AT * spec["seconds"]
     while True:
         now = time.monotonic()
-        active = [a for a in agents if a.agent is not None or now < deadline]
+        # A host that has not sent its share into the incident, or not yet run every kind of operation,
+        # by the deadline goes on until it has (starting episodes as needed): on a slow machine a short
+        # run still exercises, and so verifies, every path.
+        owed = sorted(set(MIX) - done)
+        active = [a for a in agents if a.agent is not None or now < deadline or incident_left > 0 or owed]
         if not active:
             break
         a = rng.choice(active)
@@ -86,6 +93,8 @@ def run_host(spec: dict[str, Any], ready: Any, go: Any, results: Any) -> None:
             op = "start"
         elif now >= incident_at and incident_left > 0 and a.agent not in reporters:
             op = "incident"
+        elif now >= deadline and owed:
+            op = owed[0]
         elif a.left <= 0 or now >= deadline:
             op = "complete" if rng.random() < 0.8 else "fail"
         else:
@@ -101,6 +110,7 @@ def run_host(spec: dict[str, Any], ready: Any, go: Any, results: Any) -> None:
             if op in ("complete", "fail"):
                 a.agent, a.last_skills = None, []
         latency[op].append(time.perf_counter_ns() - started)
+        done.add(op)
         if op not in ("start", "complete", "fail"):
             a.left -= 1
     elapsed = time.monotonic() - began
