@@ -208,7 +208,8 @@ def summarise(engine_runs: list[dict[str, Any]], processes: list[int]) -> dict[s
 def markdown(result: dict[str, Any]) -> str:
     c = result["config"]
     lines = ["# Fleets: one PostgreSQL server and one SQLite file under many hosts — measured", "",
-             f"{c['agents']} agents per host process, {c['seconds']:g} s per run, {c['repeats']} repeats of "
+             f"{c['agents']} agents per host process, {c['seconds']:g} s per run, {c['repeats']} "
+             f"repeat{'s' if c['repeats'] != 1 else ''} of "
              f"{', '.join(map(str, c['processes']))} host processes per engine (engines interleaved), "
              f"{c['dream_racers']} `dream run --apply` racers beside them, seed {c['seed']}; "
              f"systemic threshold {c['systemic_threshold']} agents in {c['systemic_window_s']:g} s; "
@@ -309,7 +310,7 @@ def open_targets(args: argparse.Namespace) -> tuple[list[targets.Target], dict[s
 
 def main() -> int:
     args = parse_args()
-    started = time.perf_counter()
+    started, load_before = time.perf_counter(), os.getloadavg()
     settings = Settings.from_env()
     try:
         chosen, skipped = open_targets(args)
@@ -359,7 +360,8 @@ def main() -> int:
         "config": {"processes": args.processes, "agents": args.agents, "seconds": args.seconds,
                    "repeats": args.repeats, "dream_racers": args.dream_racers, "seed": args.seed, "quick": args.quick,
                    "systemic_threshold": settings.systemic_threshold, "systemic_window_s": settings.systemic_window_s},
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared), Python {platform.python_version()}",
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared), Python {platform.python_version()}, "
+                   f"1-minute load average {load_before[0]:.1f} at the start and {os.getloadavg()[0]:.1f} at the end",
         "engines": engines,
         "checks": [{"name": c.name, "passed": c.passed, "detail": c.detail} for c in checks],
         "problems": problems,
