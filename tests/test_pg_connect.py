@@ -126,13 +126,22 @@ def test_role_without_connect_privilege(pg_server: PgServer, pg_database: str) -
 
 @needs_postgres
 def test_cli_names_the_url_masked_and_exits_1(pg_server: PgServer, pg_database: str) -> None:
-    url = pg_server.url(pg_database, password=SECRET)
+    """A command that only reads or changes content refuses a database with no library in it (as a
+    missing file): one line naming the URL with its password masked, and no schema created."""
+    password = pg_server.admin_password
+    url = pg_server.url(pg_database, password=password)
     result = run_kaos("--db", url, "skill", "list")
     assert result.returncode == 1
-    assert SECRET not in result.stderr and ":***@" in result.stderr
-    assert "not wired into the stores yet" in result.stderr
+    assert password not in result.stderr and ":***@" in result.stderr
+    assert "no library at" in result.stderr and "init" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert not any(p.name.startswith("postgres") for p in PROJECT_ROOT.iterdir())  # no file named after the URL
+    with pg_server.admin(pg_database) as conn:
+        tables = conn.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'")
+        assert tables.fetchone()[0] == 0
+    created = run_kaos("--db", url, "init")
+    assert created.returncode == 0 and password not in created.stdout + created.stderr
+    assert run_kaos("--db", url, "skill", "list").returncode == 0
 
 
 def test_without_the_driver_a_postgres_url_gives_the_install_line(tmp_path) -> None:
@@ -147,9 +156,8 @@ def test_without_the_driver_a_postgres_url_gives_the_install_line(tmp_path) -> N
     assert list(tmp_path.iterdir()) == []
 
 
-def test_kaos_db_variable_is_refused_the_same_way(tmp_path) -> None:
+def test_kaos_db_variable_selects_postgres_and_names_a_dead_server(tmp_path) -> None:
     result = run_kaos("memory", "list", env={"KAOS_DB": f"postgres://kaos:{SECRET}@127.0.0.1:1/kaos"})
     assert result.returncode == 1
-    assert result.stderr.strip() == ("kaos: error: postgres://kaos:***@127.0.0.1:1/kaos: this version keeps libraries "
-                                     "in SQLite files only; the PostgreSQL backend is not wired into the stores yet "
-                                     "(docs/postgres.md)")
+    assert result.stderr.strip() == ("kaos: error: postgres://kaos:***@127.0.0.1:1/kaos: no PostgreSQL server is "
+                                     "answering at 127.0.0.1:1 (is it running?)")

@@ -47,10 +47,11 @@ def estimated_ms(lib: DreamHost) -> float:
 
 def spawn_detached(db_path: str) -> subprocess.Popen[bytes]:
     """Start `kaos dream run --dry-run --quiet --trigger auto` in its own session; do not wait."""
-    env = dict(os.environ)
+    # The library goes by environment, not argv: a PostgreSQL URL may carry a password, and every
+    # user of the machine can read a process's arguments.
+    env = {**os.environ, "KAOS_DB": db_path}
     return subprocess.Popen(
-        [sys.executable, "-m", "kaos_dream", "--db", db_path, "dream", "run", "--dry-run", "--quiet",
-         "--trigger", "auto"],
+        [sys.executable, "-m", "kaos_dream", "dream", "run", "--dry-run", "--quiet", "--trigger", "auto"],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True, env=env, close_fds=True,
     )
