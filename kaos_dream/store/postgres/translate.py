@@ -14,7 +14,7 @@ rule here, applied once per distinct statement (translations are cached by the c
 * ``LIKE`` → ``ILIKE`` (SQLite's LIKE ignores ASCII case); ``CAST(… AS REAL)`` → double precision,
   ``AS INTEGER`` → bigint (SQLite's are 64-bit); ``rowid`` → ``id``;
 * an ``INSERT`` into a table with an identity column gets ``RETURNING id`` (the cursor's
-  ``lastrowid``), and so does one into a table whose key a trigger numbers (:data:`TRIGGER_NUMBERED`);
+  ``lastrowid``);
 * a full-text candidate subquery (``SELECT rowid AS id, bm25(x_fts) AS b FROM x_fts WHERE x_fts
   MATCH ? … ORDER BY b, rowid [LIMIT ?]``) becomes a JSON list of ``(id, bm25)`` pairs that the
   connection computes with :func:`..fulltext.bm25_candidates` (same statistics as FTS5).
@@ -27,11 +27,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-
-# Tables whose integer key a BEFORE INSERT trigger numbers instead of an identity column (the
-# coordination log's gap-free positions): an INSERT returns the key as the cursor's ``lastrowid``, as
-# SQLite's rowid alias does.
-TRIGGER_NUMBERED = {"coordination_log": "position"}
 
 _TOKEN = re.compile(
     r"""(?P<str>'(?:[^']|'')*')
@@ -372,9 +367,8 @@ def translate(sql: str, catalog: Catalog, *, many: bool = False) -> Translation:
     if conflict:
         text += conflict
     returning = None
-    key = catalog.identity.get(table or "") or TRIGGER_NUMBERED.get(table or "")
-    if verb == "INSERT" and not many and not has_returning and key and not explicit:
-        returning = key
+    if verb == "INSERT" and not many and not has_returning and table in catalog.identity and not explicit:
+        returning = catalog.identity[table]
         text += f" RETURNING {returning}"
     matches: list[FullTextMatch] = []
 
