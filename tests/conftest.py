@@ -31,7 +31,7 @@ def db_path(tmp_path: Path) -> Path:
 
 
 # Test modules whose library-level tests run on both engines (the `lib` fixture is parametrised by
-# `engine`); KAOS_TEST_ENGINES=sqlite,postgresql runs every module on both (or only on one).
+# `engine`); KAOSTEST_ENGINES=sqlite,postgresql runs every module on both (or only on one).
 BOTH_ENGINES = frozenset({
     "test_skills_memories", "test_episodes", "test_record_outcomes", "test_failures_store",
     "test_graph_store", "test_dream", "test_evidence_aging", "test_validation", "test_search",
@@ -42,7 +42,7 @@ BOTH_ENGINES = frozenset({
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "engine" not in metafunc.fixturenames:
         return
-    chosen = os.environ.get("KAOS_TEST_ENGINES")
+    chosen = os.environ.get("KAOSTEST_ENGINES")
     if chosen:
         engines = [e.strip() for e in chosen.split(",") if e.strip()]
     else:

@@ -47,7 +47,7 @@ _WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
 _FTS_TABLES = {"skills": "skill", "memories": "memory"}
 _FTS_COLUMNS = {kind: spec[4] for kind, spec in fulltext.KINDS.items()}
 _CATALOG_SQL = """
-SELECT c.table_name, c.column_name, c.is_identity
+SELECT c.table_name, c.column_name, c.is_identity, c.data_type
 FROM information_schema.columns AS c
 WHERE c.table_schema = current_schema()
 ORDER BY c.table_name, c.ordinal_position
@@ -83,16 +83,31 @@ class PgOperationalError(sqlite3.OperationalError):
 
 
 def _load_catalog(raw: psycopg.Connection) -> Catalog:
+    """Tables, columns, primary keys, and each table's rowid column: its identity column, else a
+    single-column integer primary key (numbered by a trigger, as the coordination log's positions)
+    — what SQLite's ``lastrowid`` reports."""
     columns: dict[str, list[str]] = {}
+    types: dict[tuple[str, str], str] = {}
     identity: dict[str, str] = {}
-    for table, column, is_identity in raw.execute(_CATALOG_SQL).fetchall():
+    for table, column, is_identity, data_type in raw.execute(_CATALOG_SQL).fetchall():
         columns.setdefault(table, []).append(column)
+        types[(table, column)] = data_type
         if is_identity == "YES":
             identity[table] = column
     keys: dict[str, list[str]] = {}
     for table, column in raw.execute(_PK_SQL).fetchall():
         keys.setdefault(table, []).append(column)
+    for table, key in keys.items():
+        if table not in identity and len(key) == 1 and types.get((table, key[0])) == "bigint":
+            identity[table] = key[0]
     return Catalog({t: tuple(c) for t, c in columns.items()}, {t: tuple(c) for t, c in keys.items()}, identity)
+
+
+def _identity_tables(raw: psycopg.Connection) -> frozenset[str]:
+    """Tables whose rowid column is an identity column (backed by a sequence to move after imports)."""
+    return frozenset(r[0] for r in raw.execute(
+        "SELECT table_name FROM information_schema.columns WHERE table_schema = current_schema() "
+        "AND is_identity = 'YES'").fetchall())
 
 
 def _register_types(raw: psycopg.Connection) -> None:
@@ -250,11 +265,17 @@ class PgConnection:
         self._dirty: dict[str, set[int] | None] = {}  # kind -> edited ids (None: look at every entry)
         self._explicit: set[str] = set()  # tables given explicit identity values in this transaction
         self._in_tx = False
+        self._begun = False  # BEGIN has reached the server
+        self._prefix: list[str] = []
+        # No server-side prepared statements: a generic plan for a full-text match (a tsquery parameter)
+        # cannot use the GIN index's selectivity and was ~100x slower than the planned-per-query one.
+        raw.prepare_threshold = None
         _register_types(raw)
         raw.execute("SET lock_timeout = %s" % int(self.busy_timeout_ms))  # noqa: UP031 - an int
         if readonly:
             raw.execute("SET default_transaction_read_only = on")
         self.catalog = _load_catalog(raw)
+        self._sequences = _identity_tables(raw)
 
     # -- the sqlite3 surface ------------------------------------------------------------------------
     @property
@@ -290,38 +311,59 @@ class PgConnection:
     def refresh_catalog(self) -> None:
         """Re-read tables and keys (after a migration ran on this connection)."""
         self.catalog = _load_catalog(self.raw)
+        self._sequences = _identity_tables(self.raw)
         self._translations.clear()
 
     # -- transactions -------------------------------------------------------------------------------
+    # Control statements without parameters (BEGIN, the write lock, SAVEPOINT, RELEASE) are not sent
+    # on their own: they wait in ``_prefix`` and travel with the next statement in one round trip
+    # (client-side binding sends several statements at once), so a one-statement write transaction
+    # costs two round trips (BEGIN + lock + statement, then COMMIT) instead of four.
     def _begin(self, write: bool) -> None:
-        self._call(self.raw.execute, "BEGIN")
         self._in_tx = True
-        if write:
-            try:
-                self._call(self.raw.execute, "SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
-            except BaseException:
-                self._rollback()
-                raise
+        self._begun = False
+        self._prefix = ["BEGIN"] + ([f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})"] if write else [])
+
+    def _take_prefix(self, sql: str) -> str:
+        if not self._prefix:
+            return sql
+        joined = "; ".join([*self._prefix, sql])
+        if self._prefix[0] == "BEGIN":
+            self._begun = True
+        self._prefix = []
+        return joined
+
+    def _send_prefix(self) -> None:
+        """Send what waits in the prefix now (before a statement that cannot carry it)."""
+        if self._prefix:
+            self._call(self.raw.execute, self._take_prefix("SELECT 1"))
 
     def _commit(self) -> None:
         try:
-            self._flush_fulltext()
-            self._advance_identities()
-            self._call(self.raw.execute, "COMMIT")
+            if self._dirty or self._explicit:  # statements were sent, so BEGIN was too
+                self._send_prefix()
+                self._flush_fulltext()
+                self._advance_identities()
+            if self._begun:
+                self._call(self.raw.execute, self._take_prefix("COMMIT"))
         except BaseException:
             self._rollback()
             raise
         finally:
             self._in_tx = False
+            self._prefix = []
             self._dirty.clear()
             self._explicit.clear()
 
     def _rollback(self) -> None:
-        self._in_tx = False
+        begun = self._begun
+        self._in_tx = self._begun = False
+        self._prefix = []
         self._dirty.clear()
         self._explicit.clear()
-        with contextlib.suppress(Exception):
-            self.raw.execute("ROLLBACK")
+        if begun:
+            with contextlib.suppress(Exception):
+                self.raw.execute("ROLLBACK")
 
     @contextlib.contextmanager
     def savepoint(self) -> Iterator[None]:
@@ -330,13 +372,21 @@ class PgConnection:
         if not self._in_tx:
             yield
             return
-        self._call(self.raw.execute, "SAVEPOINT kaos_statement")
+        self._prefix.append("SAVEPOINT kaos_statement")
         try:
             yield
+        except StoreFaultError:
+            raise  # the connection or the lock failed: the transaction is over, not just the statement
         except sqlite3.Error:
-            self._call(self.raw.execute, "ROLLBACK TO SAVEPOINT kaos_statement")
+            if "SAVEPOINT kaos_statement" in self._prefix:  # the statement never reached the server
+                self._prefix.remove("SAVEPOINT kaos_statement")
+            else:
+                self._call(self.raw.execute, "ROLLBACK TO SAVEPOINT kaos_statement")
             raise
-        self._call(self.raw.execute, "RELEASE SAVEPOINT kaos_statement")
+        if self._prefix and self._prefix[-1] == "SAVEPOINT kaos_statement":
+            self._prefix.pop()  # nothing was sent inside it
+        else:
+            self._prefix.append("RELEASE SAVEPOINT kaos_statement")
 
     # -- statements ---------------------------------------------------------------------------------
     def _control(self, sql: str) -> bool:
@@ -429,7 +479,7 @@ class PgConnection:
             edit = track and t.verb == "UPDATE" and "RETURNING" not in sql_out.upper()
             if edit:
                 sql_out += " RETURNING id"  # which entries lost their index row (see _flush_fulltext)
-            raw_cursor = self._call(self._client_cursor().execute, sql_out.encode("utf-8"), bound or None)
+            raw_cursor = self._run(self._take_prefix(sql_out), bound)
             if edit:
                 self._mark(_FTS_TABLES[t.table or ""], {int(r[0]) for r in raw_cursor.fetchall()})
                 cursor.rowcount = raw_cursor.rowcount
@@ -446,6 +496,13 @@ class PgConnection:
             raise
         if autocommit_write:
             self._commit()
+
+    def _run(self, sql: str, bound: dict[str, Any]) -> Any:
+        """Send ``sql`` (perhaps several statements) and leave the cursor on its last result."""
+        raw_cursor = self._call(self._client_cursor().execute, sql.encode("utf-8"), bound)
+        while raw_cursor.nextset():
+            pass
+        return raw_cursor
 
     def _mark(self, kind: str, ids: set[int] | None) -> None:
         if kind in self._dirty and self._dirty[kind] is None:
@@ -473,6 +530,7 @@ class PgConnection:
                         and "RETURNING" not in sql_out.upper())
             if want_ids:
                 sql_out += f" RETURNING {self.catalog.identity[t.table or '']}"
+            self._send_prefix()
             raw_cursor = self._client_cursor()
             self._call(raw_cursor.executemany, sql_out.encode("utf-8"), bound, returning=want_ids)
             ids: list[int] = []
@@ -507,6 +565,8 @@ class PgConnection:
         the largest id, so the next row without one gets max + 1 as SQLite gives it, not a duplicate."""
         for table in sorted(self._explicit):
             column = self.catalog.identity[table]
+            if table not in self._sequences:
+                continue
             self._call(self.raw.execute,
                        f"SELECT setval(pg_get_serial_sequence(%s, %s), coalesce(max({column}), 0) + 1, false) "
                        f"FROM {table}",
