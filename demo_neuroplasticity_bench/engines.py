@@ -52,13 +52,15 @@ class PostgresTarget:
         self._stop = stop  # stops the throw-away server, when we started one
         self._admin = psycopg.connect(url, autocommit=True)
         self.template = f"kaos_bench_template_{secrets.token_hex(4)}"
+        # FILE_COPY (PostgreSQL 15+): cloning a small database is quicker than WAL-logging its blocks
+        self._strategy = " STRATEGY FILE_COPY" if self._admin.info.server_version >= 150000 else ""
         self._admin.execute(f'CREATE DATABASE "{self.template}"')
         Library(_with_database(url, self.template), settings=Settings()).close()  # migrate once
 
     @contextlib.contextmanager
     def library(self, clock: ManualClock, settings: Settings) -> Iterator[Library]:
         name = f"kaos_bench_{secrets.token_hex(6)}"
-        self._admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{self.template}"')
+        self._admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{self.template}"{self._strategy}')
         try:
             with Library(_with_database(self.url, name), clock=clock, settings=settings) as lib:
                 yield lib
