@@ -31,7 +31,8 @@ def db_path(tmp_path: Path) -> Path:
 
 
 # Test modules whose library-level tests run on both engines (the `lib` fixture is parametrised by
-# `engine`); KAOS_TEST_ENGINES=sqlite,postgresql runs every module on both (or only on one).
+# `engine`); a test elsewhere marked `@pytest.mark.both_engines` does too; KAOS_TEST_ENGINES=sqlite,postgresql
+# runs every module on both (or only on one).
 BOTH_ENGINES = frozenset({
     "test_skills_memories", "test_episodes", "test_record_outcomes", "test_failures_store",
     "test_graph_store", "test_dream", "test_evidence_aging", "test_validation", "test_search",
@@ -47,7 +48,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         engines = [e.strip() for e in chosen.split(",") if e.strip()]
     else:
         module = metafunc.module.__name__.rsplit(".", 1)[-1]
-        engines = ["sqlite", "postgresql"] if module in BOTH_ENGINES else ["sqlite"]
+        both = module in BOTH_ENGINES or metafunc.definition.get_closest_marker("both_engines") is not None
+        engines = ["sqlite", "postgresql"] if both else ["sqlite"]
     metafunc.parametrize("engine", engines, scope="function")
 
 
@@ -98,9 +100,10 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Write kaos_dream's .pyc files once, as ``pip install`` does for an installed package. With
-    PYTHONDONTWRITEBYTECODE=1 (set on some machines) an editable checkout has none, and every `kaos`
-    subprocess would recompile every module it imports (~0.1-0.2 s a call)."""
+    """Register the ``both_engines`` marker, and write kaos_dream's .pyc files once, as ``pip install``
+    does for an installed package. With PYTHONDONTWRITEBYTECODE=1 (set on some machines) an editable
+    checkout has none, and every `kaos` subprocess would recompile every module it imports (~0.1-0.2 s a call)."""
+    config.addinivalue_line("markers", "both_engines: run this test on SQLite and on PostgreSQL (the engine fixture)")
     compileall.compile_dir(str(PROJECT_ROOT / "kaos_dream"), quiet=1)
 
 
@@ -117,7 +120,7 @@ class Result:
     stderr: str
 
 
-def run_kaos(*args: str, db: Path | None = None, input: str | None = None, env: dict[str, str] | None = None,
+def run_kaos(*args: str, db: Path | str | None = None, input: str | None = None, env: dict[str, str] | None = None,
              timeout: float = 60) -> Result:
     """Run the installed `kaos` console script as a user would."""
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("KAOS_") and k != "ANTHROPIC_API_KEY"}

@@ -119,8 +119,8 @@ def _append_many(path: str, worker: int, count: int, queue: multiprocessing.Queu
         queue.put(("error", f"{type(exc).__name__}: {exc}"))
 
 
-def test_four_processes_append_1200_entries_without_gaps(tmp_path: Path) -> None:
-    path = str(tmp_path / "log.db")
+def test_four_processes_append_1200_entries_without_gaps(library_target: str) -> None:
+    path = library_target
     Library(path).close()
     ctx = multiprocessing.get_context("spawn")
     queue = ctx.Queue()

@@ -47,7 +47,7 @@ _WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
 _FTS_TABLES = {"skills": "skill", "memories": "memory"}
 _FTS_COLUMNS = {kind: spec[4] for kind, spec in fulltext.KINDS.items()}
 _CATALOG_SQL = """
-SELECT c.table_name, c.column_name, c.is_identity
+SELECT c.table_name, c.column_name, c.is_identity, c.data_type
 FROM information_schema.columns AS c
 WHERE c.table_schema = current_schema()
 ORDER BY c.table_name, c.ordinal_position
@@ -85,14 +85,19 @@ class PgOperationalError(sqlite3.OperationalError):
 def _load_catalog(raw: psycopg.Connection) -> Catalog:
     columns: dict[str, list[str]] = {}
     identity: dict[str, str] = {}
-    for table, column, is_identity in raw.execute(_CATALOG_SQL).fetchall():
+    integer: set[tuple[str, str]] = set()
+    for table, column, is_identity, data_type in raw.execute(_CATALOG_SQL).fetchall():
         columns.setdefault(table, []).append(column)
         if is_identity == "YES":
             identity[table] = column
+        if data_type in ("smallint", "integer", "bigint"):
+            integer.add((table, column))
     keys: dict[str, list[str]] = {}
     for table, column in raw.execute(_PK_SQL).fetchall():
         keys.setdefault(table, []).append(column)
-    return Catalog({t: tuple(c) for t, c in columns.items()}, {t: tuple(c) for t, c in keys.items()}, identity)
+    rowid = {t: k[0] for t, k in keys.items() if len(k) == 1 and t not in identity and (t, k[0]) in integer}
+    return Catalog({t: tuple(c) for t, c in columns.items()}, {t: tuple(c) for t, c in keys.items()}, identity,
+                   rowid)
 
 
 def _register_types(raw: psycopg.Connection) -> None:
