@@ -148,11 +148,13 @@ class Runner:
         return [t.name for t in self.targets]
 
     def run(self, section: str, key: dict[str, Any], fn: Any, *args: Any, figure: str = "final_accuracy",
-            **kwargs: Any) -> dict[str, Any]:
+            compare: bool = True, **kwargs: Any) -> dict[str, Any]:
+        """``fn(*args, target=…, **kwargs)`` on the first target (returned) and, when ``compare``, on
+        the others."""
         first, *others = self.targets
         result = fn(*args, target=first, **kwargs)
         trace = result.pop("trace")
-        if self._pool is not None:
+        if self._pool is not None and compare:
             futures = {t.name: self._pool.submit(fn, *args, target=t, **kwargs) for t in others}
             self._pending.append((section, key, figure, {first.name: (result[figure], trace)}, futures))
         return result

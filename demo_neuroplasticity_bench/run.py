@@ -139,9 +139,17 @@ def main() -> int:
     parser.add_argument("--pg-url", default=None, metavar="URL",
                         help="a PostgreSQL server whose user may create databases (default: start a throw-away "
                              "server with tests/pg_server.py when the binaries are installed)")
+    parser.add_argument("--compare-sweep", action="store_true",
+                        help="with --engine both, also run the drift half-life sweep on PostgreSQL (slow: it "
+                             "doubles the drift runs; half-life 1 is the weighted arm's own, compared anyway)")
+    parser.add_argument("--render-only", action="store_true",
+                        help="only rewrite results.md from the results.json already in --out")
     benchkit.add_standard_args(parser, here=HERE, data=default_data(), seed=HELD_OUT_SEED)  # --seed, --junit
     args = parser.parse_args()
     stem = benchkit.results_stem(args).name  # a quick run never overwrites the full results
+    if args.render_only:
+        (args.out / f"{stem}.md").write_text(render_markdown(json.loads((args.out / f"{stem}.json").read_text())))
+        return 0
     if args.charts_only:
         print(write_curves(curve_panels(json.loads((args.out / f"{stem}.json").read_text())),
                            args.out / f"{stem}.curves.svg"))
@@ -168,7 +176,8 @@ def measure(args: argparse.Namespace, stem: str, twin: dict[str, Any], real: dic
     alphas = (0.0, 3.0, 12.0) if args.quick else ALPHAS
     started = time.perf_counter()
     seed = int(twin["protocol"]["seed"])
-    results: dict[str, Any] = {"quick": args.quick, "episode_gap_s": EPISODE_GAP_S, "engines": runner.names}
+    results: dict[str, Any] = {"quick": args.quick, "episode_gap_s": EPISODE_GAP_S, "engines": runner.names,
+                               "drift_half_life_sweep_compared": len(runner.targets) > 1 and args.compare_sweep}
 
     twin_runs = {rank: runner.run("twin_pairs", {"rank": rank, "seed": seed}, run_workload, twin, rank, seed)
                  for rank in RANKS}
@@ -234,7 +243,8 @@ def measure(args: argparse.Namespace, stem: str, twin: dict[str, Any], real: dic
         def run(data: dict[str, Any], arm: str, s: int, half_life: float | None,
                 section: str = section) -> dict[str, Any]:
             key = {"arm": arm, "seed": s, **({} if half_life is None else {"half_life": half_life})}
-            return runner.run(section, key, run_drift, data, arm, s, half_life, figure="final_top1")
+            return runner.run(section, key, run_drift, data, arm, s, half_life, figure="final_top1",
+                              compare=half_life is None or args.compare_sweep)
 
         arms = {arm: drift_summary(workload, arm, drift_seeds, run=run) for arm in ARMS}
         sweep_hl = {str(h): drift_summary(workload, "weighted", drift_seeds, half_life=h, run=run)
@@ -285,12 +295,14 @@ def equivalence_summary(runner: Runner) -> dict[str, Any]:
     }
 
 
-def render_equivalence(eq: dict[str, Any]) -> list[str]:
+def render_equivalence(eq: dict[str, Any], sweep_compared: bool) -> list[str]:
     a, b = eq["engines"][:2]
+    which = ("Every run of every workload and sweep above" if sweep_compared else
+             "Every run above except the drift half-life sweeps (made on the first engine only; half-life 1 is "
+             "the weighted arm's own setting, compared)")
     lines = ["", f"## Engines side by side ({a} vs {b})", "",
-             "Every run of every workload and sweep above ran on both engines from an empty library; every "
-             "search (training and evaluation) is compared. Ranking digest: SHA-256 of every search's ids and "
-             "scores (12 significant digits).", "",
+             f"{which} ran on both engines from an empty library; every search (training and evaluation) is "
+             "compared. Ranking digest: SHA-256 of every search's ids and scores (12 significant digits).", "",
              "| section | runs | searches | searches with the same top-1 | runs with identical rankings | "
              "max relative score gap |", "|---|---|---|---|---|---|"]
     for name, s in eq["sections"].items():
@@ -373,7 +385,7 @@ def render_markdown(r: dict[str, Any]) -> str:
     for label, d in r.get("drift", {}).items():
         lines += render_drift(label, d)
     if "equivalence" in r:
-        lines += render_equivalence(r["equivalence"])
+        lines += render_equivalence(r["equivalence"], r.get("drift_half_life_sweep_compared", False))
     lines += ["", "## Checks", ""]
     lines += [f"* {name}: {'pass' if ok else 'FAIL'}" for name, ok in r["checks"].items()]
     lines += ["", f"Overall: {'PASS' if r['passed'] else 'FAIL'} ({r['seconds']} s)", ""]
