@@ -21,7 +21,11 @@ from __future__ import annotations
 
 import random
 import statistics
+from collections.abc import Callable
 from typing import Any
+
+from engines import SqliteTarget, Target
+from search_trace import Trace
 
 from kaos_dream import Library, ManualClock, Settings
 
@@ -42,12 +46,14 @@ def _settings(rank: str, half_life: float | None) -> Settings:
     return Settings(rank=rank) if half_life is None else Settings(rank=rank, evidence_half_life=half_life)
 
 
-def _correct_for(lib: Library, family: dict[str, Any], name: str) -> bool:
+def _correct_for(lib: Library, family: dict[str, Any], name: str, trace: Trace | None = None) -> bool:
+    correct = True
     for query in family["queries"]:
         top = lib.search(query, kind="skill", limit=1, task=family["task"])
-        if not top or top[0].name != name:
-            return False
-    return True
+        if trace is not None:
+            trace.add(top)
+        correct = correct and bool(top) and top[0].name == name
+    return correct
 
 
 def lag_of(checks: list[bool]) -> int | None:
@@ -60,8 +66,11 @@ def lag_of(checks: list[bool]) -> int | None:
     return k
 
 
-def run_drift(data: dict[str, Any], arm: str, seed: int, half_life: float | None = None) -> dict[str, Any]:
-    """One run of ``arm`` at ``seed``; ``half_life`` overrides the arm's evidence half-life (sweeps)."""
+def run_drift(data: dict[str, Any], arm: str, seed: int, half_life: float | None = None,
+              target: Target | None = None) -> dict[str, Any]:
+    """One run of ``arm`` at ``seed``; ``half_life`` overrides the arm's evidence half-life (sweeps). The
+    library is a fresh one of ``target`` (in-memory SQLite by default); ``trace`` holds every search's
+    ranking, for comparing engines."""
     rank, arm_half_life, explore = ARMS[arm]
     protocol = data["protocol"]
     pre, post = int(protocol["pre_switch"]), int(protocol["post_switch"])
@@ -73,7 +82,8 @@ def run_drift(data: dict[str, Any], arm: str, seed: int, half_life: float | None
     checks: dict[str, list[bool]] = {f["task"]: [] for f in families}
     regret = {"pre_switch": 0, "post_switch": 0}
     episode = 0
-    with Library(":memory:", clock=clock, settings=settings) as lib:
+    trace = Trace()
+    with (target or SqliteTarget()).library(clock, settings) as lib:
         with lib.transaction():
             for family in families:
                 for skill in family["skills"]:
@@ -85,7 +95,7 @@ def run_drift(data: dict[str, Any], arm: str, seed: int, half_life: float | None
             switched = round_ >= pre
             if round_ == pre:
                 for family in families:
-                    checks[family["task"]].append(_correct_for(lib, family, family["new"]))
+                    checks[family["task"]].append(_correct_for(lib, family, family["new"], trace))
             order = list(range(len(families)))
             rng.shuffle(order)
             for fi in order:
@@ -99,9 +109,11 @@ def run_drift(data: dict[str, Any], arm: str, seed: int, half_life: float | None
                     results = lib.search(query, kind="skill", limit=limit, record_hits=True, agent=agent,
                                          task=family["task"], explore=True, seed=rng.randrange(2**32))
                     pick = results[0] if results else None
+                    trace.add(results)
                 else:
                     results = lib.search(query, kind="skill", limit=limit, record_hits=True, agent=agent,
                                          task=family["task"])
+                    trace.add(results)
                     pick = None
                     if results:
                         pick = rng.choice(results) if rng.random() < epsilon and len(results) > 1 else results[0]
@@ -112,14 +124,15 @@ def run_drift(data: dict[str, Any], arm: str, seed: int, half_life: float | None
                 (lib.episodes.complete if ok else lib.episodes.fail)(agent)
                 regret["post_switch" if switched else "pre_switch"] += not ok
                 if switched:
-                    checks[family["task"]].append(_correct_for(lib, family, family["new"]))
-        final = {f["task"]: _correct_for(lib, f, f["new"]) for f in families}
+                    checks[family["task"]].append(_correct_for(lib, family, family["new"], trace))
+        final = {f["task"]: _correct_for(lib, f, f["new"], trace) for f in families}
     at = {str(c): {task: checks[task][c] for task in checks} for c in protocol["checkpoints"]}
     return {
         "lag": {task: lag_of(c) for task, c in checks.items()},
         "top1_at_checkpoints": {c: sum(v.values()) / len(v) for c, v in at.items()},
         "final_top1": round(sum(final.values()) / len(final), 4),
         "regret": regret,
+        "trace": trace,
     }
 
 
@@ -127,10 +140,19 @@ def _stats(values: list[float]) -> dict[str, float]:
     return {"median": statistics.median(values), "min": min(values), "max": max(values)}
 
 
-def drift_summary(data: dict[str, Any], arm: str, seeds: list[int], half_life: float | None = None) -> dict[str, Any]:
+def _run_on_sqlite(data: dict[str, Any], arm: str, seed: int, half_life: float | None) -> dict[str, Any]:
+    out = run_drift(data, arm, seed, half_life)
+    del out["trace"]
+    return out
+
+
+def drift_summary(data: dict[str, Any], arm: str, seeds: list[int], half_life: float | None = None,
+                  run: Callable[[dict[str, Any], str, int, float | None], dict[str, Any]] = _run_on_sqlite,
+                  ) -> dict[str, Any]:
     """Median and spread over seeds: per-task lag (a run that never follows counts as post_switch + 1
-    in the statistics and is also counted), final top-1, top-1 at each checkpoint, regret."""
-    runs = [run_drift(data, arm, s, half_life) for s in seeds]
+    in the statistics and is also counted), final top-1, top-1 at each checkpoint, regret. ``run``
+    makes one run (run.py's routes it through every engine it compares)."""
+    runs = [run(data, arm, s, half_life) for s in seeds]
     never = int(data["protocol"]["post_switch"]) + 1
     tasks = list(runs[0]["lag"])
     lag = {}

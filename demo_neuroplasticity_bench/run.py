@@ -40,9 +40,11 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # this checkout's kaos_dream, not whichever copy pip installed
 
-from drift import ARMS, drift_goal, drift_summary  # noqa: E402
+from drift import ARMS, drift_goal, drift_summary, run_drift  # noqa: E402
+from engines import ENGINES, Runner, SqliteTarget, Target, open_targets  # noqa: E402
+from search_trace import Trace  # noqa: E402
 
-from kaos_dream import Library, ManualClock, Settings, benchkit  # noqa: E402
+from kaos_dream import ManualClock, Settings, benchkit  # noqa: E402
 from kaos_dream.report.curves import Panel, write_curves  # noqa: E402
 
 T0 = 1_767_225_600.0
@@ -66,9 +68,12 @@ def default_data() -> Path:
 
 
 def run_workload(
-    data: dict[str, Any], rank: str, seed: int, alpha: float = 3.0, task_context: bool = True
+    data: dict[str, Any], rank: str, seed: int, alpha: float = 3.0, task_context: bool = True,
+    target: Target | None = None,
 ) -> dict[str, Any]:
-    """One full training + evaluation run; everything is derived from ``seed`` and the data."""
+    """One full training + evaluation run; everything is derived from ``seed`` and the data. The
+    library is a fresh one of ``target`` (in-memory SQLite by default); ``trace`` holds every
+    search's ranking, for comparing engines."""
     protocol = data["protocol"]
     episodes, epsilon = int(protocol["episodes"]), float(protocol["epsilon"])
     limit = int(protocol.get("search_limit_training", 5))
@@ -79,7 +84,8 @@ def run_workload(
     curve: list[float] = []
     correct = 0
     checkpoint = max(1, episodes // 4)
-    with Library(":memory:", clock=clock, settings=settings) as lib:
+    trace = Trace()
+    with (target or SqliteTarget()).library(clock, settings) as lib:
         for skill in data["skills"]:
             lib.skills.add(skill["name"], skill["description"], skill["template"], skill["tags"])
         for i in range(episodes):
@@ -87,6 +93,7 @@ def run_workload(
             q = queries[i % len(queries)]
             agent = lib.episodes.start(f"episode-{i:04d}").id
             results = lib.search(q["query"], kind="skill", limit=limit, record_hits=True, agent=agent)
+            trace.add(results)
             ok = False
             if results:
                 explore = rng.random() < epsilon and len(results) > 1
@@ -100,19 +107,21 @@ def run_workload(
         per_query = {}
         for q in queries:
             top = lib.search(q["query"], kind="skill", limit=1)
+            trace.add(top)
             per_query[q["query"]] = int(bool(top) and top[0].name == q["ground_truth"])
     final = sum(per_query.values()) / len(queries)
-    return {"final_accuracy": round(final, 4), "curve": curve, "per_query": per_query}
+    return {"final_accuracy": round(final, 4), "curve": curve, "per_query": per_query, "trace": trace}
 
 
 def spread(values: list[float]) -> dict[str, float]:
     return {"median": round(statistics.median(values), 4), "min": min(values), "max": max(values)}
 
 
-def sweep(data: dict[str, Any], seeds: tuple[int, ...]) -> dict[str, Any]:
+def sweep(runner: Runner, section: str, data: dict[str, Any], seeds: tuple[int, ...]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for rank in RANKS:
-        finals = [run_workload(data, rank, s)["final_accuracy"] for s in seeds]
+        finals = [runner.run(section, {"rank": rank, "seed": s}, run_workload, data, rank, s)["final_accuracy"]
+                  for s in seeds]
         out[rank] = {"per_seed": dict(zip(map(str, seeds), finals, strict=True)), **spread(finals)}
     return out
 
@@ -124,9 +133,23 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=HERE)
     parser.add_argument("--charts-only", action="store_true",
                         help="only redraw the learning curves from the results.json already in --out")
+    parser.add_argument("--engine", choices=(*ENGINES, "both"), default="sqlite",
+                        help="where each run's library lives: in-memory SQLite (default), a fresh PostgreSQL "
+                             "database per run, or both side by side (the equivalence check)")
+    parser.add_argument("--pg-url", default=None, metavar="URL",
+                        help="a PostgreSQL server whose user may create databases (default: start a throw-away "
+                             "server with tests/pg_server.py when the binaries are installed)")
+    parser.add_argument("--compare-sweep", action="store_true",
+                        help="with --engine both, also run the drift half-life sweep on PostgreSQL (slow: it "
+                             "doubles the drift runs; half-life 1 is the weighted arm's own, compared anyway)")
+    parser.add_argument("--render-only", action="store_true",
+                        help="only rewrite results.md from the results.json already in --out")
     benchkit.add_standard_args(parser, here=HERE, data=default_data(), seed=HELD_OUT_SEED)  # --seed, --junit
     args = parser.parse_args()
     stem = benchkit.results_stem(args).name  # a quick run never overwrites the full results
+    if args.render_only:
+        (args.out / f"{stem}.md").write_text(render_markdown(json.loads((args.out / f"{stem}.json").read_text())))
+        return 0
     if args.charts_only:
         print(write_curves(curve_panels(json.loads((args.out / f"{stem}.json").read_text())),
                            args.out / f"{stem}.curves.svg"))
@@ -136,42 +159,65 @@ def main() -> int:
         print(f"bench data not found in {args.data}: nothing to measure (pass --data PATH)", file=sys.stderr)
         return 2
     twin, real = json.loads(twin_file.read_text()), json.loads(real_file.read_text())
+    try:
+        runner = Runner(open_targets(args.engine, args.pg_url))
+    except RuntimeError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    try:
+        return measure(args, stem, twin, real, runner)
+    finally:
+        runner.close()
+
+
+def measure(args: argparse.Namespace, stem: str, twin: dict[str, Any], real: dict[str, Any], runner: Runner) -> int:
+    """The whole benchmark on ``runner``'s engines; writes the results and returns the exit status."""
     seeds = tuple(benchkit.seed_sweep(args, 5 if args.quick else HELD_OUT_SAMPLES))
     alphas = (0.0, 3.0, 12.0) if args.quick else ALPHAS
     started = time.perf_counter()
     seed = int(twin["protocol"]["seed"])
-    results: dict[str, Any] = {"quick": args.quick, "episode_gap_s": EPISODE_GAP_S}
+    results: dict[str, Any] = {"quick": args.quick, "episode_gap_s": EPISODE_GAP_S, "engines": runner.names,
+                               "drift_half_life_sweep_compared": len(runner.targets) > 1 and args.compare_sweep}
 
-    twin_runs = {rank: run_workload(twin, rank, seed) for rank in RANKS}
-    repeat = run_workload(twin, "weighted", seed)
+    twin_runs = {rank: runner.run("twin_pairs", {"rank": rank, "seed": seed}, run_workload, twin, rank, seed)
+                 for rank in RANKS}
+    repeat = runner.run("twin_pairs", {"rank": "weighted", "seed": seed, "repeat": True}, run_workload, twin,
+                        "weighted", seed)
     results["twin_pairs"] = {
         "seed": seed,
         "episodes": twin["protocol"]["episodes"],
         "runs": twin_runs,
         "deterministic": repeat == twin_runs["weighted"],
-        "held_out_seeds": sweep(twin, seeds),
+        "held_out_seeds": sweep(runner, "twin_pairs", twin, seeds),
     }
     real_seed = int(real["protocol"]["seed"])
     results["realistic"] = {
         "seed": real_seed,
         "episodes": real["protocol"]["episodes"],
-        "runs": {rank: run_workload(real, rank, real_seed) for rank in RANKS},
-        "held_out_seeds": sweep(real, seeds),
+        "runs": {rank: runner.run("realistic", {"rank": rank, "seed": real_seed}, run_workload, real, rank,
+                                  real_seed) for rank in RANKS},
+        "held_out_seeds": sweep(runner, "realistic", real, seeds),
     }
     results["alpha_sweep"] = {"workload": "realistic", "seed": real_seed}
     for formula in ("weighted", "wilson"):
         results["alpha_sweep"][formula] = [
-            {"alpha": a, "final_accuracy": run_workload(real, formula, real_seed, a)["final_accuracy"]} for a in alphas
+            {"alpha": a, "final_accuracy": runner.run("alpha_sweep", {"rank": formula, "seed": real_seed, "alpha": a},
+                                                      run_workload, real, formula, real_seed, a)["final_accuracy"]}
+            for a in alphas
         ]
     # Ablation: which part of the default earns the gain (failure evidence vs task context).
     results["ablation"] = {}
     for key, workload in (("twin_pairs", twin), ("realistic", real)):
         wseed = int(workload["protocol"]["seed"])
-        finals = [run_workload(workload, "weighted", s, task_context=False)["final_accuracy"] for s in seeds]
+        def ablated(s: int, key: str = key, workload: dict[str, Any] = workload) -> float:
+            return runner.run(f"ablation_{key}", {"rank": "weighted", "seed": s, "task_context": False}, run_workload,
+                              workload, "weighted", s, task_context=False)["final_accuracy"]
+
+        finals = [ablated(s) for s in seeds]
         results["ablation"][key] = {
             "weighted_without_task_context": {
                 "seed": wseed,
-                "final_accuracy": run_workload(workload, "weighted", wseed, task_context=False)["final_accuracy"],
+                "final_accuracy": ablated(wseed),
                 "held_out": spread(finals),
             }
         }
@@ -192,8 +238,17 @@ def main() -> int:
             return 2
         workload = json.loads(path.read_text())
         drift_seeds = workload["protocol"]["seeds"][: 3 if args.quick else None]
-        arms = {arm: drift_summary(workload, arm, drift_seeds) for arm in ARMS}
-        sweep_hl = {str(h): drift_summary(workload, "weighted", drift_seeds, half_life=h) for h in HALF_LIVES}
+        section = f"drift_{label}"
+
+        def run(data: dict[str, Any], arm: str, s: int, half_life: float | None,
+                section: str = section) -> dict[str, Any]:
+            key = {"arm": arm, "seed": s, **({} if half_life is None else {"half_life": half_life})}
+            return runner.run(section, key, run_drift, data, arm, s, half_life, figure="final_top1",
+                              compare=half_life is None or args.compare_sweep)
+
+        arms = {arm: drift_summary(workload, arm, drift_seeds, run=run) for arm in ARMS}
+        sweep_hl = {str(h): drift_summary(workload, "weighted", drift_seeds, half_life=h, run=run)
+                    for h in HALF_LIVES}
         for summary in (*arms.values(), *sweep_hl.values()):  # per-seed detail for the default arm only
             if summary is not arms["weighted"]:
                 del summary["per_seed"]
@@ -203,6 +258,9 @@ def main() -> int:
                                    "lag_goal_met": met}
         if has_goal:
             checks[f"drift_{label}_lag_median_le_8_worst_le_12_and_stays"] = met
+    if len(runner.targets) > 1:
+        results["equivalence"] = equivalence_summary(runner)
+        checks["same_top1_on_every_engine_at_every_search"] = results["equivalence"]["all_top1_agree"]
     results["checks"] = checks
     results["passed"] = all(checks.values())
     results["seconds"] = round(time.perf_counter() - started, 2)
@@ -212,6 +270,61 @@ def main() -> int:
     print(write_curves(curve_panels(results), args.out / f"{stem}.curves.svg"))
     return benchkit.finish(args, "demo_neuroplasticity_bench", benchkit.Checks.from_mapping(checks),
                            results["seconds"])
+
+
+def equivalence_summary(runner: Runner) -> dict[str, Any]:
+    """Per section (workload and sweep): how many runs and searches were compared, in how many runs every
+    search had the same top-1 / the same full ranking on every engine, the largest relative score
+    gap; and every run side by side (its key, each engine's final top-1 and digests)."""
+    sections: dict[str, Any] = {}
+    for section, entries in runner.equivalence().items():
+        sections[section] = {
+            "runs": len(entries),
+            "searches": sum(e["steps"] for e in entries),
+            "runs_all_top1_agree": sum(e["all_top1_agree"] for e in entries),
+            "runs_same_rankings": sum(e["same_rankings"] for e in entries),
+            "searches_top1_agree": sum(e["top1_agree"] for e in entries),
+            "max_rel_score_diff": max(e["max_rel_score_diff"] for e in entries),
+            "per_run": entries,
+        }
+    return {
+        "engines": runner.names,
+        "all_top1_agree": all(s["runs_all_top1_agree"] == s["runs"] for s in sections.values()),
+        "all_rankings_same": all(s["runs_same_rankings"] == s["runs"] for s in sections.values()),
+        "sections": sections,
+    }
+
+
+def render_equivalence(eq: dict[str, Any], sweep_compared: bool) -> list[str]:
+    a, b = eq["engines"][:2]
+    which = ("Every run of every workload and sweep above" if sweep_compared else
+             "Every run above except the drift half-life sweeps (made on the first engine only; half-life 1 is "
+             "the weighted arm's own setting, compared)")
+    lines = ["", f"## Engines side by side ({a} vs {b})", "",
+             f"{which} ran on both engines from an empty library; every search (training and evaluation) is "
+             "compared. Ranking digest: SHA-256 of every search's ids and scores (12 significant digits).", "",
+             "| section | runs | searches | searches with the same top-1 | runs with identical rankings | "
+             "max relative score gap |", "|---|---|---|---|---|---|"]
+    for name, s in eq["sections"].items():
+        lines.append(f"| {name} | {s['runs']} | {s['searches']} | {s['searches_top1_agree']} | "
+                     f"{s['runs_same_rankings']} | {s['max_rel_score_diff']:.2e} |")
+    lines += ["", f"Same top-1 at every search: {eq['all_top1_agree']}; identical rankings in every run: "
+              f"{eq['all_rankings_same']}.", ""]
+    for name, s in eq["sections"].items():
+        if not (name.endswith("twin_pairs") or name == "realistic" or name.startswith("drift_")):
+            continue
+        lines += [f"Per seed, {name} (final top-1 and ranking digest per engine):", "",
+                  f"| run | {a} top-1 | {b} top-1 | {a} digest | {b} digest | same top-1 at every search |",
+                  "|---|---|---|---|---|---|"]
+        for e in s["per_run"]:
+            if "half_life" in e:
+                continue  # the half-life sweep is in results.json
+            figure = e.get("final_accuracy", e.get("final_top1"))
+            run = ", ".join(f"{k} {v}" for k, v in e.items() if k in ("rank", "arm", "seed", "repeat"))
+            lines.append(f"| {run} | {pct(figure[a])} | {pct(figure[b])} | {e['engines'][a]['ranking_digest']} | "
+                         f"{e['engines'][b]['ranking_digest']} | {e['all_top1_agree']} |")
+        lines.append("")
+    return lines
 
 
 def curve_panels(results: dict[str, Any]) -> list[Panel]:
@@ -239,7 +352,10 @@ def pct(x: float) -> str:
 
 
 def render_markdown(r: dict[str, Any]) -> str:
-    lines = ["# demo_neuroplasticity_bench results", "", "Generated by run.py; do not edit.", ""]
+    lines = ["# demo_neuroplasticity_bench results", "", "Generated by run.py; do not edit.", "",
+             f"Engine{'s' if len(r.get('engines', ['sqlite'])) > 1 else ''}: {', '.join(r.get('engines', ['sqlite']))}"
+             + (" (figures above the side-by-side section are the first engine's)"
+                if len(r.get("engines", [])) > 1 else ""), ""]
     for key, title in (("twin_pairs", "Twin pairs"), ("realistic", "Realistic retrieval")):
         w = r[key]
         lines += [f"## {title} (seed {w['seed']}, {w['episodes']} episodes)", "",
@@ -268,6 +384,8 @@ def render_markdown(r: dict[str, Any]) -> str:
         lines.append(f"| {key} | {pct(a['final_accuracy'])} | {pct(h['median'])} | {pct(h['min'])} | {pct(h['max'])} |")
     for label, d in r.get("drift", {}).items():
         lines += render_drift(label, d)
+    if "equivalence" in r:
+        lines += render_equivalence(r["equivalence"], r.get("drift_half_life_sweep_compared", False))
     lines += ["", "## Checks", ""]
     lines += [f"* {name}: {'pass' if ok else 'FAIL'}" for name, ok in r["checks"].items()]
     lines += ["", f"Overall: {'PASS' if r['passed'] else 'FAIL'} ({r['seconds']} s)", ""]

@@ -31,7 +31,8 @@ def db_path(tmp_path: Path) -> Path:
 
 
 # Test modules whose library-level tests run on both engines (the `lib` fixture is parametrised by
-# `engine`); KAOSTEST_ENGINES=sqlite,postgresql runs every module on both (or only on one).
+# `engine`); a test elsewhere marked `@pytest.mark.both_engines` does too; KAOSTEST_ENGINES=sqlite,postgresql
+# runs every module on both (or only on one).
 BOTH_ENGINES = frozenset({
     "test_skills_memories", "test_episodes", "test_record_outcomes", "test_failures_store",
     "test_graph_store", "test_dream", "test_evidence_aging", "test_validation", "test_search",
@@ -50,7 +51,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         engines = [e.strip() for e in chosen.split(",") if e.strip()]
     else:
         module = metafunc.module.__name__.rsplit(".", 1)[-1]
-        engines = ["sqlite", "postgresql"] if module in BOTH_ENGINES else ["sqlite"]
+        both = module in BOTH_ENGINES or metafunc.definition.get_closest_marker("both_engines") is not None
+        engines = ["sqlite", "postgresql"] if both else ["sqlite"]
     metafunc.parametrize("engine", engines, scope="function")
 
 
@@ -127,9 +129,10 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Write kaos_dream's .pyc files once, as ``pip install`` does for an installed package. With
-    PYTHONDONTWRITEBYTECODE=1 (set on some machines) an editable checkout has none, and every `kaos`
-    subprocess would recompile every module it imports (~0.1-0.2 s a call)."""
+    """Register the ``both_engines`` marker, and write kaos_dream's .pyc files once, as ``pip install``
+    does for an installed package. With PYTHONDONTWRITEBYTECODE=1 (set on some machines) an editable
+    checkout has none, and every `kaos` subprocess would recompile every module it imports (~0.1-0.2 s a call)."""
+    config.addinivalue_line("markers", "both_engines: run this test on SQLite and on PostgreSQL (the engine fixture)")
     compileall.compile_dir(str(PROJECT_ROOT / "kaos_dream"), quiet=1)
 
 

@@ -27,7 +27,7 @@ def env() -> dict[str, str]:
     return e
 
 
-def build(db: Path, skills: int = 40) -> None:
+def build(db: Path | str, skills: int = 40) -> None:
     """A library with merge candidates, prune/promote candidates, edges to decay and co-activations."""
     lib = Library(db, clock=ManualClock(T0), settings=Settings())
     with transaction(lib.conn):
@@ -112,16 +112,25 @@ def test_kill9_mid_run_then_rerun_equals_uninterrupted(tmp_path: Path, where: in
     assert snapshot(killed) == snapshot(clean)
 
 
-def wait_until_running(db: Path, proc: subprocess.Popen) -> bool:
+def _latest_run_status(db: Path | str) -> tuple[str] | None:
+    """The newest dream run's status, read-only: a raw read-only connection to a file (no library
+    open, so no migration check), a read-only library on PostgreSQL."""
+    if str(db).startswith("postgresql://"):
+        with Library(str(db), settings=Settings(), readonly=True) as lib:
+            return lib.conn.execute("SELECT status FROM dream_runs ORDER BY id DESC LIMIT 1").fetchone()
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
+    try:
+        return conn.execute("SELECT status FROM dream_runs ORDER BY id DESC LIMIT 1").fetchone()
+    finally:
+        conn.close()
+
+
+def wait_until_running(db: Path | str, proc: subprocess.Popen) -> bool:
     """Poll (read-only) until the child's dream run row exists; False if the child ended first."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and proc.poll() is None:
         try:
-            conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
-            try:
-                row = conn.execute("SELECT status FROM dream_runs ORDER BY id DESC LIMIT 1").fetchone()
-            finally:
-                conn.close()
+            row = _latest_run_status(db)
         except sqlite3.Error:
             row = None
         if row is not None and row[0] == "running":
@@ -175,8 +184,9 @@ SLOW = textwrap.dedent("""
 """)
 
 
-def test_two_concurrent_runs_one_works_the_other_reports(tmp_path: Path) -> None:
-    db = tmp_path / "c.db"
+@pytest.mark.both_engines
+def test_two_concurrent_runs_one_works_the_other_reports(library_target: str, tmp_path: Path) -> None:
+    db = library_target
     build(db)
     go = tmp_path / "go"
     procs = [subprocess.Popen([sys.executable, "-c", SLOW, str(db), str(go)], env=env(), stdout=subprocess.PIPE,

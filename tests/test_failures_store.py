@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import multiprocessing
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -269,17 +268,17 @@ def _record_wave(path: str, start: int, count: int) -> None:
             lib.failures.record("llm_call", REFUSED, agent=f"proc-agent-{i}")
 
 
-def test_concurrent_processes_raise_one_alert(db_path: Path) -> None:
-    Library(db_path, settings=Settings()).close()
+def test_concurrent_processes_raise_one_alert(library_target: str) -> None:
+    Library(library_target, settings=Settings()).close()
     ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=_record_wave, args=(str(db_path), n * 4, 4)) for n in range(4)]
+    procs = [ctx.Process(target=_record_wave, args=(library_target, n * 4, 4)) for n in range(4)]
     for p in procs:
         p.start()
     for p in procs:
         p.join(60)
         assert p.exitcode == 0
-    conn = sqlite3.connect(db_path)
-    assert conn.execute("SELECT occurrences FROM failure_fingerprints").fetchone()[0] == 16
-    assert conn.execute("SELECT COUNT(*) FROM failure_fingerprints").fetchone()[0] == 1
-    assert conn.execute("SELECT COUNT(*) FROM systemic_alerts").fetchone()[0] == 1
-    conn.close()
+    with Library(library_target, settings=Settings(), readonly=True) as lib:
+        conn = lib.conn
+        assert conn.execute("SELECT occurrences FROM failure_fingerprints").fetchone()[0] == 16
+        assert conn.execute("SELECT COUNT(*) FROM failure_fingerprints").fetchone()[0] == 1
+        assert conn.execute("SELECT COUNT(*) FROM systemic_alerts").fetchone()[0] == 1

@@ -318,20 +318,20 @@ def _evidence_worker(path: str, skill_id: int, n: int) -> None:
             lib.graph.add_evidence(Node("skill", skill_id), "caused", Node("failure", 77))
 
 
-def test_evidence_from_concurrent_processes_is_never_lost(db_path) -> None:
+def test_evidence_from_concurrent_processes_is_never_lost(library_target: str) -> None:
     import multiprocessing as mp
 
-    with Library(db_path, settings=Settings()) as lib:
+    with Library(library_target, settings=Settings()) as lib:
         sid = lib.skills.add("shared").id
         add_fingerprints(lib.conn, 77)
     ctx = mp.get_context("spawn")
-    procs = [ctx.Process(target=_evidence_worker, args=(str(db_path), sid, 10)) for _ in range(3)]
+    procs = [ctx.Process(target=_evidence_worker, args=(library_target, sid, 10)) for _ in range(3)]
     for p in procs:
         p.start()
     for p in procs:
         p.join(60)
         assert p.exitcode == 0
-    with Library(db_path, settings=Settings()) as lib:
+    with Library(library_target, settings=Settings()) as lib:
         edge = lib.graph.get(Node("skill", sid), "caused", Node("failure", 77))
         assert (edge.verifications, edge.verified_correct) == (30, 30)
         w = 0.5

@@ -155,8 +155,9 @@ def _open_and_add(path: str, index: int, queue: multiprocessing.Queue) -> None:
         queue.put(("error", f"{type(exc).__name__}: {exc}"))
 
 
-def test_eight_processes_open_a_new_file_at_once(tmp_path: Path) -> None:
-    path = str(tmp_path / "race.db")
+@pytest.mark.both_engines
+def test_eight_processes_open_a_new_file_at_once(library_target: str) -> None:
+    path = library_target  # a file that does not exist yet, or an empty database
     ctx = multiprocessing.get_context("spawn")
     queue = ctx.Queue()
     procs = [ctx.Process(target=_open_and_add, args=(path, i, queue)) for i in range(8)]

@@ -92,20 +92,20 @@ def _load_catalog(raw: psycopg.Connection) -> Catalog:
     single-column integer primary key (numbered by a trigger, as the coordination log's positions)
     — what SQLite's ``lastrowid`` reports."""
     columns: dict[str, list[str]] = {}
-    types: dict[tuple[str, str], str] = {}
     identity: dict[str, str] = {}
+    integer: set[tuple[str, str]] = set()
     for table, column, is_identity, data_type in raw.execute(_CATALOG_SQL).fetchall():
         columns.setdefault(table, []).append(column)
-        types[(table, column)] = data_type
         if is_identity == "YES":
             identity[table] = column
+        if data_type in ("smallint", "integer", "bigint"):
+            integer.add((table, column))
     keys: dict[str, list[str]] = {}
     for table, column in raw.execute(_PK_SQL).fetchall():
         keys.setdefault(table, []).append(column)
-    for table, key in keys.items():
-        if table not in identity and len(key) == 1 and types.get((table, key[0])) == "bigint":
-            identity[table] = key[0]
-    return Catalog({t: tuple(c) for t, c in columns.items()}, {t: tuple(c) for t, c in keys.items()}, identity)
+    rowid = {t: k[0] for t, k in keys.items() if len(k) == 1 and t not in identity and (t, k[0]) in integer}
+    return Catalog({t: tuple(c) for t, c in columns.items()}, {t: tuple(c) for t, c in keys.items()}, identity,
+                   rowid)
 
 
 def _identity_tables(raw: psycopg.Connection) -> frozenset[str]:

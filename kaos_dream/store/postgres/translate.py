@@ -77,11 +77,15 @@ class Translation:
 
 @dataclass(frozen=True)
 class Catalog:
-    """What translation needs to know of the schema: each table's columns, primary key and identity."""
+    """What translation needs to know of the schema: each table's columns, primary key and identity.
+    ``rowid`` maps a table whose primary key is one integer column without an identity (a position set
+    by a trigger, a key copied from another table) to that column: on SQLite such a column is the
+    rowid, so ``lastrowid`` after an INSERT is its value."""
 
     columns: dict[str, tuple[str, ...]]
     primary_key: dict[str, tuple[str, ...]]
     identity: dict[str, str]
+    rowid: dict[str, str] = field(default_factory=dict)
 
 
 def _tokens(sql: str) -> list[tuple[str, str]]:
@@ -372,9 +376,13 @@ def translate(sql: str, catalog: Catalog, *, many: bool = False) -> Translation:
     if conflict:
         text += conflict
     returning = None
-    if verb == "INSERT" and not many and not has_returning and table in catalog.identity and not explicit:
-        returning = catalog.identity[table]
-        text += f" RETURNING {returning}"
+    if verb == "INSERT" and not many and not has_returning:
+        if table in catalog.identity and not explicit:
+            returning = catalog.identity[table]
+        elif table in catalog.rowid:
+            returning = catalog.rowid[table]
+        if returning is not None:
+            text += f" RETURNING {returning}"
     matches: list[FullTextMatch] = []
 
     def fulltext(m: re.Match[str]) -> str:
