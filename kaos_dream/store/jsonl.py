@@ -197,7 +197,15 @@ def _line(value: Any) -> str:
 
 
 def export_lines(conn: sqlite3.Connection) -> Iterator[str]:
-    """The export of the open database, one line at a time (call inside a read transaction)."""
+    """The export of the open database, one line at a time (call inside a read transaction).
+
+    A SQLite file is checked first (``PRAGMA quick_check``: every page of every table and index): the
+    export reads tables in key order and may never touch a damaged index, and an export that looks
+    complete must not be taken from a file that is not."""
+    if not is_postgres(conn):
+        found = [str(r[0]) for r in conn.execute("PRAGMA quick_check(1)")]
+        if found != ["ok"]:
+            raise sqlite3.DatabaseError(f"database disk image is malformed ({found[0]})")
     version = schema_version(conn)
     layout = export_version(version)
     tables = _exported(conn, version)
