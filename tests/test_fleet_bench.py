@@ -12,8 +12,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from kaos_dream import Library
-from tests.pg_server import needs_postgres
+from tests.pg_server import BINDIR
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "demo_fleet_bench"
@@ -45,17 +47,19 @@ def assert_exact(result: dict[str, Any], engine: str) -> None:
         assert run["dream"]["completed"] == v["lease"]["applied"] >= 1
 
 
-def test_quick_run_on_sqlite_accounts_for_every_row(tmp_path: Path) -> None:
-    result = run_quick(tmp_path, "--engines", "sqlite")
-    assert result["ok"] and set(result["engines"]) == {"sqlite"}
-    assert_exact(result, "sqlite")
-
-
-@needs_postgres
-def test_quick_run_on_postgres_accounts_for_every_row(tmp_path: Path, pg_url: str) -> None:
-    result = run_quick(tmp_path, "--engines", "postgresql", "--pg-url", pg_url)
-    assert result["ok"] and result["engines"]["postgresql"]["label"].startswith("PostgreSQL ")
-    assert_exact(result, "postgresql")
+def test_quick_run_accounts_for_every_row_on_each_engine(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """One quick run of the bench on the SQLite file and, where the server binaries exist, on the
+    suite's PostgreSQL server (one subprocess for both: the suite's time budget)."""
+    engines, extra = ["sqlite"], []
+    if BINDIR is not None:
+        engines.append("postgresql")
+        extra = ["--pg-url", str(request.getfixturevalue("pg_url"))]
+    result = run_quick(tmp_path, "--engines", ",".join(engines), *extra)
+    assert result["ok"] and set(result["engines"]) == set(engines)
+    for engine in engines:
+        assert_exact(result, engine)
+    if "postgresql" in engines:
+        assert result["engines"]["postgresql"]["label"].startswith("PostgreSQL ")
 
 
 def test_verifier_counts_a_deleted_row_as_lost_and_an_unreported_one_as_doubled(tmp_path: Path) -> None:
