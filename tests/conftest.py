@@ -60,8 +60,28 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def library_target(engine: str, db_path: Path, request: pytest.FixtureRequest) -> str:
     """Where the `lib` fixture's library lives: the file, or a fresh database on the test server."""
     if engine == "postgresql":
-        return str(request.getfixturevalue("pg_url"))
+        return str(request.getfixturevalue("pg_library_url"))
     return str(db_path)
+
+
+@pytest.fixture(scope="session")
+def pg_library_template(pg_server: PgServer) -> str:  # noqa: F811 - the fixture, imported below
+    """A database migrated once per test process, for fresh libraries to be cloned from: migrating
+    each test's database anew cost ~0.4 s a test, over the ~300 tests that run on PostgreSQL."""
+    name = pg_server.create_database("kaos_template")
+    Library(pg_server.socket_url(name), settings=Settings()).close()
+    return name
+
+
+@pytest.fixture
+def pg_library_url(pg_server: PgServer, pg_library_template: str) -> str:  # noqa: F811
+    """A fresh, migrated, empty library on the test server (a clone of the template)."""
+    import secrets
+
+    name = f"t_{secrets.token_hex(6)}"
+    with pg_server.admin() as conn:
+        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{pg_library_template}" STRATEGY FILE_COPY')
+    return pg_server.socket_url(name)
 
 
 @pytest.fixture
@@ -226,4 +246,4 @@ def kaos_in_process():
 
 
 # A real PostgreSQL server per test process, for the tests of the PostgreSQL backend (tests/pg_server.py).
-from tests.pg_server import pg_database, pg_server, pg_url  # noqa: E402,F401
+from tests.pg_server import PgServer, pg_database, pg_server, pg_url  # noqa: E402,F401
