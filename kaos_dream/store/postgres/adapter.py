@@ -530,10 +530,7 @@ class PgConnection:
         if self._pragma(cursor, sql):
             return
         t = self._translated(sql, many=False)
-        autocommit_write = t.verb in _WRITES and not self._in_tx
-        if autocommit_write:
-            self._begin(write=True)
-        try:
+        with self._own_transaction(t):
             bound = self._bind(t, params)
             if t.explicit_identity:
                 self._explicit.add(t.table or "")
@@ -554,12 +551,6 @@ class PgConnection:
                     self._mark(_FTS_TABLES[t.table or ""], {rowid} if rowid is not None and t.returning else None)
             if t.verb in _WRITES and raw_cursor.rowcount > 0:
                 self.total_changes += raw_cursor.rowcount
-        except BaseException:
-            if autocommit_write:
-                self._rollback()
-            raise
-        if autocommit_write:
-            self._commit()
 
     def _run(self, sql: str, bound: dict[str, Any], *, starts: bool = False) -> Any:
         """Send ``sql`` (perhaps several statements) and leave the cursor on its last result. When it
@@ -593,10 +584,7 @@ class PgConnection:
         if not rows:
             cursor.rowcount = 0
             return
-        autocommit_write = t.verb in _WRITES and not self._in_tx
-        if autocommit_write:
-            self._begin(write=True)
-        try:
+        with self._own_transaction(t):
             bound = [self._bind(t, r) for r in rows]
             if t.explicit_identity:
                 self._explicit.add(t.table or "")
@@ -623,12 +611,21 @@ class PgConnection:
                 self._mark(_FTS_TABLES[t.table or ""], set(ids) if want_ids and t.verb == "INSERT" else None)
             if t.verb in _WRITES:
                 self.total_changes += len(rows)
+
+    @contextlib.contextmanager
+    def _own_transaction(self, t: Translation) -> Iterator[None]:
+        """A write outside a transaction gets one of its own (as SQLite's autocommit takes the write
+        lock): begun before it, committed after it, rolled back when it fails."""
+        if t.verb not in _WRITES or self._in_tx:
+            yield
+            return
+        self._begin(write=True)
+        try:
+            yield
         except BaseException:
-            if autocommit_write:
-                self._rollback()
+            self._rollback()
             raise
-        if autocommit_write:
-            self._commit()
+        self._commit()
 
     def _client_cursor(self) -> Any:
         from psycopg import ClientCursor

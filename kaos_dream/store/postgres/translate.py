@@ -66,7 +66,6 @@ class FullTextMatch:
 @dataclass(frozen=True)
 class Translation:
     sql: str
-    positional: bool  # parameters come as a sequence (renamed p1, p2, …) rather than a mapping
     returning: str | None  # the identity column appended as RETURNING, when the cursor needs lastrowid
     table: str | None  # the table an INSERT / UPDATE / DELETE writes
     verb: str  # the statement's first keyword, upper case
@@ -316,16 +315,13 @@ def translate(sql: str, catalog: Catalog, *, many: bool = False) -> Translation:
     verb = code[0][1].upper() if code else ""
     table: str | None = None
     # Placeholders first: every later rule sees psycopg's named form.
-    positional = False
     count = 0
     renamed: list[tuple[str, str]] = []
     for kind, text in tokens:
         if kind == "q":
             count += 1
-            positional = True
             renamed.append(("param", f"%(p{count})s"))
         elif kind == "qnum":
-            positional = True
             renamed.append(("param", f"%(p{int(text[1:])})s"))
         elif kind == "named":
             renamed.append(("param", f"%({text[1:]})s"))
@@ -394,4 +390,4 @@ def translate(sql: str, catalog: Catalog, *, many: bool = False) -> Translation:
 
     text = _FTS.sub(fulltext, text)
     limits = tuple(dict.fromkeys(re.findall(r"\bLIMIT\s+%\((\w+)\)s", text, re.I)))
-    return Translation(text, positional, returning, table, verb, tuple(matches), explicit, limits)
+    return Translation(text, returning, table, verb, tuple(matches), explicit, limits)
