@@ -149,11 +149,16 @@ def start_server(bindir: Path) -> PgServer:
 
 
 def stop_server(server: PgServer, bindir: Path) -> None:
+    """Stop at once (the data is thrown away, so no shutdown checkpoint) and delete the folder in a
+    detached process: a session's ~200 cloned databases are ~2 GB of small files, whose removal held
+    each test process 5 s at its end."""
     subprocess.run(
-        _command(server.user, [str(bindir / "pg_ctl"), "-D", str(server.root / "data"), "-m", "fast", "-w", "stop"]),
+        _command(server.user, [str(bindir / "pg_ctl"), "-D", str(server.root / "data"), "-m", "immediate", "-w",
+                               "stop"]),
         capture_output=True, cwd=server.root,
     )
-    shutil.rmtree(server.root, ignore_errors=True)
+    subprocess.Popen(["rm", "-rf", "--", str(server.root)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL, start_new_session=True)
 
 
 @pytest.fixture(scope="session")

@@ -67,10 +67,11 @@ def test_disk_full_mid_dream_says_what_committed_frees_the_lease_and_resumes(tmp
     assert snapshot(full) == snapshot(clean)  # nothing replayed twice, nothing lost
 
 
-def _back_to_back_writer(db: str, seconds: float, results, go) -> None:  # noqa: ANN001 - multiprocessing queue/event
+def _back_to_back_writer(db: str, seconds: float, results, ready, go) -> None:  # noqa: ANN001 - mp queues/event
     """Commit 25-outcome transactions that hold the write lock ~4 ms each, with no pause between them."""
     lib = Library(db, settings=Settings(busy_timeout_ms=1000, dream_auto=False))
     skill = lib.skills.resolve_id("s")
+    ready.put(True)
     go.wait()
     deadline = time.monotonic() + seconds
     commits, errors, worst = 0, [], 0.0
@@ -93,11 +94,12 @@ def test_back_to_back_writers_all_get_the_lock_within_the_busy_timeout(db_path: 
     with Library(db_path, settings=Settings()) as lib:
         lib.skills.add("s", "a skill")
     ctx = mp.get_context("spawn")
-    results, go = ctx.Queue(), ctx.Event()
-    procs = [ctx.Process(target=_back_to_back_writer, args=(str(db_path), 10.0, results, go)) for _ in range(4)]
+    results, ready, go = ctx.Queue(), ctx.Queue(), ctx.Event()
+    procs = [ctx.Process(target=_back_to_back_writer, args=(str(db_path), 5.0, results, ready, go)) for _ in range(4)]
     for p in procs:
         p.start()
-    time.sleep(2.0)  # let every process import and open the library before the clock starts
+    for _ in procs:  # every process has imported and opened the library before the clock starts
+        ready.get(timeout=120)
     go.set()
     reports = [results.get(timeout=120) for _ in procs]
     for p in procs:

@@ -18,7 +18,7 @@ import pytest
 from kaos_dream import Library, ManualClock, Settings
 from kaos_dream.store import transaction
 
-from .conftest import PROJECT_ROOT, T0, file_digest, query, run_kaos, target_digest
+from .conftest import PROJECT_ROOT, T0, file_digest, kaos_command, query, run_kaos, target_digest
 
 
 def env() -> dict[str, str]:
@@ -173,7 +173,14 @@ SLOW = textwrap.dedent("""
     from kaos_dream.dream import PhaseResult, register_phase
     # Heavy work happens in prepare (outside the write lock), as the proposals phase does.
     pause = float(sys.argv[3]) if len(sys.argv) > 3 else 1.5
-    register_phase("slow", lambda ctx, _: PhaseResult({}), order=150, prepare=lambda ctx: time.sleep(pause))
+    release = sys.argv[4] if len(sys.argv) > 4 else None  # the pause ends early once this file exists
+
+    def hold(ctx):
+        deadline = time.monotonic() + pause
+        while time.monotonic() < deadline and not (release and os.path.exists(release)):
+            time.sleep(0.005)
+
+    register_phase("slow", lambda ctx, _: PhaseResult({}), order=150, prepare=hold)
     lib = Library(sys.argv[1])
     go = sys.argv[2] if len(sys.argv) > 2 and sys.argv[2] else None
     if go:  # start together: report ready, then wait for the parent's go file
@@ -201,15 +208,20 @@ def test_two_concurrent_runs_one_works_the_other_reports(db_path: Path, tmp_path
     busy = next(o for o in outs if o["status"] == "busy")
     assert busy["holder"] and "holds the lease" in busy["message"]
     # A CLI run while another holds the lease: reports and exits 0; with --wait it runs afterwards.
-    # The holder pauses long enough for a CLI process to start even on a loaded machine.
-    holder = subprocess.Popen([sys.executable, "-c", SLOW, str(db), "", "8"], env=env(), stdout=subprocess.PIPE,
-                              text=True)
+    # The holder keeps the lease until the test releases it (at most 60 s).
+    release = tmp_path / "release"
+    holder = subprocess.Popen([sys.executable, "-c", SLOW, str(db), "", "60", str(release)], env=env(),
+                              stdout=subprocess.PIPE, text=True)
     assert wait_until_running(db, holder)
     r = run_kaos("dream", "run", db=db)
     assert r.returncode == 0 and "holds the lease" in r.stdout
-    r = run_kaos("dream", "run", "--wait", "30", "--json", db=db)
-    assert json.loads(r.stdout)["status"] == "completed"
-    holder.communicate(timeout=60)
+    waiter = subprocess.Popen(kaos_command() + ["--db", db, "dream", "run", "--wait", "30", "--json"], env=env(),
+                              stdout=subprocess.PIPE, text=True)
+    time.sleep(1.0)  # the waiter starts and finds the lease held
+    assert waiter.poll() is None
+    release.touch()
+    assert json.loads(waiter.communicate(timeout=60)[0])["status"] == "completed"
+    assert json.loads(holder.communicate(timeout=60)[0])["status"] == "completed"
 
 
 def test_merge_accept_end_to_end_through_cli(library_target: str) -> None:
@@ -295,10 +307,19 @@ def test_cli_run_json_if_due_and_help(tmp_path: Path) -> None:
     assert list(json.loads(r.stdout)["summary"]["timings_ms"]) == ["proposals", "policies", "digest"]
 
 
-@pytest.fixture
-def demo_db(tmp_path: Path) -> Path:
-    db = tmp_path / "demo.db"
+@pytest.fixture(scope="module")
+def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`kaos demo` run once for the module; each test gets its own copy of the closed file."""
+    db = tmp_path_factory.mktemp("demo") / "demo.db"
     assert run_kaos("demo", "--db", str(db)).returncode == 0
+    assert not Path(f"{db}-wal").exists()  # the demo closed its connections, so the file is whole
+    return db
+
+
+@pytest.fixture
+def demo_db(demo_template: Path, tmp_path: Path) -> Path:
+    db = tmp_path / "demo.db"
+    shutil.copyfile(demo_template, db)
     return db
 
 

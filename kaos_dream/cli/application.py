@@ -131,7 +131,7 @@ def _plain_help_labels(command) -> None:
     reads as if ``--json`` took a value.
     """
     for param in command.params:
-        if getattr(param, "param_type_name", "") == "argument" and hasattr(param, "display_type_rich"):
+        if getattr(param, "param_type_name", "") == "argument":
             _plain_argument_label(param)
             continue
         if getattr(param, "param_type_name", "") != "option" or param.metavar is not None:
@@ -139,20 +139,51 @@ def _plain_help_labels(command) -> None:
         if getattr(param, "is_flag", False):
             param.metavar = ""
             continue
-        display = getattr(param, "display_type", None)
-        label = display(None) if display is not None else None
+        label = _type_label(param)
         if label in _TYPE_LABELS:
             param.metavar = _TYPE_LABELS[label]
 
 
+def _type_label(param) -> str | None:
+    """The ``<kind>`` typer would print: typer 0.29 has ``display_type``; 0.26-0.28 print the type's name."""
+    display = getattr(param, "display_type", None)
+    if display is not None:
+        return display(None)
+    return _type_label_of(getattr(param, "type", None))
+
+
+def _type_label_of(kind) -> str | None:
+    name = getattr(kind, "name", None)
+    if not isinstance(name, str):
+        return None
+    return name if name.startswith("<") else f"<{name}>"
+
+
 def _plain_argument_label(param) -> None:
-    built = param.display_type_rich
+    """An argument's kind as TEXT/INTEGER in the help panel: typer 0.29 renders ``display_type_rich``;
+    0.26-0.28 ask the type's ``get_metavar`` by keyword for the panel and positionally for the usage
+    line (which shows the name alone), so only the keyword call answers (on a copy of the type, which
+    typer shares between parameters)."""
+    if hasattr(param, "display_type_rich"):
+        built = param.display_type_rich
 
-    def display_type_rich(ctx):
-        label = built(ctx)
-        return _TYPE_LABELS.get(label, label)
+        def display_type_rich(ctx):
+            label = built(ctx)
+            return _TYPE_LABELS.get(label, label)
 
-    param.display_type_rich = display_type_rich
+        param.display_type_rich = display_type_rich
+        return
+    kind = copy.copy(param.type)
+    own = kind.get_metavar
+
+    def get_metavar(*args, **kwargs):
+        metavar = own(*args, **kwargs)
+        if metavar is not None or "param" not in kwargs:
+            return metavar
+        return _TYPE_LABELS.get(_type_label_of(kind))
+
+    kind.get_metavar = get_metavar
+    param.type = kind
 
 
 def _plain_help_option(command) -> None:
