@@ -310,6 +310,11 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bUnknownHostException\b",
             r"\bserver misbehaving\b",
             r"\bSERVFAIL\b",
+            # resolver clients (dig, nslookup, Go's net package) that could not reach any name server
+            r"\bno servers could be reached\b",
+            r"\bcommunications error to \S+#53\b",
+            r"\blookup \S+ on \S+:53: [^\n]*\b(?:i/o timeout|connection refused)\b",
+            r"\bDNS (?:resolution|lookup|query) (?:failed|error|timed out)\b",
         ),
     ),
     PatternDiagnoser(
@@ -437,6 +442,34 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bMulti-Attach error\b",
             r"\bcould not attach volume\b",
             r"\bMountVolume\.(?:WaitForAttach|MountDevice) failed\b",
+        ),
+    ),
+    PatternDiagnoser(
+        "ci_agent_lost",
+        "infra",
+        "The CI runner or build agent running the job went away (machine, network or its service stopped).",
+        "Check the runner/agent machine (is it up, out of memory, on the network) and re-run the job.",
+        0.8,
+        (
+            # GitHub Actions, GitLab, Azure Pipelines, Jenkins, Buildkite: the job did not fail, its machine did
+            r"\blost communication with the server\b",
+            r"\brunner has received a shutdown signal\b",
+            r"\bJob failed \(system failure\)",
+            r"\bstopped hearing from agent\b",
+            r"\bwent offline during the build\b",
+            r"\b(?:agent|node) \S+ (?:was|has been) marked offline\b",
+            r"\bagent (?:was )?lost\b",
+        ),
+    ),
+    PatternDiagnoser(
+        "broker_topic_missing",
+        "config",
+        "The producer waited for a topic the cluster does not have (not created, or auto-creation is off).",
+        "Create the topic (or fix its name / the bootstrap servers) before producing to it.",
+        0.8,
+        (
+            # Kafka reports it as a TimeoutException, which the timeout rule below would otherwise take
+            r"\bnot present in metadata after\b",
         ),
     ),
     PatternDiagnoser(
@@ -656,6 +689,12 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bbind source path does not exist\b",
             r"\bis_archived\b",
             r"\b(?!\w*TimeLimit)\w+LimitExceeded(?:Exception)?\b",  # a time limit is a timeout (below)
+            # a settings object validated from the environment (pydantic-settings, Spring Boot binding)
+            r"\bvalidation errors? for \w*(?:Settings|Config)\b",
+            r"\bImproperlyConfigured\b",
+            r"\bCould not resolve placeholder\b",
+            r"\bFailed to bind properties under\b",
+            r"\bFailed to configure a DataSource\b",
         ),
     ),
     PatternDiagnoser(
@@ -733,8 +772,31 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bcan't resolve ['\"]\.{1,2}/",
             r"\bexecution error at \(",
             r"\bfailed to compute cache key\b",
+            # a manifest or chart that is not valid YAML (kubectl, helm): the manifest is source
+            r"\berror converting YAML to JSON\b",
+            r"\bYAML parse error on\b",
             r"^Error: (?:Unsupported (?:argument|block type|attribute)"
             r"|Invalid (?:reference|expression|function argument)|Missing required argument|Reference to undeclared)",
+        ),
+    ),
+    PatternDiagnoser(
+        "orm_session",
+        "code",
+        "An ORM object was used outside the session or transaction that loaded it (lazy load, detached entity).",
+        "Load what the code needs inside the session (eager load / join fetch) or keep the session open.",
+        0.8,
+        (
+            r"\bLazyInitializationException\b",
+            r"\bfailed to lazily initialize\b",
+            r"\bcould not initialize proxy\b",
+            r"\bDetachedInstanceError\b",
+            r"\bis not bound to a Session\b",
+            r"\bnot persistent within this Session\b",
+            r"\bdetached entity passed to persist\b",
+            r"\bSynchronousOnlyOperation\b",
+            r"\bNo EntityManager with actual transaction available\b",
+            r"\bCannot access a disposed (?:context|object)\b",
+            r"\bObjectContext instance has been disposed\b",
         ),
     ),
     PatternDiagnoser(
