@@ -246,6 +246,9 @@ CUES: tuple[Cue, ...] = (
         ("segfault", "code", r"\bsegmentation fault\b|\bSIGSEGV\b|\bexit (?:status|code):? 139\b|\bcore dumped\b"),
         ("broken pipe", "transient", r"\bSIGPIPE\b|\bexit (?:status|code):? 141\b"),
         ("not executable", "config", r"\bexit (?:status|code):? 12[67]\b"),
+        # systemd's own exit statuses (200-243: EXEC, CHDIR, USER, NAMESPACE, ...) say the unit could not be
+        # set up to run, before the program ran at all
+        ("systemd setup", "config", r"\bstatus=2(?:0\d|[1-3]\d|4[0-3])/[A-Z_]+\b"),
     )),
     *_family("environment", 0, (
         ("env KeyError", "config", r"(?-i:\bKeyError: '[A-Z][A-Z0-9]*_[A-Z0-9_]+')|\bos\.environ\b"),
@@ -463,6 +466,7 @@ CUES: tuple[Cue, ...] = (
         ("not installed", "config", r"\bnot installed\b|\bcommand not found\b|\bno module named\b"
                                     r"|\bis not recognized as an internal or external command\b"
                                     r"|\bcannot find module\b|\bexecutable file not found\b|\bbad interpreter\b"
+                                    r"|\bfailed to locate executable\b"
                                     r"|\bcould not find (?:a )?package\b|\bcannot open shared object file\b"
                                     r"|\berror while loading shared libraries\b"
                                     r"|^(?:/bin/)?\w*sh: (?:line )?\d+: [\w.+-]+: not found"),

@@ -248,6 +248,14 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\b407 Proxy Authentication Required\b",
             r"\bidentities failed the check\b",
             r"\bemail address is not verified\b",
+            # signed tokens (JWT libraries of Python, Java, Node, Go) whose validity ran out
+            r"\bExpiredSignature\w*",
+            r"\bExpiredJwt\w*",
+            r"\bTokenExpiredError\b",
+            r"\bjwt (?:is )?expired\b",
+            r"\btoken is expired\b",
+            r"\bdo not currently have an active account selected\b",
+            r"\bLogin failed for user\b",
         ),
     ),
     PatternDiagnoser(
@@ -312,6 +320,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bSERVFAIL\b",
             # resolver clients (dig, nslookup, Go's net package) that could not reach any name server
             r"\bno servers could be reached\b",
+            r"\btemporary failure resolving\b",
             r"\bcommunications error to \S+#53\b",
             r"\blookup \S+ on \S+:53: [^\n]*\b(?:i/o timeout|connection refused)\b",
             r"\bDNS (?:resolution|lookup|query) (?:failed|error|timed out)\b",
@@ -356,6 +365,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bcouldn't connect to server\b",
             r"\bcurl: \(7\)",
             r"\bnetwork-related or instance-specific error\b",
+            r"\bTNS:no listener\b",
         ),
     ),
     PatternDiagnoser(
@@ -371,6 +381,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\b(?:ImagePullBackOff|ErrImagePull|ErrImageNeverPull|InvalidImageName)\b",
             r"\bmanifest (?:for \S+ )?(?:not found|unknown)\b",
             r"\bfailed to pull (?:and unpack )?image\b",
+            r"\bfailed to resolve source metadata for \S+:[^\n]*\bnot found\b",
             r"\bback-off pulling image\b(?![^\n]*\bno space left\b)",  # a full disk is the node's
             r"\bunbound (?:immediate )?PersistentVolumeClaims\b",
         ),
@@ -473,6 +484,19 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
         ),
     ),
     PatternDiagnoser(
+        "package_lock_held",
+        "transient",
+        "Another package-manager process holds its lock (an unattended upgrade or a parallel install).",
+        "Wait for the other process to finish and retry; do not delete the lock file while it runs.",
+        0.75,
+        (
+            r"\bCould not get lock /var/(?:lib|cache)/(?:dpkg|apt)\b",
+            r"\bUnable to acquire the dpkg frontend lock\b",
+            r"\bis currently holding the yum lock\b",
+            r"\bWaiting for cache lock\b",
+        ),
+    ),
+    PatternDiagnoser(
         "connection_reset",
         "transient",
         "The connection was dropped mid-request.",
@@ -554,6 +578,8 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
         (
             r"(?<!asleep - )\bdeadlock\b",  # not Go's "all goroutines are asleep - deadlock!" (a bug)
             r"\bDeadlockDetected\b",
+            r"\bwas deadlocked\b",
+            r"\bresource busy and acquire with NOWAIT\b",
             r"\bdatabase (?:table )?is locked\b(?! (?:down|out)\b)",
             r"\bcould not serialize access\b",
             r"\bSerializationFailure\b",
@@ -633,6 +659,31 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bfailed to locate executable\b",
             r"\bcannot open shared object file\b",
             r"\berror while loading shared libraries\b",
+            # package managers: the package or version is not in the index the environment uses
+            r"\bUnable to locate package\b",
+            r"\bhas no installation candidate\b",
+            r"\bNo match for argument\b",
+            r"\bfailed to select a version for the requirement\b",
+            r"\bCould not find gem\b",
+            r"\bcould not find compatible versions for gem\b",
+            r"\bE404\b",
+            r"\bis not in (?:the npm|this) registry\b",
+            r"\bCouldn't find package\b",
+            r"\bERR_PNPM_(?:NO_MATCHING_VERSION|FETCH_404)\b",
+            r"\bcannot execute '[\w.+-]+': execvp\b",
+            # browser automation: the browser or its driver is missing or of another version
+            r"\bExecutable doesn't exist at\b",
+            r"\bonly supports Chrome version\b",
+            r"\bplaywright install\b",
+            # GPU stacks: the driver or the build's CUDA support is missing or too old
+            r"\bNVIDIA driver on your system is too old\b",
+            r"\bCUDA driver version is insufficient\b",
+            r"\bFound no NVIDIA driver\b",
+            r"\bno CUDA-capable device is detected\b",
+            r"\bnot compiled with CUDA enabled\b",
+            r"\bno kernel image is available for execution\b",
+            r"\bcould not select device driver\b",
+            r"\bcouldn't communicate with the NVIDIA driver\b",
         ),
     ),
     PatternDiagnoser(
@@ -695,6 +746,10 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bCould not resolve placeholder\b",
             r"\bFailed to bind properties under\b",
             r"\bFailed to configure a DataSource\b",
+            r"\bInput required and not supplied\b",
+            r"(?-i:\b(?:QuotaExceeded|OverQuota|QUOTA_EXCEEDED)\b)",
+            r"\bexceeding (?:the )?approved [\w ]{0,40}quota\b",
+            r"\bInvalid object name\b",
         ),
     ),
     PatternDiagnoser(
@@ -775,6 +830,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             # a manifest or chart that is not valid YAML (kubectl, helm): the manifest is source
             r"\berror converting YAML to JSON\b",
             r"\bYAML parse error on\b",
+            r"\bCannot find source file\b",
             r"^Error: (?:Unsupported (?:argument|block type|attribute)"
             r"|Invalid (?:reference|expression|function argument)|Missing required argument|Reference to undeclared)",
         ),
@@ -834,6 +890,11 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"(?-i:\b4(?:0[05-79]|1\d|2[0-24678]|3[01]) [A-Z][\w-]+(?: [A-Z][\w-]+)*)",
             r"\b(?:HTTP|status|code|error|returned)[\s:/=]*501\b|\b501 Not Implemented\b",
             r"\b\w*TooLarge(?:Exception|Error)\b",
+            # a payment the card issuer declined: the request is fine, its content is refused
+            r"\bCardError\b",
+            r"\bcard (?:was|has been) declined\b",
+            r"\bcard_declined\b",
+            r"\bstrict mode violation\b",
             r"\bgoogle\.api_core\.exceptions\.(?:InvalidArgument|FailedPrecondition|OutOfRange|AlreadyExists"
             r"|MethodNotImplemented|BadRequest)\b",
         ),
@@ -885,6 +946,20 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bmissing \d+ required (?:positional|keyword)",
             r"\bunexpected keyword argument\b",
             r"^FAILED \S+::\S+",
+            # (de)serialisation of a payload against its type or schema
+            r"\bCannot deserialize (?:value|instance)\b",
+            r"\b(?:MismatchedInput|InvalidFormat|InvalidDefinition|UnrecognizedProperty|JsonParse|JsonMapping)"
+            r"Exception\b",
+            r"\bSerializationException\b",
+            r"\bSchemaResolutionError\b",
+            r"\bDecodeError\b",
+            # constraint and identifier errors as Oracle and SQL Server word them
+            r"\b(?:unique|integrity) constraint \([\w.$#]+\) violated\b",
+            r"\bcannot insert NULL into\b",
+            r"\binvalid identifier\b",
+            r"\bViolation of (?:PRIMARY KEY|UNIQUE KEY) constraint\b",
+            r"\bCannot insert duplicate key\b",
+            r"\bInvalid column name\b",
         ),
     ),
 )
