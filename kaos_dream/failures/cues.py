@@ -144,7 +144,7 @@ CUES: tuple[Cue, ...] = (
         ("415", "code", _http(415, "Unsupported Media Type")),
         ("428", "code", _http(428, "Precondition Required")),
         ("4xx Client Error", "code", r"\b4\d\d Client Error\b"),
-        ("5xx Server Error", "transient", r"\b5(?!0[1578]|11)\d\d Server Error\b"
+        ("5xx Server Error", "transient", r"\b5(?!0[01578]|11)\d\d Server Error\b"
                                           r"|\b(?:HTTP|status)[ :]*5(?:0[2-4]|2\d)\b"),
         ("409", "code", _http(409, "Conflict")),
         ("413", "code", _http(413, "(?:Payload|Request Entity) Too Large")),
@@ -381,7 +381,8 @@ CUES: tuple[Cue, ...] = (
                                             r"|\bversion solving failed\b|\bconflicting dependencies\b"
                                             r"|\bResolutionImpossible\b"),
         ("unbound variable", "config", r"\bunbound variable\b"),
-        ("unavailable", "transient", r"\bunavailable\b|\binternal server error\b|\bRST_STREAM\b|\bGOAWAY\b"
+        # not "internal server error": a bare 500 says the server failed, not that a retry will work
+        ("unavailable", "transient", r"\bunavailable\b|\bRST_STREAM\b|\bGOAWAY\b"
                                      r"|\bstream (?:was )?reset\b|\bfail(?:ing)?[ -]?over\b|\bstep(?:ping)? ?down\b"
                                      r"|\bno shard available\b|\blease (?:expired|lost)\b"),
         ("device failure", "infra", r"\bI/O error\b|\bInput/output error\b|\bEIO\b|\bMulti-Attach error\b"

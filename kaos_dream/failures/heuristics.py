@@ -552,12 +552,12 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
         "Retry with backoff; check the provider's status page if it persists.",
         0.7,
         (
-            r"\b(?:HTTP|status|code|error|returned)[\s:/]*5(?!0[1578]\b|11\b)\d\d\b",
-            r"\b5\d\d (?:Internal|Bad|Service|Gateway)\b",
-            r"\binternal server error\b",
+            # a bare 500 (Internal Server Error) says the server failed, not that a retry will work: it is
+            # left to the cue tier, which says nothing unless the body names more (overload, a retry hint)
+            r"\b(?:HTTP|status|code|error|returned)[\s:/]*5(?!0[01578]\b|11\b)\d\d\b",
+            r"\b5(?!00)\d\d (?:Internal|Bad|Service|Gateway)\b",
             r"\bbad gateway\b",
             r"\bservice unavailable\b",
-            r"\bInternalServerError\b",
             r"\bServiceUnavailable\b",
             r"\btemporarily unavailable\b",
             r"\boverloaded",
