@@ -202,6 +202,14 @@ WIDENED = [
     ("Transaction (Process ID 52) was deadlocked on lock resources with another process", "transient"),
     ("stripe.error.CardError: Your card was declined.", "code"),
     ("CMake Error at CMakeLists.txt:12 (add_executable):\n  Cannot find source file:", "code"),
+    ("PackagesNotFoundError: The following packages are not available from current channels:", "config"),
+    ("Error: Unable to find a match: postgresql16-server", "config"),
+    ("env: 'python': No such file or directory", "config"),
+    ("nslookup: can't resolve 'redis.prod.svc.cluster.local'", "infra"),
+    ("ORA-01653: unable to extend table APP.EVENTS by 8192 in tablespace USERS", "infra"),
+    ("ZonalResourcePoolExhausted: The zone 'us-central1-a' does not have enough resources available", "infra"),
+    ("ERROR: (gcloud.auth) Your current active account does not have any valid credentials", "config"),
+    ("selenium.common.exceptions.SessionNotCreatedException: Message: session not created", "config"),
 ]
 
 
@@ -333,6 +341,9 @@ def test_diagnoser_near_miss_negative(name: str) -> None:
         # a settings object failing validation is configuration; a request model failing it is code
         ("pydantic_core._pydantic_core.ValidationError: 2 validation errors for AppSettings", "missing_config"),
         ("pydantic_core._pydantic_core.ValidationError: 1 validation error for CreateUser", "code_exception"),
+        # webpack's "Can't resolve" is the build, nslookup's is DNS
+        ("Module not found: Error: Can't resolve './Header' in '/app/src'", "build_error"),
+        ("nslookup: can't resolve 'db.internal'", "dns"),
         # a package missing from the registry (npm E404) is the environment, not a missing data file
         ("npm ERR! code E404", "missing_dependency"),
         # credit exhaustion inside an invalid_request_error is billing
