@@ -82,7 +82,8 @@ _WIN_PATH = re.compile(r"\b[A-Za-z]:\\[^\s'\"]*|\\\\[\w.$-]+\\[^\s'\"]*")
 # A path's segments may hold what was replaced before (``/backups/db-<date>.dump``): still one path.
 _SEGMENT = r"(?:[\w.@+%=-]|<(?:date|hex|uuid|id|pod|ip|host)>)+"
 # A query string after a path is values (``/v1/events?since=<date>``): part of the path.
-_POSIX_PATH = re.compile(rf"(?<![\w.:/<>-])(?:~|\.{{1,2}})?(?:/{_SEGMENT})+/?(?:\?[^\s'\"()<>]*(?:<\w+>[^\s'\"()<>]*)*)?")
+_QUERY = r"(?:\?[^\s'\"()<>]*(?:<\w+>[^\s'\"()<>]*)*)?"
+_POSIX_PATH = re.compile(rf"(?<![\w.:/<>-])(?:~|\.{{1,2}})?(?:/{_SEGMENT})+/?{_QUERY}")
 _REL_PATH = re.compile(r"(?<![\w/<>-])(?:(?:[\w.-]|<(?:date|hex|uuid|id)>)+/)+(?:[\w.-]|<(?:date|hex|uuid|id)>)+"
                        r"\.[A-Za-z]{1,6}\b")
 _KEEP = re.compile(
