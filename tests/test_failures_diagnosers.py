@@ -210,6 +210,8 @@ WIDENED = [
     ("ZonalResourcePoolExhausted: The zone 'us-central1-a' does not have enough resources available", "infra"),
     ("ERROR: (gcloud.auth) Your current active account does not have any valid credentials", "config"),
     ("selenium.common.exceptions.SessionNotCreatedException: Message: session not created", "config"),
+    ("stripe.error.SignatureVerificationError: No signatures found matching the expected signature", "config"),
+    ("Error: Could not find or load main class com.acme.Main", "config"),
 ]
 
 

@@ -257,6 +257,9 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\btoken is expired\b",
             r"\bdo not currently have an active account selected\b",
             r"\bdoes not have any valid credentials\b",
+            # a webhook whose signature does not verify: the shared signing secret differs
+            r"\bSignatureVerificationError\b",
+            r"\bNo signatures found matching the expected signature\b",
             r"\bLogin failed for user\b",
         ),
     ),
@@ -683,6 +686,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bNo available formula\b",
             r"\bno acceptable C compiler\b",
             r"\bUnable to resolve action\b",
+            r"\bCould not find or load main class\b",
             r"\bcannot execute '[\w.+-]+': execvp\b",
             # browser automation: the browser or its driver is missing or of another version
             r"\bExecutable doesn't exist at\b",
