@@ -158,6 +158,12 @@ def test_a_bare_500_is_unknown_but_an_overloaded_or_unavailable_5xx_is_transient
         assert found is not None and found.category == "transient", message
 
 
+def test_refresh_names_a_credential_only_as_a_class_of_its_own() -> None:
+    found = cues.generic_diagnosis(failure("google.auth.exceptions.RefreshError: the token was revoked"))
+    assert found is not None and found.category == "config"
+    assert cues.generic_diagnosis(failure("acme.ProtoRefreshError: boom")) is None
+
+
 def test_systemd_setup_statuses_are_configuration() -> None:
     message = ("Job for w.service failed because the control process exited with error code.\n"
                "See \"systemctl status w.service\" for details.\n"

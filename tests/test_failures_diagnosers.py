@@ -212,6 +212,11 @@ WIDENED = [
     ("selenium.common.exceptions.SessionNotCreatedException: Message: session not created", "config"),
     ("stripe.error.SignatureVerificationError: No signatures found matching the expected signature", "config"),
     ("Error: Could not find or load main class com.acme.Main", "config"),
+    ("It was not possible to find any compatible framework version.", "config"),
+    ("Your Ruby version is 3.1.4, but your Gemfile specified 3.3.0", "config"),
+    ("SyntaxError: Cannot use import statement outside a module", "config"),
+    ('FATAL:  no pg_hba.conf entry for host "10.0.0.7", user "app", database "app", SSL off', "config"),
+    ("node ip-10-0-3-4 not ready: NodeStatusUnknown (Kubelet stopped posting node status)", "infra"),
 ]
 
 
@@ -343,6 +348,8 @@ def test_diagnoser_near_miss_negative(name: str) -> None:
         # a settings object failing validation is configuration; a request model failing it is code
         ("pydantic_core._pydantic_core.ValidationError: 2 validation errors for AppSettings", "missing_config"),
         ("pydantic_core._pydantic_core.ValidationError: 1 validation error for CreateUser", "code_exception"),
+        # a transaction the database asks to restart is contention, whatever its class name says
+        ("TransactionRetryWithProtoRefreshError: WriteTooOldError: restart transaction", "db_contention"),
         # webpack's "Can't resolve" is the build, nslookup's is DNS
         ("Module not found: Error: Can't resolve './Header' in '/app/src'", "build_error"),
         ("nslookup: can't resolve 'db.internal'", "dns"),

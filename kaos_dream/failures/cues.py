@@ -291,7 +291,7 @@ CUES: tuple[Cue, ...] = (
         ("NotFound", "code", _class("(?:NotFound|NoSuch|DoesNotExist|NonExistent|Missing(?:Resource|Object))")),
         ("Permission", "config", _class("(?:Permission|AccessDenied|Forbidden|Unauthori[sz]ed|NotAuthori[sz]ed)")),
         ("Credentials", "config", _class("(?:InvalidCredentials?|Credential\\w*|ExpiredToken|InvalidToken|Authenticat"
-                                         "|Reauth|Refresh(?=Error)"
+                                         "|Reauth|(?<![A-Za-z])Refresh(?=Error)"
                                          "|SignatureDoesNotMatch|InvalidClientToken|InvalidAccessKey"
                                          "|Authoriz|Login|InvalidApiKey|InvalidSignature)")),
         ("Config", "config", _class("(?:Config|Configuration|ImproperlyConfigured|Setting)")),

@@ -261,6 +261,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bSignatureVerificationError\b",
             r"\bNo signatures found matching the expected signature\b",
             r"\bLogin failed for user\b",
+            r"\bno pg_hba\.conf entry\b",
         ),
     ),
     PatternDiagnoser(
@@ -437,6 +438,8 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bdimension \"\w+\" exhausted\b",
             r"\bInsufficient\w*Capacity\b",
             r"\bNodeNotReady\b",
+            r"\bNodeStatusUnknown\b",
+            r"\bKubelet stopped posting node status\b",
             r"\bdo not have sufficient [\w.-]+ capacity\b",
             r"\bResourcePoolExhausted\w*",
             r"\bdoes not have enough resources available\b",
@@ -590,6 +593,8 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bDeadlockDetected\b",
             r"\bwas deadlocked\b",
             r"\bresource busy and acquire with NOWAIT\b",
+            r"\brestart transaction\b",
+            r"\bTransactionRetry\w*",
             r"\bdatabase (?:table )?is locked\b(?! (?:down|out)\b)",
             r"\bcould not serialize access\b",
             r"\bSerializationFailure\b",
@@ -687,6 +692,10 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bno acceptable C compiler\b",
             r"\bUnable to resolve action\b",
             r"\bCould not find or load main class\b",
+            # runtimes and toolchains of another version than the project needs
+            r"\bIt was not possible to find any compatible framework version\b",
+            r"\bYour Ruby version is \S+, but your Gemfile specified\b",
+            r"\bUnsupported class file major version\b",
             r"\bcannot execute '[\w.+-]+': execvp\b",
             # browser automation: the browser or its driver is missing or of another version
             r"\bExecutable doesn't exist at\b",
@@ -768,6 +777,10 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"(?-i:\b(?:QuotaExceeded|OverQuota|QUOTA_EXCEEDED)\b)",
             r"\bexceeding (?:the )?approved [\w ]{0,40}quota\b",
             r"\bInvalid object name\b",
+            # the module system a file is loaded with (Node's CommonJS vs ES modules)
+            r"\bCannot use import statement outside a module\b",
+            r"\bERR_REQUIRE_ESM\b",
+            r"\brequire\(\) of ES Module\b",
         ),
     ),
     PatternDiagnoser(
