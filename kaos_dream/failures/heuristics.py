@@ -619,6 +619,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
         (
             r"\bmodel_not_found\b",
             r"\bThe model `[^`]+` does not exist\b",
+            r"\bmodel \"[^\"]+\" not found, try pulling it\b",
             r"\bnot_found_error\b.*\bmodel\b",
         ),
     ),
