@@ -218,6 +218,7 @@ WIDENED = [
     ('FATAL:  no pg_hba.conf entry for host "10.0.0.7", user "app", database "app", SSL off', "config"),
     ("node ip-10-0-3-4 not ready: NodeStatusUnknown (Kubelet stopped posting node status)", "infra"),
     ('ollama._types.ResponseError: model "llama3.3" not found, try pulling it first', "config"),
+    ("PrismaClientInitializationError: Can't reach database server at `db.internal`:`5432`", "infra"),
 ]
 
 

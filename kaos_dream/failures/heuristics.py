@@ -374,6 +374,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bcurl: \(7\)",
             r"\bnetwork-related or instance-specific error\b",
             r"\bTNS:no listener\b",
+            r"\bCan't reach database server\b",
         ),
     ),
     PatternDiagnoser(
