@@ -146,6 +146,33 @@ def test_a_match_inside_a_longer_one_gives_way() -> None:
     assert [m.cue.name for m in cues.contenders(found)] == ["wording/not installed"]
 
 
+def test_a_bare_500_is_unknown_but_an_overloaded_or_unavailable_5xx_is_transient() -> None:
+    from kaos_dream.failures.diagnosis import REGISTRY
+
+    bare = failure("requests.exceptions.HTTPError: 500 Server Error: Internal Server Error for url: https://a.io/x")
+    assert REGISTRY.diagnose(bare) is None and cues.generic_diagnosis(bare) is None
+    assert cues.generic_diagnosis(failure("HTTP 500 Internal Server Error from https://a.io/x")) is None
+    for message in ("requests.exceptions.HTTPError: 503 Server Error: Service Unavailable for url: https://a.io/x",
+                    "anthropic.InternalServerError: Error code: 529 - {'error': {'type': 'overloaded_error'}}"):
+        found = REGISTRY.diagnose(failure(message)) or cues.generic_diagnosis(failure(message))
+        assert found is not None and found.category == "transient", message
+
+
+def test_refresh_names_a_credential_only_as_a_class_of_its_own() -> None:
+    found = cues.generic_diagnosis(failure("google.auth.exceptions.RefreshError: the token was revoked"))
+    assert found is not None and found.category == "config"
+    assert cues.generic_diagnosis(failure("acme.ProtoRefreshError: boom")) is None
+
+
+def test_systemd_setup_statuses_are_configuration() -> None:
+    message = ("Job for w.service failed because the control process exited with error code.\n"
+               "See \"systemctl status w.service\" for details.\n"
+               "    Process: 41 ExecStart=/opt/w (code=exited, status=203/EXEC)\n"
+               "w.service: Failed at step EXEC spawning /opt/w: No such file or directory")
+    found = cues.generic_diagnosis(FailureInput("systemctl", "\n".join(message.splitlines()[:2]), message, None))
+    assert found is not None and found.category == "config" and found.diagnoser == "cue:signal/systemd setup"
+
+
 def test_retired_cues_never_answer_and_no_cue_means_no_answer() -> None:
     assert "wording/not found" in cues.RETIRED
     assert cues.generic_diagnosis(failure("ledger widget not found")) is None

@@ -121,6 +121,27 @@ CASES = {
         "processed 422 rows",
         "code",
     ),
+    "ci_agent_lost": (
+        "The self-hosted runner: build-07 lost communication with the server.",
+        "the runner finished the lap and talked to the server",
+        "infra",
+    ),
+    "broker_topic_missing": (
+        "org.apache.kafka.common.errors.TimeoutException: Topic clicks not present in metadata after 60000 ms.",
+        "the topic is present in the metadata catalogue",
+        "config",
+    ),
+    "package_lock_held": (
+        "E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 812 (apt-get)",
+        "could not get the lock screen to show",
+        "transient",
+    ),
+    "orm_session": (
+        "org.hibernate.LazyInitializationException: failed to lazily initialize a collection of role: "
+        "Order.items: could not initialize proxy - no Session",
+        "the session initialised lazily on purpose",
+        "code",
+    ),
 }
 
 # The families widened for issue 16: one message each, with the category a person would give it.
@@ -152,6 +173,52 @@ WIDENED = [
     ("error[E0382]: borrow of moved value: `cfg`", "code"),
     ("jinja2.exceptions.UndefinedError: 'user' is undefined", "code"),
     ("bash: AWS_REGION: unbound variable", "config"),
+    # the sixth widening (blind7 tuning): families, each with a sibling from another tool or vendor
+    (";; communications error to 10.96.0.10#53: timed out", "infra"),
+    (";; connection timed out; no servers could be reached", "infra"),
+    ("dial tcp: lookup db.internal on 10.0.0.2:53: read udp 10.0.0.7:4123->10.0.0.2:53: i/o timeout", "infra"),
+    ("Err:1 http://archive.ubuntu.com/ubuntu jammy InRelease Temporary failure resolving 'archive.ubuntu.com'",
+     "infra"),
+    ("ERROR: Job failed (system failure): prepare environment: waiting for pod running", "infra"),
+    ("Agent went offline during the build", "infra"),
+    ("pydantic_core._pydantic_core.ValidationError: 1 validation error for Settings\ndatabase_url\n"
+     "  Field required [type=missing, input_value={}, input_type=dict]", "config"),
+    ("java.lang.IllegalArgumentException: Could not resolve placeholder 'db.url' in value \"${db.url}\"", "config"),
+    ("error: error parsing app.yaml: error converting YAML to JSON: yaml: line 3: did not find expected key", "code"),
+    ("sqlalchemy.orm.exc.DetachedInstanceError: Parent instance <User at 0x7f> is not bound to a Session", "code"),
+    ("E: Unable to locate package libpq-dev", "config"),
+    ("error: failed to select a version for the requirement `serde = \"^9\"`", "config"),
+    ("npm ERR! code E404\nnpm ERR! 404 Not Found - GET https://registry.npmjs.org/@acme%2fkit - Not found", "config"),
+    ("jwt.exceptions.ExpiredSignatureError: Signature has expired", "config"),
+    ("io.jsonwebtoken.ExpiredJwtException: JWT expired at 2026-11-30T10:00:00Z", "config"),
+    ("RuntimeError: The NVIDIA driver on your system is too old (found version 11040).", "config"),
+    ("AssertionError: Torch not compiled with CUDA enabled", "config"),
+    ("playwright._impl._errors.Error: Executable doesn't exist at /ms-playwright/chromium-1091/chrome", "config"),
+    ("Error: Input required and not supplied: token", "config"),
+    ("com.fasterxml.jackson.databind.exc.MismatchedInputException: Cannot deserialize value of type `int`", "code"),
+    ("ORA-00001: unique constraint (APP.PK_ORDERS) violated", "code"),
+    ("Violation of PRIMARY KEY constraint 'PK_Orders'. Cannot insert duplicate key in object 'dbo.Orders'.", "code"),
+    ("ORA-12541: TNS:no listener", "infra"),
+    ("Transaction (Process ID 52) was deadlocked on lock resources with another process", "transient"),
+    ("stripe.error.CardError: Your card was declined.", "code"),
+    ("CMake Error at CMakeLists.txt:12 (add_executable):\n  Cannot find source file:", "code"),
+    ("PackagesNotFoundError: The following packages are not available from current channels:", "config"),
+    ("Error: Unable to find a match: postgresql16-server", "config"),
+    ("env: 'python': No such file or directory", "config"),
+    ("nslookup: can't resolve 'redis.prod.svc.cluster.local'", "infra"),
+    ("ORA-01653: unable to extend table APP.EVENTS by 8192 in tablespace USERS", "infra"),
+    ("ZonalResourcePoolExhausted: The zone 'us-central1-a' does not have enough resources available", "infra"),
+    ("ERROR: (gcloud.auth) Your current active account does not have any valid credentials", "config"),
+    ("selenium.common.exceptions.SessionNotCreatedException: Message: session not created", "config"),
+    ("stripe.error.SignatureVerificationError: No signatures found matching the expected signature", "config"),
+    ("Error: Could not find or load main class com.acme.Main", "config"),
+    ("It was not possible to find any compatible framework version.", "config"),
+    ("Your Ruby version is 3.1.4, but your Gemfile specified 3.3.0", "config"),
+    ("SyntaxError: Cannot use import statement outside a module", "config"),
+    ('FATAL:  no pg_hba.conf entry for host "10.0.0.7", user "app", database "app", SSL off', "config"),
+    ("node ip-10-0-3-4 not ready: NodeStatusUnknown (Kubelet stopped posting node status)", "infra"),
+    ('ollama._types.ResponseError: model "llama3.3" not found, try pulling it first', "config"),
+    ("PrismaClientInitializationError: Can't reach database server at `db.internal`:`5432`", "infra"),
 ]
 
 
@@ -273,6 +340,23 @@ def test_diagnoser_near_miss_negative(name: str) -> None:
         # HTTP statuses with a meaning of their own: 507 is storage, 501 is the call, 425 is not a client bug
         ("HTTP 507 Insufficient Storage", "resource_exhaustion"),
         ("HTTP 501 Not Implemented", "http_client_error"),
+        # a topic missing from a producer's metadata arrives as a TimeoutException: it is the topic
+        ("org.apache.kafka.common.errors.TimeoutException: Topic a.b not present in metadata after 60000 ms.",
+         "broker_topic_missing"),
+        ("org.apache.kafka.common.errors.TimeoutException: Expiring 3 record(s) for a-0: 120000 ms has passed",
+         "timeout"),
+        # dig's "timed out" talking to a name server is DNS, not a passing timeout
+        (";; communications error to 169.254.169.253#53: timed out", "dns"),
+        # a settings object failing validation is configuration; a request model failing it is code
+        ("pydantic_core._pydantic_core.ValidationError: 2 validation errors for AppSettings", "missing_config"),
+        ("pydantic_core._pydantic_core.ValidationError: 1 validation error for CreateUser", "code_exception"),
+        # a transaction the database asks to restart is contention, whatever its class name says
+        ("TransactionRetryWithProtoRefreshError: WriteTooOldError: restart transaction", "db_contention"),
+        # webpack's "Can't resolve" is the build, nslookup's is DNS
+        ("Module not found: Error: Can't resolve './Header' in '/app/src'", "build_error"),
+        ("nslookup: can't resolve 'db.internal'", "dns"),
+        # a package missing from the registry (npm E404) is the environment, not a missing data file
+        ("npm ERR! code E404", "missing_dependency"),
         # credit exhaustion inside an invalid_request_error is billing
         (
             "anthropic.BadRequestError: {'type': 'invalid_request_error', 'message': 'Your credit balance is too low'}",

@@ -61,6 +61,21 @@ SAME = [
     ),
     ("pod names", "pod/worker-7d9f8b6c5-x2k4p crashed", "pod/worker-5c8d7f9b4-q8m2z crashed"),
     ("sizes", "tried to allocate 2.00 GiB", "tried to allocate 512 MiB"),
+    (
+        "dated file names",
+        "cp: error writing '/backups/db-2026-11-30.dump': No space left on device",
+        "cp: error writing '/var/backups/pg/full.dump': No space left on device",
+    ),
+    (
+        "query strings",
+        "Max retries exceeded with url: /v1/events?since=2026-11-30T10:00:00Z (Caused by SSLError)",
+        "Max retries exceeded with url: /v1/events (Caused by SSLError)",
+    ),
+    (
+        "boxed diagnostics",
+        "\u2577\n\u2502 Error: No valid credential sources found\n\u2502 \n\u2502   with provider[\"aws\"]",
+        "Error: No valid credential sources found\n\n  with provider[\"aws\"]",
+    ),
 ]
 
 DIFFERENT = [
@@ -97,6 +112,11 @@ def test_traceback_keeps_exception_type_and_last_function() -> None:
     assert norm.exception_type == "TypeError"
     assert norm.text.endswith("@ compute_total")
     assert "120" not in norm.text and "main.py" not in norm.text
+
+
+def test_boxed_diagnostic_keys_on_its_own_lines() -> None:
+    norm = normalize("Planning failed.\n\u2577\n\u2502 Error: No valid credential sources found\n\u2502 \n\u2575")
+    assert norm.key_lines == "Planning failed.\nError: No valid credential sources found"
 
 
 def test_exception_type_of_plain_message() -> None:

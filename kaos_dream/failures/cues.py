@@ -144,7 +144,7 @@ CUES: tuple[Cue, ...] = (
         ("415", "code", _http(415, "Unsupported Media Type")),
         ("428", "code", _http(428, "Precondition Required")),
         ("4xx Client Error", "code", r"\b4\d\d Client Error\b"),
-        ("5xx Server Error", "transient", r"\b5(?!0[1578]|11)\d\d Server Error\b"
+        ("5xx Server Error", "transient", r"\b5(?!0[01578]|11)\d\d Server Error\b"
                                           r"|\b(?:HTTP|status)[ :]*5(?:0[2-4]|2\d)\b"),
         ("409", "code", _http(409, "Conflict")),
         ("413", "code", _http(413, "(?:Payload|Request Entity) Too Large")),
@@ -246,6 +246,9 @@ CUES: tuple[Cue, ...] = (
         ("segfault", "code", r"\bsegmentation fault\b|\bSIGSEGV\b|\bexit (?:status|code):? 139\b|\bcore dumped\b"),
         ("broken pipe", "transient", r"\bSIGPIPE\b|\bexit (?:status|code):? 141\b"),
         ("not executable", "config", r"\bexit (?:status|code):? 12[67]\b"),
+        # systemd's own exit statuses (200-243: EXEC, CHDIR, USER, NAMESPACE, ...) say the unit could not be
+        # set up to run, before the program ran at all
+        ("systemd setup", "config", r"\bstatus=2(?:0\d|[1-3]\d|4[0-3])/[A-Z_]+\b"),
     )),
     *_family("environment", 0, (
         ("env KeyError", "config", r"(?-i:\bKeyError: '[A-Z][A-Z0-9]*_[A-Z0-9_]+')|\bos\.environ\b"),
@@ -288,7 +291,7 @@ CUES: tuple[Cue, ...] = (
         ("NotFound", "code", _class("(?:NotFound|NoSuch|DoesNotExist|NonExistent|Missing(?:Resource|Object))")),
         ("Permission", "config", _class("(?:Permission|AccessDenied|Forbidden|Unauthori[sz]ed|NotAuthori[sz]ed)")),
         ("Credentials", "config", _class("(?:InvalidCredentials?|Credential\\w*|ExpiredToken|InvalidToken|Authenticat"
-                                         "|Reauth|Refresh(?=Error)"
+                                         "|Reauth|(?<![A-Za-z])Refresh(?=Error)"
                                          "|SignatureDoesNotMatch|InvalidClientToken|InvalidAccessKey"
                                          "|Authoriz|Login|InvalidApiKey|InvalidSignature)")),
         ("Config", "config", _class("(?:Config|Configuration|ImproperlyConfigured|Setting)")),
@@ -378,7 +381,8 @@ CUES: tuple[Cue, ...] = (
                                             r"|\bversion solving failed\b|\bconflicting dependencies\b"
                                             r"|\bResolutionImpossible\b"),
         ("unbound variable", "config", r"\bunbound variable\b"),
-        ("unavailable", "transient", r"\bunavailable\b|\binternal server error\b|\bRST_STREAM\b|\bGOAWAY\b"
+        # not "internal server error": a bare 500 says the server failed, not that a retry will work
+        ("unavailable", "transient", r"\bunavailable\b|\bRST_STREAM\b|\bGOAWAY\b"
                                      r"|\bstream (?:was )?reset\b|\bfail(?:ing)?[ -]?over\b|\bstep(?:ping)? ?down\b"
                                      r"|\bno shard available\b|\blease (?:expired|lost)\b"),
         ("device failure", "infra", r"\bI/O error\b|\bInput/output error\b|\bEIO\b|\bMulti-Attach error\b"
@@ -463,6 +467,7 @@ CUES: tuple[Cue, ...] = (
         ("not installed", "config", r"\bnot installed\b|\bcommand not found\b|\bno module named\b"
                                     r"|\bis not recognized as an internal or external command\b"
                                     r"|\bcannot find module\b|\bexecutable file not found\b|\bbad interpreter\b"
+                                    r"|\bfailed to locate executable\b"
                                     r"|\bcould not find (?:a )?package\b|\bcannot open shared object file\b"
                                     r"|\berror while loading shared libraries\b"
                                     r"|^(?:/bin/)?\w*sh: (?:line )?\d+: [\w.+-]+: not found"),

@@ -68,6 +68,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\b(?:OutOfDiskSpace|DiskFull)\b",
             r"\b(?:database|db|storage|tablespace) space (?:exceeded|exhausted)\b",
             r"(?-i:\bNOSPACE\b)",
+            r"\bunable to extend (?:table|index|temp segment|segment|lob segment)\b",
         ),
     ),
     PatternDiagnoser(
@@ -248,6 +249,19 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\b407 Proxy Authentication Required\b",
             r"\bidentities failed the check\b",
             r"\bemail address is not verified\b",
+            # signed tokens (JWT libraries of Python, Java, Node, Go) whose validity ran out
+            r"\bExpiredSignature\w*",
+            r"\bExpiredJwt\w*",
+            r"\bTokenExpiredError\b",
+            r"\bjwt (?:is )?expired\b",
+            r"\btoken is expired\b",
+            r"\bdo not currently have an active account selected\b",
+            r"\bdoes not have any valid credentials\b",
+            # a webhook whose signature does not verify: the shared signing secret differs
+            r"\bSignatureVerificationError\b",
+            r"\bNo signatures found matching the expected signature\b",
+            r"\bLogin failed for user\b",
+            r"\bno pg_hba\.conf entry\b",
         ),
     ),
     PatternDiagnoser(
@@ -310,6 +324,14 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bUnknownHostException\b",
             r"\bserver misbehaving\b",
             r"\bSERVFAIL\b",
+            # resolver clients (dig, nslookup, Go's net package) that could not reach any name server
+            r"\bno servers could be reached\b",
+            r"\btemporary failure resolving\b",
+            r"\bnslookup: can't resolve\b",
+            r"\bserver can't find \S+: (?:NXDOMAIN|SERVFAIL|REFUSED)\b",
+            r"\bcommunications error to \S+#53\b",
+            r"\blookup \S+ on \S+:53: [^\n]*\b(?:i/o timeout|connection refused)\b",
+            r"\bDNS (?:resolution|lookup|query) (?:failed|error|timed out)\b",
         ),
     ),
     PatternDiagnoser(
@@ -351,6 +373,8 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bcouldn't connect to server\b",
             r"\bcurl: \(7\)",
             r"\bnetwork-related or instance-specific error\b",
+            r"\bTNS:no listener\b",
+            r"\bCan't reach database server\b",
         ),
     ),
     PatternDiagnoser(
@@ -366,6 +390,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\b(?:ImagePullBackOff|ErrImagePull|ErrImageNeverPull|InvalidImageName)\b",
             r"\bmanifest (?:for \S+ )?(?:not found|unknown)\b",
             r"\bfailed to pull (?:and unpack )?image\b",
+            r"\bfailed to resolve source metadata for \S+:[^\n]*\bnot found\b",
             r"\bback-off pulling image\b(?![^\n]*\bno space left\b)",  # a full disk is the node's
             r"\bunbound (?:immediate )?PersistentVolumeClaims\b",
         ),
@@ -414,7 +439,12 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bdimension \"\w+\" exhausted\b",
             r"\bInsufficient\w*Capacity\b",
             r"\bNodeNotReady\b",
+            r"\bNodeStatusUnknown\b",
+            r"\bKubelet stopped posting node status\b",
             r"\bdo not have sufficient [\w.-]+ capacity\b",
+            r"\bResourcePoolExhausted\w*",
+            r"\bdoes not have enough resources available\b",
+            r"\bstd::bad_alloc\b",
             # process and thread limits (EAGAIN on fork is a limit, not a passing outage)
             r"\bfork: (?:retry: )?(?:Resource temporarily unavailable|Cannot allocate memory)\b",
             r"\bcan't start new thread\b",
@@ -437,6 +467,47 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bMulti-Attach error\b",
             r"\bcould not attach volume\b",
             r"\bMountVolume\.(?:WaitForAttach|MountDevice) failed\b",
+        ),
+    ),
+    PatternDiagnoser(
+        "ci_agent_lost",
+        "infra",
+        "The CI runner or build agent running the job went away (machine, network or its service stopped).",
+        "Check the runner/agent machine (is it up, out of memory, on the network) and re-run the job.",
+        0.8,
+        (
+            # GitHub Actions, GitLab, Azure Pipelines, Jenkins, Buildkite: the job did not fail, its machine did
+            r"\blost communication with the server\b",
+            r"\brunner has received a shutdown signal\b",
+            r"\bJob failed \(system failure\)",
+            r"\bstopped hearing from agent\b",
+            r"\bwent offline during the build\b",
+            r"\b(?:agent|node) \S+ (?:was|has been) marked offline\b",
+            r"\bagent (?:was )?lost\b",
+        ),
+    ),
+    PatternDiagnoser(
+        "broker_topic_missing",
+        "config",
+        "The producer waited for a topic the cluster does not have (not created, or auto-creation is off).",
+        "Create the topic (or fix its name / the bootstrap servers) before producing to it.",
+        0.8,
+        (
+            # Kafka reports it as a TimeoutException, which the timeout rule below would otherwise take
+            r"\bnot present in metadata after\b",
+        ),
+    ),
+    PatternDiagnoser(
+        "package_lock_held",
+        "transient",
+        "Another package-manager process holds its lock (an unattended upgrade or a parallel install).",
+        "Wait for the other process to finish and retry; do not delete the lock file while it runs.",
+        0.75,
+        (
+            r"\bCould not get lock /var/(?:lib|cache)/(?:dpkg|apt)\b",
+            r"\bUnable to acquire the dpkg frontend lock\b",
+            r"\bis currently holding the yum lock\b",
+            r"\bWaiting for cache lock\b",
         ),
     ),
     PatternDiagnoser(
@@ -495,12 +566,12 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
         "Retry with backoff; check the provider's status page if it persists.",
         0.7,
         (
-            r"\b(?:HTTP|status|code|error|returned)[\s:/]*5(?!0[1578]\b|11\b)\d\d\b",
-            r"\b5\d\d (?:Internal|Bad|Service|Gateway)\b",
-            r"\binternal server error\b",
+            # a bare 500 (Internal Server Error) says the server failed, not that a retry will work: it is
+            # left to the cue tier, which says nothing unless the body names more (overload, a retry hint)
+            r"\b(?:HTTP|status|code|error|returned)[\s:/]*5(?!0[01578]\b|11\b)\d\d\b",
+            r"\b5(?!00)\d\d (?:Internal|Bad|Service|Gateway)\b",
             r"\bbad gateway\b",
             r"\bservice unavailable\b",
-            r"\bInternalServerError\b",
             r"\bServiceUnavailable\b",
             r"\btemporarily unavailable\b",
             r"\boverloaded",
@@ -521,6 +592,10 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
         (
             r"(?<!asleep - )\bdeadlock\b",  # not Go's "all goroutines are asleep - deadlock!" (a bug)
             r"\bDeadlockDetected\b",
+            r"\bwas deadlocked\b",
+            r"\bresource busy and acquire with NOWAIT\b",
+            r"\brestart transaction\b",
+            r"\bTransactionRetry\w*",
             r"\bdatabase (?:table )?is locked\b(?! (?:down|out)\b)",
             r"\bcould not serialize access\b",
             r"\bSerializationFailure\b",
@@ -545,6 +620,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
         (
             r"\bmodel_not_found\b",
             r"\bThe model `[^`]+` does not exist\b",
+            r"\bmodel \"[^\"]+\" not found, try pulling it\b",
             r"\bnot_found_error\b.*\bmodel\b",
         ),
     ),
@@ -583,7 +659,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bexit (?:status|code):? 127\b",
             r"\bfatal error: [\w./+-]+\.h(?:pp)?: no such file or directory\b",
             r"\bNo package '[^']+' found\b",
-            r"^/usr/bin/env: ['‘]?[\w.+-]+['’]?: no such file or directory",
+            r"^(?:/usr/bin/)?env: ['‘]?[\w.+-]+['’]?: no such file or directory",
             r"\bno available releases match\b",
             r"\bfailed to query available provider packages\b",
             r"\blibrary not found for -l\w+",
@@ -600,6 +676,43 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bfailed to locate executable\b",
             r"\bcannot open shared object file\b",
             r"\berror while loading shared libraries\b",
+            # package managers: the package or version is not in the index the environment uses
+            r"\bUnable to locate package\b",
+            r"\bhas no installation candidate\b",
+            r"\bNo match for argument\b",
+            r"\bfailed to select a version for the requirement\b",
+            r"\bCould not find gem\b",
+            r"\bcould not find compatible versions for gem\b",
+            r"\bE404\b",
+            r"\bis not in (?:the npm|this) registry\b",
+            r"\bCouldn't find package\b",
+            r"\bERR_PNPM_(?:NO_MATCHING_VERSION|FETCH_404)\b",
+            r"\bPackagesNotFoundError\b",
+            r"\bnot available from current channels\b",
+            r"\bUnable to find a match: \S+",
+            r"\bNo available formula\b",
+            r"\bno acceptable C compiler\b",
+            r"\bUnable to resolve action\b",
+            r"\bCould not find or load main class\b",
+            # runtimes and toolchains of another version than the project needs
+            r"\bIt was not possible to find any compatible framework version\b",
+            r"\bYour Ruby version is \S+, but your Gemfile specified\b",
+            r"\bUnsupported class file major version\b",
+            r"\bcannot execute '[\w.+-]+': execvp\b",
+            # browser automation: the browser or its driver is missing or of another version
+            r"\bExecutable doesn't exist at\b",
+            r"\bonly supports Chrome version\b",
+            r"\bSessionNotCreated(?:Exception)?\b",
+            r"\bplaywright install\b",
+            # GPU stacks: the driver or the build's CUDA support is missing or too old
+            r"\bNVIDIA driver on your system is too old\b",
+            r"\bCUDA driver version is insufficient\b",
+            r"\bFound no NVIDIA driver\b",
+            r"\bno CUDA-capable device is detected\b",
+            r"\bnot compiled with CUDA enabled\b",
+            r"\bno kernel image is available for execution\b",
+            r"\bcould not select device driver\b",
+            r"\bcouldn't communicate with the NVIDIA driver\b",
         ),
     ),
     PatternDiagnoser(
@@ -656,6 +769,20 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bbind source path does not exist\b",
             r"\bis_archived\b",
             r"\b(?!\w*TimeLimit)\w+LimitExceeded(?:Exception)?\b",  # a time limit is a timeout (below)
+            # a settings object validated from the environment (pydantic-settings, Spring Boot binding)
+            r"\bvalidation errors? for \w*(?:Settings|Config)\b",
+            r"\bImproperlyConfigured\b",
+            r"\bCould not resolve placeholder\b",
+            r"\bFailed to bind properties under\b",
+            r"\bFailed to configure a DataSource\b",
+            r"\bInput required and not supplied\b",
+            r"(?-i:\b(?:QuotaExceeded|OverQuota|QUOTA_EXCEEDED)\b)",
+            r"\bexceeding (?:the )?approved [\w ]{0,40}quota\b",
+            r"\bInvalid object name\b",
+            # the module system a file is loaded with (Node's CommonJS vs ES modules)
+            r"\bCannot use import statement outside a module\b",
+            r"\bERR_REQUIRE_ESM\b",
+            r"\brequire\(\) of ES Module\b",
         ),
     ),
     PatternDiagnoser(
@@ -733,8 +860,32 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bcan't resolve ['\"]\.{1,2}/",
             r"\bexecution error at \(",
             r"\bfailed to compute cache key\b",
+            # a manifest or chart that is not valid YAML (kubectl, helm): the manifest is source
+            r"\berror converting YAML to JSON\b",
+            r"\bYAML parse error on\b",
+            r"\bCannot find source file\b",
             r"^Error: (?:Unsupported (?:argument|block type|attribute)"
             r"|Invalid (?:reference|expression|function argument)|Missing required argument|Reference to undeclared)",
+        ),
+    ),
+    PatternDiagnoser(
+        "orm_session",
+        "code",
+        "An ORM object was used outside the session or transaction that loaded it (lazy load, detached entity).",
+        "Load what the code needs inside the session (eager load / join fetch) or keep the session open.",
+        0.8,
+        (
+            r"\bLazyInitializationException\b",
+            r"\bfailed to lazily initialize\b",
+            r"\bcould not initialize proxy\b",
+            r"\bDetachedInstanceError\b",
+            r"\bis not bound to a Session\b",
+            r"\bnot persistent within this Session\b",
+            r"\bdetached entity passed to persist\b",
+            r"\bSynchronousOnlyOperation\b",
+            r"\bNo EntityManager with actual transaction available\b",
+            r"\bCannot access a disposed (?:context|object)\b",
+            r"\bObjectContext instance has been disposed\b",
         ),
     ),
     PatternDiagnoser(
@@ -772,6 +923,11 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"(?-i:\b4(?:0[05-79]|1\d|2[0-24678]|3[01]) [A-Z][\w-]+(?: [A-Z][\w-]+)*)",
             r"\b(?:HTTP|status|code|error|returned)[\s:/=]*501\b|\b501 Not Implemented\b",
             r"\b\w*TooLarge(?:Exception|Error)\b",
+            # a payment the card issuer declined: the request is fine, its content is refused
+            r"\bCardError\b",
+            r"\bcard (?:was|has been) declined\b",
+            r"\bcard_declined\b",
+            r"\bstrict mode violation\b",
             r"\bgoogle\.api_core\.exceptions\.(?:InvalidArgument|FailedPrecondition|OutOfRange|AlreadyExists"
             r"|MethodNotImplemented|BadRequest)\b",
         ),
@@ -823,6 +979,20 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bmissing \d+ required (?:positional|keyword)",
             r"\bunexpected keyword argument\b",
             r"^FAILED \S+::\S+",
+            # (de)serialisation of a payload against its type or schema
+            r"\bCannot deserialize (?:value|instance)\b",
+            r"\b(?:MismatchedInput|InvalidFormat|InvalidDefinition|UnrecognizedProperty|JsonParse|JsonMapping)"
+            r"Exception\b",
+            r"\bSerializationException\b",
+            r"\bSchemaResolutionError\b",
+            r"\bDecodeError\b",
+            # constraint and identifier errors as Oracle and SQL Server word them
+            r"\b(?:unique|integrity) constraint \([\w.$#]+\) violated\b",
+            r"\bcannot insert NULL into\b",
+            r"\binvalid identifier\b",
+            r"\bViolation of (?:PRIMARY KEY|UNIQUE KEY) constraint\b",
+            r"\bCannot insert duplicate key\b",
+            r"\bInvalid column name\b",
         ),
     ),
 )

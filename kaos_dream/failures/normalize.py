@@ -3,10 +3,12 @@
 The algorithm is versioned (:data:`ALGORITHM`): the version is part of every fingerprint hash and is
 stored with it, so changing the rules makes new fingerprints instead of silently regrouping old ones.
 
-Rules (DESIGN.md §8): keep the first two non-empty lines, then replace, in this order, emails, URLs,
-hosts, IPs and ports, UUIDs/ULIDs, hashes/hex/opaque ids (and Kubernetes pod suffixes), dates and times,
-durations and sizes, file paths, numbers (also when glued to a unit, ``7kg`` and ``1024px``, and
-ordinals, ``3rd``) and quoted values after ``=``. (Dates are matched just before hex runs, so a
+Rules (DESIGN.md §8): keep the first two non-empty lines (the frame a tool draws around a
+diagnostic, Terraform's ``╷ │ ╵``, is not part of a line), then replace, in this order, emails, URLs,
+hosts, IPs and ports, UUIDs/ULIDs, hashes/hex/opaque ids (and Kubernetes pod suffixes), dates and
+times, durations and sizes, file paths (also when a name holds a date or id replaced before, and with
+their query strings), numbers (also when glued to a unit, ``7kg`` and ``1024px``, and ordinals,
+``3rd``) and quoted values after ``=``. (Dates are matched just before hex runs, so a
 fractional second is never taken for a hash.) HTTP status codes, ``errno`` values and exit codes are kept:
 they tell failures apart. A Python traceback is reduced to its exception line plus the function of
 its last frame (line numbers and file paths do not count).
@@ -17,7 +19,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-ALGORITHM = 2  # 2: numbers glued to a unit ("7kg", "1024px") or ordinals ("3rd") normalise like other numbers
+# 2: numbers glued to a unit ("7kg", "1024px") or ordinals ("3rd") normalise like other numbers
+# 3: the frame of a boxed diagnostic (Terraform's ``╷ │ ╵``) is not a line; a path whose name holds a date,
+#    id or hash is still one path (``/backups/db-2026-11-30.dump``), and so is its query string
+ALGORITHM = 3
 
 _TRACEBACK = re.compile(r"^\s*Traceback \(most recent call last\):\s*$", re.MULTILINE)
 _FRAME = re.compile(r'^\s*File "[^"]*", line \d+, in (?P<func>[^\s]+)', re.MULTILINE)
@@ -76,8 +81,13 @@ _DURATION = re.compile(
 )
 _SIZE = re.compile(r"\b\d+(?:\.\d+)?\s?(?:[KMGTP]i?B|bytes?|B)\b")
 _WIN_PATH = re.compile(r"\b[A-Za-z]:\\[^\s'\"]*|\\\\[\w.$-]+\\[^\s'\"]*")
-_POSIX_PATH = re.compile(r"(?<![\w.:/<>-])(?:~|\.{1,2})?(?:/[\w.@+%=-]+)+/?")
-_REL_PATH = re.compile(r"(?<![\w/<>-])(?:[\w.-]+/)+[\w.-]+\.[A-Za-z]{1,6}\b")
+# A path's segments may hold what was replaced before (``/backups/db-<date>.dump``): still one path.
+_SEGMENT = r"(?:[\w.@+%=-]|<(?:date|hex|uuid|id|pod|ip|host)>)+"
+# A query string after a path is values (``/v1/events?since=<date>``): part of the path.
+_QUERY = r"(?:\?[^\s'\"()<>]*(?:<\w+>[^\s'\"()<>]*)*)?"
+_POSIX_PATH = re.compile(rf"(?<![\w.:/<>-])(?:~|\.{{1,2}})?(?:/{_SEGMENT})+/?{_QUERY}")
+_REL_PATH = re.compile(r"(?<![\w/<>-])(?:(?:[\w.-]|<(?:date|hex|uuid|id)>)+/)+(?:[\w.-]|<(?:date|hex|uuid|id)>)+"
+                       r"\.[A-Za-z]{1,6}\b")
 _KEEP = re.compile(
     r"\b(?:(?:HTTP|status|code|errno|error|response|returned|got|exit status|exit code|exited with)"
     r"[\s:=/]*(?:code\s*)?)(\d{1,3})\b"
@@ -111,8 +121,14 @@ class Normalized:
     key_lines: str  # the raw lines the key was built from (what diagnosers read first)
 
 
+# The frame some tools draw around a diagnostic (Terraform: a line of "╷", each line opened by "│", a
+# closing "╵"): drawing, not words, so the key lines are the diagnostic's own lines.
+_BOX_FRAME = re.compile(r"^\s*[╷╵│┃]+")
+
+
 def first_lines(message: str, count: int = 2) -> list[str]:
-    return [line.strip() for line in message.splitlines() if line.strip()][:count]
+    lines = (_BOX_FRAME.sub("", line).strip() for line in message.splitlines())
+    return [line for line in lines if line][:count]
 
 
 def _traceback_parts(message: str) -> tuple[str, str | None, str] | None:
