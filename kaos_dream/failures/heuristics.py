@@ -780,6 +780,36 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
         ),
     ),
     PatternDiagnoser(
+        "missing_resource",
+        "config",
+        "A resource the setup should have provisioned does not exist (bucket, table, queue, topic, namespace, secret, unit).",
+        "Create the resource (or point the configuration at the right name, account or region), then retry.",
+        0.8,
+        (
+            # read before missing_data: a missing object or file is the program's, a missing container of
+            # objects (a bucket, table, queue, topic, namespace, secret) is the setup's
+            r"\bNoSuch(?:Bucket|Queue|Table|Topic|Namespace|Secret|Exchange)\b",
+            r"\b(?:NonExistentQueue|QueueDoesNotExist)\b",
+            r"\b(?:Bucket|Queue|Table|Topic|Namespace|Secret|Index|Stream|Keyspace|ResourceGroup|Database|Vault|Exchange)"
+            r"(?:NotFound|DoesNotExist)\w*",
+            r"\bthe specified (?:bucket|queue|table|topic|namespace|secret|vault|key vault|file system|share|container)"
+            r" does not exist\b",
+            r"\bcan't find the specified secret\b",
+            r"\bno (?:exchange|queue) '[^']+' in vhost\b",
+            r"(?<!under )\b(?:buckets?|queues?|topics?|exchanges?|namespaces?|secrets?|tables?|streams?|keyspaces?|databases?|indices|index|resource groups?|key vaults?|vaults?|subscriptions?|vhosts?)(?:[ :]+['\"`]?[\w.:/@-]+['\"`]?)? (?:was |is |could )?(?:not (?:be )?found|does not exist|doesn't exist)\b",
+            r"\bUnknownTopicOrPartition\w*",
+            r"\bdoes not host this topic-partition\b",
+            r"\bindex_not_found_exception\b",
+            r"\bno such (?:index|bucket|queue|topic|table|namespace|keyspace|database)\b",
+            r"\bremote: Repository not found\b",
+            r"\brepository '[^']+' not found\b",
+            # a service manager unit that is not installed or not valid (systemd)
+            r"\bUnit [\w@.:-]+ (?:not found|could not be found|is masked|is not loaded)\b",
+            r"\bbad unit file setting\b",
+            r"\bUnit [\w@.:-]+ has a bad unit file\b",
+        ),
+    ),
+    PatternDiagnoser(
         "missing_config",
         "config",
         "Configuration is missing or invalid (environment variable, config file, schema or model name).",
