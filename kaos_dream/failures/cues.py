@@ -97,6 +97,12 @@ _HTTP = (r"\b(?:HTTP(?:/\d(?:\.\d)?)?|[Ss]tatus(?: [Cc]ode)?|code|[Ee]rror|respo
          r"|\b[A-Z]\w*(?:Error|Exception)\({code},|\({code}\) Reason:")
 
 
+# A missing bucket, queue, table, topic, namespace, secret (a class named after it) is provisioning, not code.
+_NOT_PROVISIONED = "".join(f"(?<!{kind})" for kind in (
+    "Bucket", "Queue", "Table", "Topic", "Namespace", "Secret", "Container", "Index", "Vault", "Exchange"))
+_NOT_PROVISIONED_AFTER = "(?!Bucket|Queue|Table|Topic|Namespace|Secret|Exchange)"
+
+
 def _class(part: str) -> str:
     return _CLASS.format(part=part)
 
@@ -145,7 +151,7 @@ CUES: tuple[Cue, ...] = (
         ("428", "code", _http(428, "Precondition Required")),
         ("4xx Client Error", "code", r"\b4\d\d Client Error\b"),
         ("5xx Server Error", "transient", r"\b5(?!0[01578]|11)\d\d Server Error\b"
-                                          r"|\b(?:HTTP|status)[ :]*5(?:0[2-4]|2\d)\b"),
+                                          r"|\b(?:HTTP|status)[ :]*5(?:0[34]|2\d)\b"),  # a bare 502 is opaque (unknown)
         ("409", "code", _http(409, "Conflict")),
         ("413", "code", _http(413, "(?:Payload|Request Entity) Too Large")),
         ("422", "code", _http(422, "Unprocessable (?:Entity|Content)")),
@@ -227,7 +233,7 @@ CUES: tuple[Cue, ...] = (
         ("reset", "transient", r"\b(?:ETIMEDOUT|ECONNRESET|EPIPE|ECONNABORTED|EAI_AGAIN|ESOCKETTIMEDOUT)\b"
                                r"|\b[Ee]rrno (?:104|110|32)\b"),
         ("no space", "infra", r"\b(?:ENOSPC|ENOMEM|EMFILE|ENFILE|EDQUOT)\b|\b[Ee]rrno (?:28|12|24|23|122)\b"),
-        ("access", "config", r"\b(?:EACCES|EPERM|EROFS)\b|\b[Ee]rrno (?:13|30|1)\b"),
+        ("access", "config", r"\b(?:EACCES|EPERM|EROFS)\b|(?<!ERR! )\b[Ee]rrno (?:13|30|1)\b"),  # npm's errno is an exit code
         ("host down", "infra", r"\b(?:EHOSTDOWN|ENETDOWN|ENOBUFS)\b|\b[Ee]rrno (?:112|100|105)\b"),
         ("not connected", "transient", r"\b(?:ENOTCONN|ESHUTDOWN)\b|\b[Ee]rrno (?:107|108)\b"),
         ("address in use", "config", r"\b(?:EADDRINUSE|EADDRNOTAVAIL)\b|\b[Ee]rrno (?:98|99|48)\b"),
@@ -288,7 +294,8 @@ CUES: tuple[Cue, ...] = (
         ("HostUnreachable", "infra", _class("(?:Host|Network)Unreachable")),
         ("OutOfMemory", "infra", _class("(?:OutOfMemory|OOM|Memory)")),
         ("NoSpace", "infra", _class("(?:NoSpace|DiskFull|OutOfDisk|InsufficientStorage)")),
-        ("NotFound", "code", _class("(?:NotFound|NoSuch|DoesNotExist|NonExistent|Missing(?:Resource|Object))")),
+        ("NotFound", "code", _class(_NOT_PROVISIONED + "(?:NotFound|NoSuch" + _NOT_PROVISIONED_AFTER
+                                     + "|DoesNotExist|NonExistent(?!Queue)|Missing(?:Resource|Object))")),
         ("Permission", "config", _class("(?:Permission|AccessDenied|Forbidden|Unauthori[sz]ed|NotAuthori[sz]ed)")),
         ("Credentials", "config", _class("(?:InvalidCredentials?|Credential\\w*|ExpiredToken|InvalidToken|Authenticat"
                                          "|Reauth|(?<![A-Za-z])Refresh(?=Error)"
@@ -498,10 +505,11 @@ CUES: tuple[Cue, ...] = (
                                               r"|subscription|tenant|table|relation|schema|SDK|toolchain)\b"
                                               r"[^\n]{0,40}\b(?:not found|could not be found|does(?:n't| not) exist"
                                               r"|not selected|missing|cannot be located)\b|\bunknown database\b"),
-        ("object missing", "code", r"\b(?:column|index|queue|topic|bucket|key|field|row|record|object|document"
+        # a missing index, queue, topic or bucket is provisioning (config: heuristics.missing_resource)
+        ("object missing", "code", r"\b(?:column|key|field|row|record|object|document"
                                    r"|collection|method|function|attribute|property|class|helper)\b"
                                    r"[^\n]{0,40}\b(?:does(?:n't| not) exist|not found|could not be found)\b"
-                                   r"|\bno such (?:column|index|queue|key|field|bucket|object|method)\b"
+                                   r"|\bno such (?:column|key|field|object|method)\b"
                                    r"|\bmissing (?:helper|partial|template|fields?|columns?|argument|parameter)\b"
                                    r"|\bno (?:rows?|records?|results?) (?:was |were )?found\b"),
         ("unknown field", "code", r"\boperator does not exist\b"
@@ -534,8 +542,8 @@ AUDIT_MIN_RIGHT = 0.75
 # other sets only, for each held-out one).
 RETIRED: frozenset[str] = frozenset({
     "class-name/Connection", "datastore-state/NOT_ENOUGH_REPLICAS", "grpc-status/NOT_FOUND", "http-status/403",
-    "http-status/404", "http-status/500", "signal/segfault", "wording/expected got", "wording/not configured",
-    "wording/not found", "wording/try again", "wording/unsupported",
+    "http-status/404", "http-status/500", "http-status/502", "signal/segfault", "wording/expected got",
+    "wording/not configured", "wording/not found", "wording/try again", "wording/unsupported",
 })
 
 

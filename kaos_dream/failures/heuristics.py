@@ -100,6 +100,9 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bmessage larger than max\b",
             r"\bmessage (?:size )?(?:is )?too (?:large|big)\b",
             r"\bexceeds? (?:the )?max(?:imum)? (?:message|request|payload) size\b",
+            r"\bmax(?:imum)? (?:message |record |request )?payload (?:size )?exceeded\b",
+            r"\bpayload (?:size )?(?:is )?too (?:large|big)\b",
+            r"(?-i:\b(?:MESSAGE_TOO_LARGE|RECORD_LIST_TOO_LARGE)\b)",
         ),
     ),
     PatternDiagnoser(
@@ -612,20 +615,21 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
         "Retry with backoff; check the provider's status page if it persists.",
         0.7,
         (
-            # a bare 500 (Internal Server Error) says the server failed, not that a retry will work: it is
-            # left to the cue tier, which says nothing unless the body names more (overload, a retry hint)
-            r"\b(?:HTTP|status|code|error|returned)[\s:/]*5(?!0[01578]\b|11\b)\d\d\b",
-            r"\b5(?!00)\d\d (?:Internal|Bad|Service|Gateway)\b",
-            r"\bbad gateway\b",
+            # a bare 500 (Internal Server Error) or 502 (Bad Gateway) says a server failed, not that a retry
+            # will work (the labelling rules: unknown): it is left to the cue tier, which says nothing unless
+            # the body names more (overload, a retry hint, a refused or reset upstream)
+            r"\b(?:HTTP|status|code|error|returned)[\s:/]*5(?!0[012578]\b|11\b)\d\d\b",
+            r"\b5(?!0[02])\d\d (?:Internal|Bad|Service|Gateway)\b",
             r"\bservice unavailable\b",
             r"\bServiceUnavailable\b",
             r"\btemporarily unavailable\b",
             r"\boverloaded",
             r"\bupstream connect error\b",
-            r"(?-i:\b(?:UNAVAILABLE|INTERNAL)\b)",
-            r"\bcode = (?:Unavailable|Internal)\b",
+            # gRPC INTERNAL alone is as opaque as a bare 500 (the labelling rules: unknown)
+            r"(?-i:\bUNAVAILABLE\b)",
+            r"\bcode = Unavailable\b",
             r"\b4[25]\d[ -]4\.\d\.\d{1,3}\b",
-            r"\btry again later\b",
+            r"^(?![^\n]*\bsomething went wrong\b)[^\n]*\btry again later\b",  # an apology alone is opaque
             r"\(4\d\d, b['\"]4\.\d\.\d+",
         ),
     ),
@@ -983,6 +987,16 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bunsupported media type\b",
             r"\b(?:payload|request entity) too large\b",
             r"(?-i:\b(?:INVALID_ARGUMENT|FAILED_PRECONDITION|OUT_OF_RANGE|UNIMPLEMENTED|ALREADY_EXISTS)\b)",
+            # AMQP channel errors that say the declaration or command disagrees with the broker's state
+            r"(?-i:\b(?:PRECONDITION_FAILED|COMMAND_INVALID|NOT_IMPLEMENTED)\b)",
+            r"\binequivalent arg\b",
+            # ZooKeeper / coordination-service node errors: the program's view of the tree is wrong
+            r"\bKeeperErrorCode = (?:NodeExists|NoNode|NotEmpty|BadArguments|NoChildrenForEphemerals)\b",
+            r"\b(?:NodeExists|NoNode|NotEmpty|NoChildrenForEphemerals)Exception\b",
+            # GraphQL servers rejecting the query or its variables
+            r"(?-i:\b(?:BAD_USER_INPUT|GRAPHQL_VALIDATION_FAILED|GRAPHQL_PARSE_FAILED)\b)",
+            r"\bVariable \"\$\w+\" (?:of (?:required )?type|got invalid value)\b",
+            r"\bUnknown argument \"\w+\" on field\b",
             r"\bcode = (?:InvalidArgument|FailedPrecondition|OutOfRange|Unimplemented|AlreadyExists)\b",
             r"\bis invalid: (?:spec|metadata|data)\.",
             r"\bis already in use by container\b",
@@ -1022,6 +1036,19 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"|ArrayIndexOutOfBoundsException|UniqueViolation|IntegrityError|ProgrammingError"
             r"|InvalidRequestError)\b",
             r"\bnil pointer dereference\b",
+            # array and tensor libraries (PyTorch, NumPy, TensorFlow, JAX): the shapes the code built disagree
+            r"\bshapes? cannot be multiplied\b",
+            r"\b(?:shape|size|dimension)s? mismatch\b",
+            r"\bIncompatible shapes\b",
+            r"\boperands could not be broadcast together\b",
+            r"\bmust match the size of tensor\b",
+            r"\bExpected all tensors to be on the same device\b",
+            r"\bcannot reshape array of size\b",
+            r"\bshape '\[[^\]]*\]' is invalid for input of size\b",
+            # C++ exceptions of the standard library's logic family (bad_alloc is memory: read earlier)
+            r"\bstd::(?:out_of_range|invalid_argument|logic_error|length_error|domain_error|bad_optional_access"
+            r"|bad_variant_access|bad_any_cast|bad_cast|bad_function_call)\b",
+            r"\b_M_range_check\b",
             r"\ball goroutines are asleep\b",
             r"\bpanic: runtime error\b",
             r"\bis not a function\b",
