@@ -57,7 +57,7 @@ def test_cue_families_name_the_category_and_the_cue(message: str, category: str,
         ("frob.errors.InvalidShelfStateError: shelf 9 is archived", "code", "class-name/Invalid"),
         # wording reads a lowerCamelCase code's parts, never a class name's
         ("ldap: automatic bind not successful - invalidCredentials", "config", "wording/credentials"),
-        ("ledger CDN: 502 ERROR The request could not be satisfied.", "transient", "http-status/502"),
+        ("ledger CDN: 504 ERROR The request could not be satisfied.", "transient", "http-status/504"),
         ("ledger job: Runtime exited with error: signal: killed", "infra", "signal/killed"),
         ("kubelet: Node has disk pressure", "infra", "wording/storage full"),
         ("ERROR: Insufficient capacity in availability zone b", "infra", "wording/exhausted"),

@@ -142,6 +142,16 @@ CASES = {
         "the session initialised lazily on purpose",
         "code",
     ),
+    "missing_resource": (
+        "botocore.errorfactory.NoSuchBucket: An error occurred (NoSuchBucket): The specified bucket does not exist",
+        "NoSuchKey: The specified key does not exist",
+        "config",
+    ),
+    "hardware_fault": (
+        "NVRM: Xid (PCI:0000:3b:00): 79, pid=41277, GPU has fallen off the bus.",
+        "ResourceAccessException: I/O error on GET request for \"https://ledger\": Read timed out",
+        "infra",
+    ),
 }
 
 # The families widened for issue 16: one message each, with the category a person would give it.
@@ -219,6 +229,54 @@ WIDENED = [
     ("node ip-10-0-3-4 not ready: NodeStatusUnknown (Kubelet stopped posting node status)", "infra"),
     ('ollama._types.ResponseError: model "llama3.3" not found, try pulling it first', "config"),
     ("PrismaClientInitializationError: Can't reach database server at `db.internal`:`5432`", "infra"),
+    # the seventh widening (blind8 tuning, docs/failure-categories.md): other vendors' wordings of each family
+    # a missing provisioned resource is the setup's (config); a missing object or file stays the program's
+    ("google.api_core.exceptions.NotFound: 404 Resource not found (resource=orders). Topic not found", "config"),
+    ("azure.core.exceptions.ResourceNotFoundError: (QueueNotFound) The specified queue does not exist.", "config"),
+    ('FATAL:  database "analytics" does not exist', "config"),
+    ("pulsar.exceptions.TopicNotFound: Topic persistent://public/default/events not found", "config"),
+    ("Failed to enable unit: Unit file node-exporter.service does not exist.", "config"),
+    ("Failed to start nginx.service: Unit nginx.service is masked.", "config"),
+    ("message=\"Keyspace 'metrics' does not exist\"", "config"),
+    ("kafka.errors.UnknownTopicOrPartitionError: [Error 3] UnknownTopicOrPartitionError", "config"),
+    ("amqp.exceptions.NotFound: Queue.declare: (404) NOT_FOUND - no queue 'mail' in vhost 'prod'", "config"),
+    ('Error from server (NotFound): namespaces "observability" not found', "config"),
+    ("remote: Repository not found.", "config"),
+    ("botocore.errorfactory.NoSuchKey: An error occurred (NoSuchKey) when calling the GetObject operation", "code"),
+    ("(ResourceNotFound) The Resource 'Microsoft.Web/sites/api' under resource group 'rg-web' was not found.", "code"),
+    # brokers and coordination services refusing a principal
+    ("org.apache.kafka.common.errors.GroupAuthorizationException: Not authorized to access group: billing", "config"),
+    ('KafkaError{code=CLUSTER_AUTHORIZATION_FAILED,val=31,str="Broker: Cluster authorization failed"}', "config"),
+    ('nats: permissions violation for subscription to "_INBOX.>"', "config"),
+    ("KeeperErrorCode = NoAuth for /brokers/ids", "config"),
+    ("MQTT connect failed: not authorized (rc=5)", "config"),
+    # the program's request is wrong, in the wording of tensor libraries, brokers, GraphQL and C++
+    ("ValueError: operands could not be broadcast together with shapes (3,4) (5,)", "code"),
+    ("tensorflow.python.framework.errors_impl.InvalidArgumentError: Incompatible shapes: [32,10] vs. [32,5]", "code"),
+    ("RuntimeError: size mismatch, m1: [64 x 784], m2: [512 x 10]", "code"),
+    ("RuntimeError: Expected all tensors to be on the same device, but found at least two devices", "code"),
+    ("terminate called after throwing an instance of 'std::invalid_argument'\n  what():  stoi", "code"),
+    ('amqp: Exception (406) Reason: "PRECONDITION_FAILED - unknown delivery tag 42"', "code"),
+    ("org.apache.zookeeper.KeeperException$NoNodeException: KeeperErrorCode = NoNode for /services/x", "code"),
+    ("[nats] maximum payload exceeded: 2097152 > 1048576", "code"),
+    ('{"errors":[{"message":"Unknown argument \\"limit\\" on field \\"Query.orders\\"."}]}', "code"),
+    ('{"errors":[{"message":"bad","extensions":{"code":"BAD_USER_INPUT"}}]}', "code"),
+    # the platform is out of a resource or its hardware failed
+    ("=WARNING REPORT==== memory resource limit alarm set on node rabbit@mq-1.", "infra"),
+    ("kafka: KAFKA_STORAGE_ERROR on partition events-3", "infra"),
+    ("Error R15 (Memory quota vastly exceeded)", "infra"),
+    ("Xid 48: GPU (PCI:0000:af:00) reported a double-bit ECC error", "infra"),
+    ("RuntimeError: CUDA error: uncorrectable ECC error encountered", "infra"),
+    ("OCI: Out of host capacity.", "infra"),
+    ("(ZonalAllocationFailed) Allocation failed. We do not have sufficient capacity for the requested VM size", "infra"),
+    ("runtime: failed to create new OS thread (have 8 already; errno=11)", "infra"),
+    ("thread 'tokio-runtime-worker' panicked at 'failed to spawn thread: Os { code: 11 }'", "infra"),
+    ("EXT4-fs error (device sda1): Buffer I/O error on dev sda1, logical block 0", "infra"),
+    ("pg_dump: error: could not read file: Input/output error", "infra"),
+    # a retry hint with a named overload, or a reset upstream, is still transient
+    ("HTTP 503 Service Unavailable: the server is overloaded, please try again later", "transient"),
+    ("upstream connect error or disconnect/reset before headers. reset reason: connection failure", "transient"),
+    ("org.springframework.web.client.ResourceAccessException: I/O error on POST request: Connection reset", "transient"),
 ]
 
 
@@ -228,6 +286,25 @@ def test_widened_families_get_the_category_a_person_would_give(message: str, cat
 
     found = REGISTRY.diagnose(inp(message))
     assert found is not None and found.category == category, (message, found)
+
+
+@pytest.mark.parametrize("message", [
+    "HTTP/1.1 502 Bad Gateway",
+    "upstream returned 502",
+    "<html><head><title>502 Bad Gateway</title></head><body><center>nginx</center></body></html>",
+    "rpc error: code = Internal desc = unexpected error",
+    "Oops! Something went wrong. Please try again later.",
+    "npm ERR! code ELIFECYCLE\nnpm ERR! errno 1",
+])
+def test_opaque_failures_stay_unknown_in_both_tiers(message: str) -> None:
+    """The labelling rules: a bare 502, gRPC INTERNAL, an apology, an npm exit code say nothing that is
+    wrong; a category here would be a guess (wrong is worse than unknown)."""
+    from kaos_dream.failures import cues
+    from kaos_dream.failures.diagnosis import REGISTRY
+
+    failure = inp(message)
+    assert REGISTRY.diagnose(failure) is None, message
+    assert cues.generic_diagnosis(failure) is None, message
 
 
 @pytest.mark.parametrize("message", [

@@ -275,6 +275,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bKeeperErrorCode = (?:NoAuth|AuthFailed)\b",
             r"\b(?:NoAuth|AuthFailed)Exception\b",
             r"\bnot (?:authori[sz]ed|permitted|allowed) to (?:publish|subscribe|consume|produce)\b",
+            r"\bnot authori[sz]ed\b",
         ),
     ),
     PatternDiagnoser(
@@ -808,7 +809,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bremote: Repository not found\b",
             r"\brepository '[^']+' not found\b",
             # a service manager unit that is not installed or not valid (systemd)
-            r"\bUnit [\w@.:-]+ (?:not found|could not be found|is masked|is not loaded)\b",
+            r"\bUnit(?: file)? [\w@.:-]+ (?:not found|could not be found|does not exist|is masked|is not loaded)\b",
             r"\bbad unit file setting\b",
             r"\bUnit [\w@.:-]+ has a bad unit file\b",
         ),
@@ -995,8 +996,8 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\b(?:NodeExists|NoNode|NotEmpty|NoChildrenForEphemerals)Exception\b",
             # GraphQL servers rejecting the query or its variables
             r"(?-i:\b(?:BAD_USER_INPUT|GRAPHQL_VALIDATION_FAILED|GRAPHQL_PARSE_FAILED)\b)",
-            r"\bVariable \"\$\w+\" (?:of (?:required )?type|got invalid value)\b",
-            r"\bUnknown argument \"\w+\" on field\b",
+            r"\bVariable \\?\"\$\w+\\?\" (?:of (?:required )?type|got invalid value)\b",  # also inside JSON
+            r"\bUnknown argument \\?\"\w+\\?\" on field\b",
             r"\bcode = (?:InvalidArgument|FailedPrecondition|OutOfRange|Unimplemented|AlreadyExists)\b",
             r"\bis invalid: (?:spec|metadata|data)\.",
             r"\bis already in use by container\b",
