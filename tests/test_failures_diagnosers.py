@@ -273,6 +273,16 @@ WIDENED = [
     ("thread 'tokio-runtime-worker' panicked at 'failed to spawn thread: Os { code: 11 }'", "infra"),
     ("EXT4-fs error (device sda1): Buffer I/O error on dev sda1, logical block 0", "infra"),
     ("pg_dump: error: could not read file: Input/output error", "infra"),
+    # timeouts and broken transfers are transient even when a tool words them as unreachable or failed
+    ('fatal: [web-1]: UNREACHABLE! => {"msg": "ssh: connect to host 10.0.0.4 port 22: Connection timed out"}',
+     "transient"),
+    ('fatal: [web-1]: UNREACHABLE! => {"msg": "ssh: connect to host 10.0.0.4 port 22: No route to host"}', "infra"),
+    ("error: RPC failed; curl 18 transfer closed with outstanding read data remaining", "transient"),
+    ("ERROR 9007 (HY000): Write conflict, txnStartTS=4503, conflictStartTS=4502, key=t_12 [try again later]",
+     "transient"),
+    ("googleapi: Error 403: Quota 'IN_USE_ADDRESSES' exceeded.  Limit: 8.0 in region us-east1., quotaExceeded",
+     "config"),
+    ('Error: short-name "nginx" did not resolve to an alias', "config"),
     # a retry hint with a named overload, or a reset upstream, is still transient
     ("HTTP 503 Service Unavailable: the server is overloaded, please try again later", "transient"),
     ("upstream connect error or disconnect/reset before headers. reset reason: connection failure", "transient"),

@@ -383,7 +383,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bENETUNREACH\b",
             r"\bno servers available\b",
             r"\bconnection to the server \S+ was refused\b",
-            r"\bUNREACHABLE!",
+            r"\bUNREACHABLE!(?![^\n]*\b(?:timed out|reset by peer|Connection reset)\b)",  # a timeout is transient
             r"\bcouldn't connect to server\b",
             r"\bcurl: \(7\)",
             r"\bnetwork-related or instance-specific error\b",
@@ -407,6 +407,8 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bfailed to resolve source metadata for \S+:[^\n]*\bnot found\b",
             r"\bback-off pulling image\b(?![^\n]*\bno space left\b)",  # a full disk is the node's
             r"\bunbound (?:immediate )?PersistentVolumeClaims\b",
+            r"\bshort-name \"[^\"]+\" did not resolve\b",
+            r"\bno unqualified-search registries\b",
         ),
     ),
     PatternDiagnoser(
@@ -588,6 +590,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bTTransportException\b",
             r"\bread 0 bytes\b",
             r"\bAPIConnectionError\b",
+            r"\bRPC failed; curl (?:18|52|55|56|92)\b",  # git over HTTP: the transfer broke off mid-stream
         ),
     ),
     PatternDiagnoser(
@@ -658,6 +661,8 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bcode = Aborted\b",
             r"\bexceptions\.Aborted\b",
             r"\btoo much contention\b",
+            r"\bWriteConflict\b",
+            r"\bwrite conflict\b",
             r"\berror acquiring the state lock\b",
             r"\banother operation \([\w/]+\) is in progress\b",
         ),
@@ -859,6 +864,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bInput required and not supplied\b",
             r"(?-i:\b(?:QuotaExceeded|OverQuota|QUOTA_EXCEEDED)\b)",
             r"\bexceeding (?:the )?approved [\w ]{0,40}quota\b",
+            r"\bQuota '[\w.-]+' exceeded\b",  # a cloud resource quota (GCE CPUS, IN_USE_ADDRESSES), not a rate
             r"\bInvalid object name\b",
             # the module system a file is loaded with (Node's CommonJS vs ES modules)
             r"\bCannot use import statement outside a module\b",
