@@ -268,7 +268,7 @@ WIDENED = [
     ("Xid 48: GPU (PCI:0000:af:00) reported a double-bit ECC error", "infra"),
     ("RuntimeError: CUDA error: uncorrectable ECC error encountered", "infra"),
     ("OCI: Out of host capacity.", "infra"),
-    ("(ZonalAllocationFailed) Allocation failed. We do not have sufficient capacity for the requested VM size", "infra"),
+    ("(ZonalAllocationFailed) Allocation failed. We do not have sufficient capacity for the VM size", "infra"),
     ("runtime: failed to create new OS thread (have 8 already; errno=11)", "infra"),
     ("thread 'tokio-runtime-worker' panicked at 'failed to spawn thread: Os { code: 11 }'", "infra"),
     ("EXT4-fs error (device sda1): Buffer I/O error on dev sda1, logical block 0", "infra"),
@@ -283,10 +283,17 @@ WIDENED = [
     ("googleapi: Error 403: Quota 'IN_USE_ADDRESSES' exceeded.  Limit: 8.0 in region us-east1., quotaExceeded",
      "config"),
     ('Error: short-name "nginx" did not resolve to an alias', "config"),
+    ('KeyError: key not found: "DATABASE_URL"', "config"),
+    ("You must install or update .NET to run this application.", "config"),
+    ("This configuration does not support Terraform version 1.4.2.", "config"),
+    ("The messaging entity 'sb://acme.servicebus.windows.net/orders' could not be found.", "config"),
+    ("FATAL: command execution failed\njava.nio.channels.ClosedChannelException\nAgent went offline during the build",
+     "infra"),
     # a retry hint with a named overload, or a reset upstream, is still transient
     ("HTTP 503 Service Unavailable: the server is overloaded, please try again later", "transient"),
     ("upstream connect error or disconnect/reset before headers. reset reason: connection failure", "transient"),
-    ("org.springframework.web.client.ResourceAccessException: I/O error on POST request: Connection reset", "transient"),
+    ("org.springframework.web.client.ResourceAccessException: I/O error on POST request: Connection reset",
+     "transient"),
 ]
 
 

@@ -233,7 +233,8 @@ CUES: tuple[Cue, ...] = (
         ("reset", "transient", r"\b(?:ETIMEDOUT|ECONNRESET|EPIPE|ECONNABORTED|EAI_AGAIN|ESOCKETTIMEDOUT)\b"
                                r"|\b[Ee]rrno (?:104|110|32)\b"),
         ("no space", "infra", r"\b(?:ENOSPC|ENOMEM|EMFILE|ENFILE|EDQUOT)\b|\b[Ee]rrno (?:28|12|24|23|122)\b"),
-        ("access", "config", r"\b(?:EACCES|EPERM|EROFS)\b|(?<!ERR! )\b[Ee]rrno (?:13|30|1)\b"),  # npm's errno is an exit code
+        # npm's "errno 1" is the script's exit code, not EPERM
+        ("access", "config", r"\b(?:EACCES|EPERM|EROFS)\b|(?<!ERR! )\b[Ee]rrno (?:13|30|1)\b"),
         ("host down", "infra", r"\b(?:EHOSTDOWN|ENETDOWN|ENOBUFS)\b|\b[Ee]rrno (?:112|100|105)\b"),
         ("not connected", "transient", r"\b(?:ENOTCONN|ESHUTDOWN)\b|\b[Ee]rrno (?:107|108)\b"),
         ("address in use", "config", r"\b(?:EADDRINUSE|EADDRNOTAVAIL)\b|\b[Ee]rrno (?:98|99|48)\b"),

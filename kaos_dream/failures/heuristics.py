@@ -25,6 +25,9 @@ class PatternDiagnoser:
     suggested_action: str
     confidence: float
     patterns: tuple[str, ...]
+    # read the whole stored message, not only the fingerprint's lines: for causes a log states anywhere
+    # (a CI runner that went away is reported after the step's own last words)
+    whole_message: bool = False
 
     @functools.cached_property
     def _regex(self) -> re.Pattern[str]:
@@ -32,7 +35,7 @@ class PatternDiagnoser:
         return re.compile("|".join(f"(?:{p})" for p in self.patterns), re.IGNORECASE | re.MULTILINE)
 
     def __call__(self, failure: FailureInput) -> Diagnosis | None:
-        if self._regex.search(failure.text):
+        if self._regex.search(failure.message if self.whole_message else failure.text):
             return Diagnosis(
                 self.category, self.root_cause, self.suggested_action, self.confidence, "heuristic", self.name
             )
@@ -536,7 +539,9 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bwent offline during the build\b",
             r"\b(?:agent|node) \S+ (?:was|has been) marked offline\b",
             r"\bagent (?:was )?lost\b",
+            r"\bThe job was not acquired by Runner\b",
         ),
+        whole_message=True,
     ),
     PatternDiagnoser(
         "broker_topic_missing",
@@ -752,6 +757,9 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bCould not find or load main class\b",
             # runtimes and toolchains of another version than the project needs
             r"\bIt was not possible to find any compatible framework version\b",
+            r"\bYou must install or update \.NET to run this application\b",
+            r"\bUnsupported Terraform Core version\b",
+            r"\bdoes not support Terraform version\b",
             r"\bYour Ruby version is \S+, but your Gemfile specified\b",
             r"\bUnsupported class file major version\b",
             r"\bcannot execute '[\w.+-]+': execvp\b",
@@ -792,7 +800,8 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
     PatternDiagnoser(
         "missing_resource",
         "config",
-        "A resource the setup should have provisioned does not exist (bucket, table, queue, topic, namespace, secret, unit).",
+        "A resource the setup should have provisioned does not exist (bucket, table, queue, topic, namespace,"
+        " secret, unit).",
         "Create the resource (or point the configuration at the right name, account or region), then retry.",
         0.8,
         (
@@ -806,7 +815,11 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r" does not exist\b",
             r"\bcan't find the specified secret\b",
             r"\bno (?:exchange|queue) '[^']+' in vhost\b",
-            r"(?<!under )\b(?:buckets?|queues?|topics?|exchanges?|namespaces?|secrets?|tables?|streams?|keyspaces?|databases?|indices|index|resource groups?|key vaults?|vaults?|subscriptions?|vhosts?)(?:[ :]+['\"`]?[\w.:/@-]+['\"`]?)? (?:was |is |could )?(?:not (?:be )?found|does not exist|doesn't exist)\b",
+            r"\bmessaging entity '[^']+' could not be found\b",  # Azure Service Bus / Event Hubs
+            r"(?<!under )\b(?:buckets?|queues?|topics?|exchanges?|namespaces?|secrets?|tables?|streams?|keyspaces?"
+            r"|databases?|indices|index|resource groups?|key vaults?|vaults?|subscriptions?|vhosts?)"
+            r"(?:[ :]+['\"`]?[\w.:/@-]+['\"`]?)? (?:was |is |could )?"
+            r"(?:not (?:be )?found|does not exist|doesn't exist)\b",
             r"\bUnknownTopicOrPartition\w*",
             r"\bdoes not host this topic-partition\b",
             r"\bindex_not_found_exception\b",
@@ -828,7 +841,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
         (
             r"\benvironment variable\b",
             r"\benv var\b",
-            r"(?-i:\bKeyError: '[A-Z][A-Z0-9]*_[A-Z0-9_]+')",
+            r"(?-i:\bKeyError: (?:key not found: )?['\"][A-Z][A-Z0-9]*_[A-Z0-9_]+['\"])",  # Python, Ruby ENV.fetch
             r"\bmissing required (?:config|configuration|setting)\b",
             r"\bnot a git repository\b",
             r"\b(?:Scanner|Parser|YAML|TOML|Config)Error\b",
