@@ -124,6 +124,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\(SlowDown\)",
             r"\breduce your request rate\b",
             r"\brate exceeded\b",
+            r"\btoo many (?:simultaneous|concurrent) (?:queries|requests)\b",  # ClickHouse, API gateways
             r"\bRESOURCE_EXHAUSTED\b",
             r"\brequest limit exceeded\b",
             r"\bResourceExhausted\b",
@@ -484,6 +485,11 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\b(?:can't|cannot|unable to) (?:create|spawn) (?:a )?(?:new )?(?:thread|process)\b",
             r"\b(?:thread|process|pids?) limit (?:reached|exceeded)\b",
             r"\bRLIMIT_NPROC\b",
+            r"\b(?:fork|fork/exec|clone)\b[^\n]{0,80}\bresource temporarily unavailable\b",
+            r"\bspawn (?:\S+ )?EAGAIN\b",
+            # the cloud took the machine back (spot / preemptible capacity)
+            r"\bspot (?:instance|VM|node)s? (?:was |were |has been )?(?:reclaimed|interrupted|preempted)\b",
+            r"\b(?:instance|VM|node) (?:was|has been) preempted\b",
             r"\b507 Insufficient Storage\b",
             r"\b(?:HTTP|status|code|error|returned)[\s:/=]*507\b",
         ),
@@ -610,6 +616,8 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\b\w*Timeout(?:Error|Exception)?\b",
             r"\b\w*TimeLimitExceeded\w*",
             r"\bETIMEDOUT\b",
+            r"\bexceeded (?:the )?time limit\b",
+            r"\bMaxTimeMSExpired\b",
             r"\bDeadlineExceeded\b",
             r"\bDEADLINE_EXCEEDED\b",
             r"\bdeadline exceeded\b",
@@ -818,7 +826,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bmessaging entity '[^']+' could not be found\b",  # Azure Service Bus / Event Hubs
             r"(?<!under )\b(?:buckets?|queues?|topics?|exchanges?|namespaces?|secrets?|tables?|streams?|keyspaces?"
             r"|databases?|indices|index|resource groups?|key vaults?|vaults?|subscriptions?|vhosts?)"
-            r"(?:[ :]+['\"`]?[\w.:/@-]+['\"`]?)? (?:was |is |could )?"
+            r"(?:[ :]+['\"`\[]?[\w.:/@-]+['\"`\]]?)? (?:was |is |could )?"
             r"(?:not (?:be )?found|does not exist|doesn't exist)\b",
             r"\bUnknownTopicOrPartition\w*",
             r"\bdoes not host this topic-partition\b",
