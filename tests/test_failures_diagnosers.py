@@ -250,6 +250,8 @@ WIDENED = [
     ('nats: permissions violation for subscription to "_INBOX.>"', "config"),
     ("KeeperErrorCode = NoAuth for /brokers/ids", "config"),
     ("MQTT connect failed: not authorized (rc=5)", "config"),
+    ("stripe.error.CardError: payment not authorized by the card issuer", "code"),
+    ("ERROR 1146 (42S02): Table 'shop.orders' doesn't exist", "config"),
     # the program's request is wrong, in the wording of tensor libraries, brokers, GraphQL and C++
     ("ValueError: operands could not be broadcast together with shapes (3,4) (5,)", "code"),
     ("tensorflow.python.framework.errors_impl.InvalidArgumentError: Incompatible shapes: [32,10] vs. [32,5]", "code"),

@@ -279,7 +279,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bKeeperErrorCode = (?:NoAuth|AuthFailed)\b",
             r"\b(?:NoAuth|AuthFailed)Exception\b",
             r"\bnot (?:authori[sz]ed|permitted|allowed) to (?:publish|subscribe|consume|produce)\b",
-            r"\bnot authori[sz]ed\b",
+            r"(?<!payment )(?<!charge )(?<!transaction )\bnot authori[sz]ed\b",  # a declined payment is code
         ),
     ),
     PatternDiagnoser(
@@ -825,7 +825,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bno (?:exchange|queue) '[^']+' in vhost\b",
             r"\bmessaging entity '[^']+' could not be found\b",  # Azure Service Bus / Event Hubs
             r"(?<!under )\b(?:buckets?|queues?|topics?|exchanges?|namespaces?|secrets?|tables?|streams?|keyspaces?"
-            r"|databases?|indices|index|resource groups?|key vaults?|vaults?|subscriptions?|vhosts?)"
+            r"|databases?|resource groups?|key vaults?|vaults?|subscriptions?|vhosts?)"  # an index: by name only
             r"(?:[ :]+['\"`\[]?[\w.:/@-]+['\"`\]]?)? (?:was |is |could )?"
             r"(?:not (?:be )?found|does not exist|doesn't exist)\b",
             r"\bUnknownTopicOrPartition\w*",
