@@ -251,6 +251,13 @@ WIDENED = [
     ("KeeperErrorCode = NoAuth for /brokers/ids", "config"),
     ("MQTT connect failed: not authorized (rc=5)", "config"),
     ("stripe.error.CardError: payment not authorized by the card issuer", "code"),
+    ("redis.exceptions.ResponseError: NOPERM this user has no permissions to run the 'flushall' command", "config"),
+    ("nats: consumer not found", "config"),
+    ("OverconstrainedAllocationRequest: Allocation failed. VM(s) with the following constraints cannot be allocated",
+     "infra"),
+    ("RuntimeError: Expected object of scalar type Float but got scalar type Long for argument #2 'target'", "code"),
+    ("RuntimeError: CUDA error: an illegal memory access was encountered", "code"),
+    ("[GraphQL error]: Message: Cannot return null for non-nullable field Query.me.", "code"),
     ("ERROR 1146 (42S02): Table 'shop.orders' doesn't exist", "config"),
     # the program's request is wrong, in the wording of tensor libraries, brokers, GraphQL and C++
     ("ValueError: operands could not be broadcast together with shapes (3,4) (5,)", "code"),

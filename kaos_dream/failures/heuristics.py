@@ -279,6 +279,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bKeeperErrorCode = (?:NoAuth|AuthFailed)\b",
             r"\b(?:NoAuth|AuthFailed)Exception\b",
             r"\bnot (?:authori[sz]ed|permitted|allowed) to (?:publish|subscribe|consume|produce)\b",
+            r"(?-i:\bNOPERM\b)",  # Redis ACLs
             r"(?<!payment )(?<!charge )(?<!transaction )\bnot authori[sz]ed\b",  # a declined payment is code
         ),
     ),
@@ -463,6 +464,8 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bKubelet stopped posting node status\b",
             r"\b(?:do not|does not|doesn't|don't) have (?:sufficient|enough) (?:[\w.-]+ )?capacity\b",
             r"\b(?:Zonal|Regional|Overconstrained)?AllocationFailed\b",
+            r"\bOverconstrainedAllocationRequest\b",
+            r"\bAllocation failed\b",  # a VM or zonal allocation, or V8's heap: out of capacity or memory either way
             r"\bout of (?:host |instance )?capacity\b",
             r"\bcapacity (?:is )?(?:not available|unavailable|exhausted)\b",
             # a platform's memory quota for the process (Heroku R14/R15, serverless memory limits)
@@ -824,8 +827,9 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bcan't find the specified secret\b",
             r"\bno (?:exchange|queue) '[^']+' in vhost\b",
             r"\bmessaging entity '[^']+' could not be found\b",  # Azure Service Bus / Event Hubs
+            # (an index only by Elasticsearch's own names below: "column index 3 does not exist" is code)
             r"(?<!under )\b(?:buckets?|queues?|topics?|exchanges?|namespaces?|secrets?|tables?|streams?|keyspaces?"
-            r"|databases?|resource groups?|key vaults?|vaults?|subscriptions?|vhosts?)"  # an index: by name only
+            r"|databases?|resource groups?|key vaults?|vaults?|subscriptions?|vhosts?|consumers?)"
             r"(?:[ :]+['\"`\[]?[\w.:/@-]+['\"`\]]?)? (?:was |is |could )?"
             r"(?:not (?:be )?found|does not exist|doesn't exist)\b",
             r"\bUnknownTopicOrPartition\w*",
@@ -1025,6 +1029,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"(?-i:\b(?:BAD_USER_INPUT|GRAPHQL_VALIDATION_FAILED|GRAPHQL_PARSE_FAILED)\b)",
             r"\bVariable \\?\"\$\w+\\?\" (?:of (?:required )?type|got invalid value)\b",  # also inside JSON
             r"\bUnknown argument \\?\"\w+\\?\" on field\b",
+            r"\bCannot return null for non-nullable field\b",
             r"\bcode = (?:InvalidArgument|FailedPrecondition|OutOfRange|Unimplemented|AlreadyExists)\b",
             r"\bis invalid: (?:spec|metadata|data)\.",
             r"\bis already in use by container\b",
@@ -1071,6 +1076,9 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\boperands could not be broadcast together\b",
             r"\bmust match the size of tensor\b",
             r"\bExpected all tensors to be on the same device\b",
+            r"\bExpected (?:object of )?scalar type \w+ but (?:got|found)\b",
+            r"\billegal memory access was encountered\b",
+            r"\bdevice-side assert(?:ion)? triggered\b",
             r"\bcannot reshape array of size\b",
             r"\bshape '\[[^\]]*\]' is invalid for input of size\b",
             # C++ exceptions of the standard library's logic family (bad_alloc is memory: read earlier)
