@@ -169,27 +169,32 @@ WHERE edges.src_kind = p.a_kind AND edges.src_id = p.a_id AND edges.dst_kind = p
 # the same query as Failures.ids_for_agent, folded in so an episode end reads its session once.
 # Duplicates are removed in Python: measured faster than three DISTINCT temp b-trees.
 _SESSION_NODES_SQL = """
-SELECT 0, skill_id FROM skill_uses WHERE agent_id = ?1
+SELECT 0, skill_id FROM skill_uses WHERE agent_key = (SELECT a.id FROM agent_keys AS a WHERE a.agent_id = ?1)
 UNION ALL SELECT 1, memory_id FROM memory_hits WHERE agent_id = ?1
 UNION ALL SELECT 2, fingerprint_id FROM failure_occurrences WHERE agent_id = ?1
 """
 
 
+# An outcome row names its agent by its key in agent_keys (migration 16). An agent that is not
+# registered gets key -1, which no agent has, so the row fails its foreign key exactly as a missing
+# agent's id did (and the full path registers it); no agent is NULL.
+_AGENT_KEY = "CASE WHEN ?2 IS NULL THEN NULL ELSE coalesce((SELECT a.id FROM agent_keys AS a WHERE a.agent_id = ?2), -1) END"
 # An outcome without a task context (the common fast path): one row, the counters by trigger.
 _INSERT_USE_SQL = (
-    "INSERT INTO skill_uses (skill_id, agent_id, success, task_id, task, created_at) VALUES (?, ?, ?, NULL, ?, ?)"
+    "INSERT INTO skill_uses (skill_id, agent_key, success, task_id, task, created_at) "
+    f"VALUES (?1, {_AGENT_KEY}, ?3, NULL, ?4, ?5)"
 )
 # An outcome with a task context, keyed by the task's surrogate id looked up by its digest in the same
 # statement: no row when the task is not stored yet (the caller stores it and repeats). The row keeps
 # its own wording only when it is not the task's text (a task without text keeps every wording).
 _INSERT_TASKED_USE_SQL = (
-    "INSERT INTO skill_uses (skill_id, agent_id, success, task_id, task, created_at) "
-    "SELECT ?1, ?2, ?3, t.id, CASE WHEN t.text = ?4 THEN NULL ELSE ?4 END, ?5 FROM tasks AS t WHERE t.hash = ?6"
+    "INSERT INTO skill_uses (skill_id, agent_key, success, task_id, task, created_at) "
+    f"SELECT ?1, {_AGENT_KEY}, ?3, t.id, CASE WHEN t.text = ?4 THEN NULL ELSE ?4 END, ?5 FROM tasks AS t WHERE t.hash = ?6"
 )
 # Either kind in one statement, for a batch whose tasks are all stored (rows keep the batch's order).
 _INSERT_ANY_USE_SQL = (
-    "INSERT INTO skill_uses (skill_id, agent_id, success, task_id, task, created_at) "
-    "SELECT ?1, ?2, ?3, t.id, CASE WHEN t.text = ?4 THEN NULL ELSE ?4 END, ?5 "
+    "INSERT INTO skill_uses (skill_id, agent_key, success, task_id, task, created_at) "
+    f"SELECT ?1, {_AGENT_KEY}, ?3, t.id, CASE WHEN t.text = ?4 THEN NULL ELSE ?4 END, ?5 "
     "FROM (SELECT CAST(?6 AS INTEGER) AS hash) AS k LEFT JOIN tasks AS t ON t.hash = k.hash"
 )
 # A task context's first wording becomes its text; a later, different wording stays on its use row.
@@ -291,7 +296,7 @@ class Episodes:
             {"skill_id": r[0], "name": r[1], "uses": r[2], "successes": r[3]}
             for r in self._conn.execute(
                 "SELECT u.skill_id, s.name, count(*), sum(u.success) FROM skill_uses AS u "
-                "JOIN skills AS s ON s.id = u.skill_id WHERE u.agent_id = ? "
+                "JOIN skills AS s ON s.id = u.skill_id WHERE u.agent_key = (SELECT a.id FROM agent_keys AS a WHERE a.agent_id = ?) "
                 "GROUP BY u.skill_id, s.id ORDER BY u.skill_id",
                 (agent_id,),
             )
@@ -423,7 +428,7 @@ class Episodes:
 
     def _known_agents(self) -> set[str]:
         """Agents this connection has seen registered. Only a hint that saves the insert-or-ignore on
-        every outcome: ``skill_uses.agent_id`` is a foreign key, so an outcome whose agent is not there
+        every outcome: ``skill_uses.agent_key`` is a foreign key, so an outcome whose agent is not there
         after all (its registration was rolled back) fails its insert and takes the full path."""
         known: set[str] | None = getattr(self._conn, "kaos_known_agents", None)
         if known is None:
