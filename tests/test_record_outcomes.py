@@ -22,9 +22,10 @@ def skills(lib: Library) -> list[int]:
 
 def uses(lib: Library) -> list[tuple]:
     return [tuple(r) for r in lib.conn.execute(
-        "SELECT u.skill_id, u.agent_id, u.success, coalesce(u.task, t.text), "
+        "SELECT u.skill_id, a.agent_id, u.success, coalesce(u.task, t.text), "
         "CASE WHEN u.task_id IS NULL THEN NULL ELSE printf('%016x', u.task_id) END "
-        "FROM skill_uses AS u LEFT JOIN tasks AS t ON t.id = u.task_id ORDER BY u.id")]
+        "FROM skill_uses AS u LEFT JOIN tasks AS t ON t.id = u.task_id "
+        "LEFT JOIN agent_keys AS a ON a.id = u.agent_key ORDER BY u.id")]
 
 
 def test_the_short_path_registers_a_new_agent_once_and_survives_a_rolled_back_registration(lib, skills) -> None:
