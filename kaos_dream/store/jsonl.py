@@ -11,11 +11,11 @@ Format (``format_version`` 1), one JSON document per line, UTF-8:
 
 Full-text index tables are not exported (the import rebuilds them). A migration that changes only
 how rows are stored (``STORAGE_ONLY``: migrations 14 and 15 keep each task text once in ``tasks``,
-under a small key; 16 names each outcome's agent by a small key in ``agent_keys``) changes no export: a file past it is exported in the layout before it (header,
-tables, rows and bytes as before), and the import loads that layout and migrates it like any older
-file. Nothing in the export depends on when it was made, so export → import → export is identical
-byte for byte. The whole export is read inside one read transaction: a consistent snapshot even
-while agents write.
+under a small key; 16 names each outcome's agent by a small key in ``agent_keys``) changes no
+export: a file past it is exported in the layout before it (header, tables, rows and bytes as
+before), and the import loads that layout and migrates it like any older file. Nothing in the export
+depends on when it was made, so export → import → export is identical byte for byte. The whole
+export is read inside one read transaction: a consistent snapshot even while agents write.
 
 Both engines: the source or the target may be a ``postgresql://`` URL. The table questions (which
 tables, columns, row order, load order) are answered per engine by :mod:`.catalogue`, so the export
