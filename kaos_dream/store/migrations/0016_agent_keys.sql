@@ -7,9 +7,10 @@
 --   so every path that registers one (start, record_outcome, search hits, failures, imports) is
 --   covered, and many processes registering the same new agent get one key: the insert-or-ignore
 --   that registers it is serialised by the write lock, and only the insert that adds the row fires.
--- * skill_uses.agent_key refers to it; skill_uses_agent indexes the key (every reader asks for one
---   agent's rows: the episode end's skills, `kaos agent show`, a validator's task text; the prune
---   rule's per-agent grouping reads one skill's rows through skill_uses_skill).
+-- * skill_uses.agent_key refers to it; skill_uses_agent indexes the key alone (every reader asks for
+--   one agent's rows: the episode end's skills, `kaos agent show`, a validator's task texts; only the
+--   first read the skill from the index, and a session's few rows are as quickly read from the table;
+--   the prune rule's per-agent grouping reads one skill's rows through skill_uses_skill).
 -- Agents are never deleted; if one were, its key would go with it and its outcomes keep no agent, as
 -- skill_uses.agent_id's ON DELETE SET NULL did. Rows, ids and counters move over unchanged.
 
@@ -46,7 +47,7 @@ ALTER TABLE skill_uses_v16 RENAME TO skill_uses;
 
 CREATE INDEX skill_uses_skill ON skill_uses (skill_id, created_at);
 
-CREATE INDEX skill_uses_agent ON skill_uses (agent_key, skill_id) WHERE agent_key IS NOT NULL;
+CREATE INDEX skill_uses_agent ON skill_uses (agent_key) WHERE agent_key IS NOT NULL;
 
 CREATE INDEX skill_uses_task ON skill_uses (task_id, skill_id) WHERE task_id IS NOT NULL;
 

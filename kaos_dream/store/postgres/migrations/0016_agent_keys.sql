@@ -1,7 +1,7 @@
 -- PostgreSQL form of SQLite's 0016_agent_keys.sql (see it for why): each agent gets a small key in
 -- `agent_keys` (numbered in the order agents started, ties by id; a trigger on `agents` gives a new
 -- agent its key in the transaction that registers it), and skill_uses refers to that key instead of
--- storing the agent's id text, in its row and in skill_uses_agent. Rows, ids and counters move over
+-- storing the agent's id text, in its row and in skill_uses_agent (which indexes the key alone). Rows, ids and counters move over
 -- unchanged.
 
 CREATE TABLE agent_keys (
@@ -47,7 +47,7 @@ ALTER TABLE skill_uses_v16 RENAME TO skill_uses;
 
 CREATE INDEX skill_uses_skill ON skill_uses (skill_id, created_at);
 
-CREATE INDEX skill_uses_agent ON skill_uses (agent_key, skill_id) WHERE agent_key IS NOT NULL;
+CREATE INDEX skill_uses_agent ON skill_uses (agent_key) WHERE agent_key IS NOT NULL;
 
 CREATE INDEX skill_uses_task ON skill_uses (task_id, skill_id) WHERE task_id IS NOT NULL;
 
