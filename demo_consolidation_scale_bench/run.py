@@ -94,7 +94,8 @@ def seed(db: Path, data: dict[str, Any]) -> float:
             "INSERT INTO memory_hits (memory_id, agent_id, query, rank, created_at) VALUES (?, 'owner', ?, 1, ?)",
             ((m["memory_id"], m["key"], T0) for m in data["memories"] for _ in range(m["hits"])))
         c.executemany(
-            "INSERT INTO skill_uses (skill_id, agent_id, success, created_at) VALUES (?, 'owner', ?, ?)",
+            "INSERT INTO skill_uses (skill_id, agent_key, success, created_at) "
+            "SELECT ?, (SELECT id FROM agent_keys WHERE agent_id = 'owner'), ?, ?",
             ((s["skill_id"], ok, T0) for s in data["skills"] for ok in s["uses_success"]))
     lib.close()
     return time.perf_counter() - t0

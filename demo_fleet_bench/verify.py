@@ -56,7 +56,9 @@ def verify(target: Target, db: str, reports: list[dict[str, Any]], dream: dict[s
     if unprocessed:
         problems.append(f"{unprocessed} ended episodes never got their episode-end batch")
 
-    uses = {r[0]: (r[1], r[2], r[3]) for r in q("SELECT id, skill_id, success, agent_id FROM skill_uses")}
+    uses = {r[0]: (r[1], r[2], r[3]) for r in q(
+        "SELECT u.id, u.skill_id, u.success, a.agent_id FROM skill_uses AS u "
+        "LEFT JOIN agent_keys AS a ON a.id = u.agent_key")}
     wrote_uses = [o for r in reports for o in r["outcomes"]]
     table("skill_uses", len(wrote_uses), len(uses), *_match([o[0] for o in wrote_uses], set(uses)))
     wrong = sum(uses.get(o[0]) not in (None, (o[1], o[2], o[3])) for o in wrote_uses)

@@ -204,7 +204,8 @@ async def many_hosts(path: Path, hosts: int, writes: int) -> dict[str, Any]:
             "SELECT count(*) FROM failure_occurrences o JOIN failure_fingerprints f ON f.id = o.fingerprint_id"
             " WHERE f.tool = 'hosts'").fetchone()[0]
         memories = lib.conn.execute("SELECT count(*) FROM memories WHERE key LIKE 'host-%'").fetchone()[0]
-        outcomes = lib.conn.execute("SELECT count(*) FROM skill_uses WHERE agent_id LIKE 'h%-%'").fetchone()[0]
+        outcomes = lib.conn.execute("SELECT count(*) FROM skill_uses AS u JOIN agent_keys AS a ON a.id = u.agent_key "
+                                    "WHERE a.agent_id LIKE 'h%-%'").fetchone()[0]
         problems = lib.check()
     expected = hosts * writes
     return {"hosts": hosts, "writes_per_host": writes, "calls": 3 * expected, "failed_calls": failures,

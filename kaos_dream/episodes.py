@@ -169,29 +169,40 @@ WHERE edges.src_kind = p.a_kind AND edges.src_id = p.a_id AND edges.dst_kind = p
 # the same query as Failures.ids_for_agent, folded in so an episode end reads its session once.
 # Duplicates are removed in Python: measured faster than three DISTINCT temp b-trees.
 _SESSION_NODES_SQL = """
-SELECT 0, skill_id FROM skill_uses WHERE agent_id = ?1
+SELECT 0, skill_id FROM skill_uses WHERE agent_key = (SELECT a.id FROM agent_keys AS a WHERE a.agent_id = ?1)
 UNION ALL SELECT 1, memory_id FROM memory_hits WHERE agent_id = ?1
 UNION ALL SELECT 2, fingerprint_id FROM failure_occurrences WHERE agent_id = ?1
 """
 
 
+# An outcome row names its agent by its key in agent_keys (migration 16). An agent that is not
+# registered gets key -1, which no agent has, so the row fails its foreign key exactly as a missing
+# agent's id did (and the full path registers it); no agent is NULL.
+_AGENT_KEY = ("CASE WHEN ?2 IS NULL THEN NULL "
+              "ELSE coalesce((SELECT a.id FROM agent_keys AS a WHERE a.agent_id = ?2), -1) END")
 # An outcome without a task context (the common fast path): one row, the counters by trigger.
 _INSERT_USE_SQL = (
-    "INSERT INTO skill_uses (skill_id, agent_id, success, task_id, task, created_at) VALUES (?, ?, ?, NULL, ?, ?)"
+    "INSERT INTO skill_uses (skill_id, agent_key, success, task_id, task, created_at) "
+    f"VALUES (?1, {_AGENT_KEY}, ?3, NULL, ?4, ?5)"
 )
 # An outcome with a task context, keyed by the task's surrogate id looked up by its digest in the same
 # statement: no row when the task is not stored yet (the caller stores it and repeats). The row keeps
 # its own wording only when it is not the task's text (a task without text keeps every wording).
 _INSERT_TASKED_USE_SQL = (
-    "INSERT INTO skill_uses (skill_id, agent_id, success, task_id, task, created_at) "
-    "SELECT ?1, ?2, ?3, t.id, CASE WHEN t.text = ?4 THEN NULL ELSE ?4 END, ?5 FROM tasks AS t WHERE t.hash = ?6"
+    "INSERT INTO skill_uses (skill_id, agent_key, success, task_id, task, created_at) "
+    f"SELECT ?1, {_AGENT_KEY}, ?3, t.id, CASE WHEN t.text = ?4 THEN NULL ELSE ?4 END, ?5 "
+    "FROM tasks AS t WHERE t.hash = ?6"
 )
 # Either kind in one statement, for a batch whose tasks are all stored (rows keep the batch's order).
-_INSERT_ANY_USE_SQL = (
-    "INSERT INTO skill_uses (skill_id, agent_id, success, task_id, task, created_at) "
-    "SELECT ?1, ?2, ?3, t.id, CASE WHEN t.text = ?4 THEN NULL ELSE ?4 END, ?5 "
+_ANY_USE_SQL = (
+    "INSERT INTO skill_uses (skill_id, agent_key, success, task_id, task, created_at) "
+    "SELECT ?1, {agent}, ?3, t.id, CASE WHEN t.text = ?4 THEN NULL ELSE ?4 END, ?5 "
     "FROM (SELECT CAST(?6 AS INTEGER) AS hash) AS k LEFT JOIN tasks AS t ON t.hash = k.hash"
 )
+_INSERT_ANY_USE_SQL = _ANY_USE_SQL.format(agent=_AGENT_KEY)
+# The same with the agent's key itself (a batch looks its agents' keys up once).
+_INSERT_KEYED_USE_SQL = _ANY_USE_SQL.format(agent="?2")
+_AGENT_KEY_SQL = "SELECT id FROM agent_keys WHERE agent_id = ?"
 # A task context's first wording becomes its text; a later, different wording stays on its use row.
 _INSERT_TASK_SQL = "INSERT INTO tasks (hash, text) VALUES (?, ?) ON CONFLICT (hash) DO NOTHING"
 
@@ -291,7 +302,8 @@ class Episodes:
             {"skill_id": r[0], "name": r[1], "uses": r[2], "successes": r[3]}
             for r in self._conn.execute(
                 "SELECT u.skill_id, s.name, count(*), sum(u.success) FROM skill_uses AS u "
-                "JOIN skills AS s ON s.id = u.skill_id WHERE u.agent_id = ? "
+                "JOIN skills AS s ON s.id = u.skill_id "
+                "WHERE u.agent_key = (SELECT a.id FROM agent_keys AS a WHERE a.agent_id = ?) "
                 "GROUP BY u.skill_id, s.id ORDER BY u.skill_id",
                 (agent_id,),
             )
@@ -423,7 +435,7 @@ class Episodes:
 
     def _known_agents(self) -> set[str]:
         """Agents this connection has seen registered. Only a hint that saves the insert-or-ignore on
-        every outcome: ``skill_uses.agent_id`` is a foreign key, so an outcome whose agent is not there
+        every outcome: ``skill_uses.agent_key`` is a foreign key, so an outcome whose agent is not there
         after all (its registration was rolled back) fails its insert and takes the full path."""
         known: set[str] | None = getattr(self._conn, "kaos_known_agents", None)
         if known is None:
@@ -527,10 +539,8 @@ class Episodes:
             except NotFoundError as exc:
                 bad = next(n for n, item in enumerate(items, 1) if not self._exists(item[0]))
                 raise NotFoundError(f"outcome {bad}: {exc}") from None
-            agents = sorted({item[2] for item in items if item[2] is not None} - known)
-            if agents:
-                self._conn.executemany("INSERT OR IGNORE INTO agents (id, started_at) VALUES (?, ?)",
-                                       [(a, now) for a in agents])
+            named = sorted({item[2] for item in items if item[2] is not None})
+            keys = self._agent_keys(named, known, now) if named else {}
             rows = []
             outs = []
             tasks: dict[int, str] = {}  # each task of the batch, with its first wording in the batch
@@ -541,14 +551,29 @@ class Episodes:
                 key = task_key(digest)
                 if key is not None and task is not None:
                     tasks.setdefault(key, task)
-                rows.append((skill_id, agent_id, int(success), task, now, key))
+                rows.append((skill_id, None if agent_id is None else keys[agent_id], int(success), task, now, key))
                 outs.append((skill_id, agent_id, success, task, digest))
             if tasks:
                 self._conn.executemany(_INSERT_TASK_SQL, tasks.items())
             first = int(self._conn.execute("SELECT coalesce(max(id), 0) FROM skill_uses").fetchone()[0]) + 1
-            ids = inserted_ids(self._conn.executemany(_INSERT_ANY_USE_SQL, rows), first, len(rows))
-        known.update(agents)
+            ids = inserted_ids(self._conn.executemany(_INSERT_KEYED_USE_SQL, rows), first, len(rows))
+        known.update(named)
         return [Outcome(i, o[0], o[1], o[2], o[3], o[4], now) for i, o in zip(ids, outs, strict=True)]
+
+    def _agent_keys(self, agents: Sequence[str], known: set[str], now: float) -> dict[str, int]:
+        """The keys of ``agents`` (a batch names few), read in the caller's write transaction: each is
+        registered first unless the connection has seen it, or when the connection knew it but its
+        registration was rolled back."""
+        keys = {}
+        for agent in agents:
+            if agent not in known:
+                self._ensure_agent(agent, now)
+            row = self._conn.execute(_AGENT_KEY_SQL, (agent,)).fetchone()
+            if row is None:
+                self._ensure_agent(agent, now)
+                row = self._conn.execute(_AGENT_KEY_SQL, (agent,)).fetchone()
+            keys[agent] = int(row[0])
+        return keys
 
     def _exists(self, ref: int | str) -> bool:
         try:

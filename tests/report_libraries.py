@@ -65,7 +65,8 @@ def big_library(path: Path, skills: int = 10_000, outcomes: int = 60_000, edges:
                              [(f"a{i}", T0 + i, T0 + i + 5) for i in range(500)])
             popular = [min(skills, int(rng.paretovariate(1.1))) for _ in range(outcomes)]
             conn.executemany(
-                "INSERT INTO skill_uses (skill_id, agent_id, success, created_at) VALUES (?, ?, ?, ?)",
+                "INSERT INTO skill_uses (skill_id, agent_key, success, created_at) "
+                "SELECT ?1, (SELECT id FROM agent_keys WHERE agent_id = ?2), ?3, ?4",
                 [(s, f"a{rng.randrange(500)}", int(rng.random() < 0.7), T0 + 86_400 * 30 * i / outcomes)
                  for i, s in enumerate(popular)])
             conn.executemany(

@@ -45,7 +45,8 @@ def add_uses(lib: Library, skill_id: int, outcomes: list[int]) -> None:
     """Outcomes spread round-robin over three agents."""
     with transaction(lib.conn):
         _agents(lib)
-        lib.conn.executemany("INSERT INTO skill_uses (skill_id, agent_id, success, created_at) VALUES (?, ?, ?, ?)",
+        lib.conn.executemany("INSERT INTO skill_uses (skill_id, agent_key, success, created_at) "
+                             "SELECT ?1, (SELECT id FROM agent_keys WHERE agent_id = ?2), ?3, ?4",
                              [(skill_id, AGENTS[i % 3], o, lib.now()) for i, o in enumerate(outcomes)])
 
 

@@ -39,7 +39,8 @@ def build(db: Path | str, skills: int = 40) -> None:
         c.executemany("INSERT INTO agents (id, started_at) VALUES (?, ?)", [(f"a{i}", T0) for i in range(3)])
         c.executemany("INSERT INTO memory_hits (memory_id, agent_id, query, rank, created_at) VALUES (1, ?, 'q', 1, ?)",
                       [(f"a{i % 3}", T0) for i in range(6)])
-        c.executemany("INSERT INTO skill_uses (skill_id, agent_id, success, created_at) VALUES (?, ?, ?, ?)",
+        c.executemany("INSERT INTO skill_uses (skill_id, agent_key, success, created_at) "
+                      "SELECT ?1, (SELECT id FROM agent_keys WHERE agent_id = ?2), ?3, ?4",
                       [(1 + i % 7, f"a{i % 3}", int(i % 5 == 0), T0) for i in range(70)])
         for i in range(1, skills - 1):
             c.execute("INSERT INTO edges (src_kind, src_id, dst_kind, dst_id, relation, strength, last_activated_cycle,"

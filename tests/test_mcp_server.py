@@ -219,7 +219,8 @@ def test_a_full_episode_over_mcp(library_file: str) -> None:
         assert first.state == "failed" and first.conclusion == "the CSV was malformed"
         assert first.citations == (("skill", "csv-to-parquet"),)
         uses = conn.execute("SELECT u.success, coalesce(u.task, t.text) FROM skill_uses AS u "
-                            "LEFT JOIN tasks AS t ON t.id = u.task_id WHERE u.agent_id = 'etl-1'").fetchall()
+                            "LEFT JOIN tasks AS t ON t.id = u.task_id JOIN agent_keys AS a ON a.id = u.agent_key "
+                            "WHERE a.agent_id = 'etl-1'").fetchall()
         assert [tuple(r) for r in uses] == [(0, "convert csv to parquet")]
         assert conn.execute("SELECT count(*) FROM skill_hits WHERE agent_id = 'etl-1'").fetchone()[0] >= 1
         assert lib.failures.ids_for_agent("etl-1") == (seen["fp"],)

@@ -92,7 +92,8 @@ def test_a_server_acts_only_on_its_own_episodes(db: str) -> None:
 
     run(script)
     with Library(db, settings=Settings()) as lib:
-        rows = lib.conn.execute("SELECT agent_id, success FROM skill_uses ORDER BY id").fetchall()
+        rows = lib.conn.execute("SELECT a.agent_id, u.success FROM skill_uses AS u "
+                                "LEFT JOIN agent_keys AS a ON a.id = u.agent_key ORDER BY u.id").fetchall()
         assert [tuple(r) for r in rows] == [("etl-1", 1), ("etl-2", 1)]
         assert lib.conn.execute("SELECT count(*) FROM agents WHERE id = 'forged-9'").fetchone()[0] == 0
 

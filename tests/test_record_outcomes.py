@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kaos_dream import Library, ManualClock
+from kaos_dream import Library, ManualClock, Settings
 from kaos_dream.errors import InvalidInputError, NotFoundError
 from kaos_dream.store.counters import counter_mismatches
 
@@ -22,9 +22,10 @@ def skills(lib: Library) -> list[int]:
 
 def uses(lib: Library) -> list[tuple]:
     return [tuple(r) for r in lib.conn.execute(
-        "SELECT u.skill_id, u.agent_id, u.success, coalesce(u.task, t.text), "
+        "SELECT u.skill_id, a.agent_id, u.success, coalesce(u.task, t.text), "
         "CASE WHEN u.task_id IS NULL THEN NULL ELSE printf('%016x', u.task_id) END "
-        "FROM skill_uses AS u LEFT JOIN tasks AS t ON t.id = u.task_id ORDER BY u.id")]
+        "FROM skill_uses AS u LEFT JOIN tasks AS t ON t.id = u.task_id "
+        "LEFT JOIN agent_keys AS a ON a.id = u.agent_key ORDER BY u.id")]
 
 
 def test_the_short_path_registers_a_new_agent_once_and_survives_a_rolled_back_registration(lib, skills) -> None:
@@ -137,3 +138,56 @@ def test_a_named_skill_with_a_rolled_back_agent_registers_it_again(lib, skills) 
     outcome = lib.record_outcome("beta", True, agent="ghost-2")  # known to the connection, absent in the file
     assert outcome.agent_id == "ghost-2" and lib.episodes.get("ghost-2").state == "running"
     assert uses(lib) == [(skills[1], "ghost-2", 1, None, None)]
+
+
+def test_a_batch_with_a_rolled_back_agent_registers_it_again(lib, skills) -> None:
+    with pytest.raises(RuntimeError), lib.transaction():
+        lib.record_outcomes([{"skill": skills[0], "success": True, "agent": "ghost-3"}])
+        raise RuntimeError("roll back")
+    lib.record_outcome(skills[2], True, agent="other")  # takes the key the rolled-back agent had had
+    out = lib.record_outcomes([{"skill": skills[1], "success": False, "agent": "ghost-3"},
+                               {"skill": skills[0], "success": True, "agent": "other"}])
+    assert [o.agent_id for o in out] == ["ghost-3", "other"]
+    assert uses(lib) == [(skills[2], "other", 1, None, None), (skills[1], "ghost-3", 0, None, None),
+                         (skills[0], "other", 1, None, None)]
+
+
+def _register_the_same_agents(target: str, worker: int, skill_ids: list[int], rounds: int) -> None:
+    """Every worker names the same new agents, in a different order, one outcome and one batch at a time."""
+    with Library(target, settings=Settings()) as lib:
+        for r in range(rounds):
+            agent = f"fresh-{(r * (worker + 1)) % 5}"
+            lib.record_outcome(skill_ids[r % 3], r % 2 == 0, agent=agent)
+            other = f"fresh-{(r + worker) % 5}"
+            lib.record_outcomes([{"skill": skill_ids[(r + 1) % 3], "success": True, "agent": other},
+                                 {"skill": skill_ids[r % 3], "success": False, "agent": agent}])
+
+
+def test_processes_registering_the_same_new_agents_give_each_one_key(library_target: str) -> None:
+    import multiprocessing
+
+    workers, rounds = 4, 25
+    with Library(library_target, settings=Settings()) as lib:
+        skill_ids = [lib.skills.add(name, f"{name} things").id for name in ("alpha", "beta", "gamma")]
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_register_the_same_agents, args=(library_target, w, skill_ids, rounds))
+             for w in range(workers)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(600)
+        assert p.exitcode == 0
+    expected: dict[str, int] = {}
+    for w in range(workers):
+        for r in range(rounds):
+            for agent in (f"fresh-{(r * (w + 1)) % 5}", f"fresh-{(r + w) % 5}", f"fresh-{(r * (w + 1)) % 5}"):
+                expected[agent] = expected.get(agent, 0) + 1
+    with Library(library_target, settings=Settings(), readonly=True) as lib:
+        keys = lib.conn.execute("SELECT count(*), count(DISTINCT agent_id) FROM agent_keys").fetchone()
+        assert tuple(keys) == (5, 5)
+        per_agent = dict(lib.conn.execute(
+            "SELECT a.agent_id, count(*) FROM skill_uses AS u JOIN agent_keys AS a ON a.id = u.agent_key "
+            "GROUP BY a.agent_id"))
+        assert per_agent == expected
+        assert sum(s["uses"] for s in lib.episodes.activity("fresh-0")["skills"]) == expected["fresh-0"]
+        assert counter_mismatches(lib.conn) == []

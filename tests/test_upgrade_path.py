@@ -43,9 +43,16 @@ def snapshot(path: Path) -> dict[str, tuple[list[str], list[tuple]]]:
         conn.close()
 
 
+# An outcome's agent id as it reads since schema 16 (a small key in agent_keys beside each row).
+USE_AGENT = "(SELECT a.agent_id FROM agent_keys AS a WHERE a.id = u.agent_key)"
+
+
 def project(path: Path, table: str, cols: list[str]) -> list[tuple]:
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
+        if table == "skill_uses":  # its agent through its key (schema 16)
+            terms = ", ".join(USE_AGENT if c == "agent_id" else f'u."{c}"' for c in cols)
+            return conn.execute(f"SELECT {terms} FROM skill_uses AS u").fetchall()
         return conn.execute(f'SELECT {", ".join(chr(34) + c + chr(34) for c in cols)} FROM "{table}"').fetchall()
     finally:
         conn.close()
@@ -56,7 +63,7 @@ def check_task_rows_moved(path: Path, rows: list[tuple]) -> None:
     that shared a digest share one task."""
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
-        now = conn.execute("SELECT u.id, u.skill_id, u.agent_id, u.success, coalesce(u.task, t.text), u.task_id, "
+        now = conn.execute(f"SELECT u.id, u.skill_id, {USE_AGENT}, u.success, coalesce(u.task, t.text), u.task_id, "
                            "u.created_at FROM skill_uses AS u LEFT JOIN tasks AS t ON t.id = u.task_id").fetchall()
     finally:
         conn.close()
@@ -79,7 +86,7 @@ def check_task_keys_moved(path: Path, before: dict[str, tuple[list[str], list[tu
     digest (``hash``), and every use row refers to the same digest and wording as before."""
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
-        uses = conn.execute("SELECT u.id, u.skill_id, u.agent_id, u.success, t.hash, u.task, u.created_at "
+        uses = conn.execute(f"SELECT u.id, u.skill_id, {USE_AGENT}, u.success, t.hash, u.task, u.created_at "
                             "FROM skill_uses AS u LEFT JOIN tasks AS t ON t.id = u.task_id").fetchall()
         tasks = conn.execute("SELECT hash, text FROM tasks").fetchall()
     finally:

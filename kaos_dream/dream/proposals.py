@@ -84,8 +84,9 @@ def promote_candidates(conn: sqlite3.Connection, min_hits: int, min_agents: int 
 def _holds_without_loudest(conn: sqlite3.Connection, skill_id: int, uses: int, wins: int, max_success: float) -> bool:
     """The prune rule on the outcomes of everyone but the agent with the most failures (ties: lowest id)."""
     per = conn.execute(
-        "SELECT agent_id, count(*), sum(success) FROM skill_uses WHERE skill_id = ? AND agent_id IS NOT NULL "
-        "GROUP BY agent_id ORDER BY count(*) - sum(success) DESC, agent_id LIMIT 1", (skill_id,)).fetchone()
+        "SELECT k.agent_id, count(*), sum(u.success) FROM skill_uses AS u JOIN agent_keys AS k ON k.id = u.agent_key "
+        "WHERE u.skill_id = ? GROUP BY k.agent_id ORDER BY count(*) - sum(u.success) DESC, k.agent_id LIMIT 1",
+        (skill_id,)).fetchone()
     rest_n, rest_w = (uses - per[1], wins - per[2]) if per is not None else (uses, wins)
     return rest_n > 0 and rest_w <= max_success * rest_n + _EPS
 
@@ -101,7 +102,7 @@ WITH failing AS MATERIALIZED (
 SELECT * FROM (
     SELECT s.id, s.name, s.description, s.template, f.uses, f.successes,
            (SELECT count(*) FROM (SELECT sum(u.success) AS w, count(*) AS n FROM skill_uses AS u
-                                  WHERE u.skill_id = f.skill_id AND u.agent_id IS NOT NULL GROUP BY u.agent_id) AS a
+                                  WHERE u.skill_id = f.skill_id AND u.agent_key IS NOT NULL GROUP BY u.agent_key) AS a
             WHERE w <= :rate * n + :eps) AS voters
     FROM failing AS f JOIN skills AS s ON s.id = f.skill_id
 ) AS c
@@ -120,8 +121,9 @@ def prune_candidates(
         if min_agents > 1 and not _holds_without_loudest(conn, sid, uses, wins, max_success):
             continue
         agents = [r[0] for r in conn.execute(
-            "SELECT agent_id FROM skill_uses WHERE skill_id = ? AND agent_id IS NOT NULL GROUP BY agent_id "
-            "HAVING sum(success) <= ? * count(*) + ? ORDER BY agent_id", (sid, max_success, _EPS))]
+            "SELECT k.agent_id FROM skill_uses AS u JOIN agent_keys AS k ON k.id = u.agent_key WHERE u.skill_id = ? "
+            "GROUP BY k.agent_id HAVING sum(u.success) <= ? * count(*) + ? ORDER BY k.agent_id",
+            (sid, max_success, _EPS))]
         rate = wins / uses
         out.append(Candidate(
             "prune", f"skill:{sid}", fingerprint(name, desc, template), rate,

@@ -11,11 +11,11 @@ Format (``format_version`` 1), one JSON document per line, UTF-8:
 
 Full-text index tables are not exported (the import rebuilds them). A migration that changes only
 how rows are stored (``STORAGE_ONLY``: migrations 14 and 15 keep each task text once in ``tasks``,
-under a small key) changes no export: a file past it is exported in the layout before it (header,
-tables, rows and bytes as before), and the import loads that layout and migrates it like any older
-file. Nothing in the export depends on when it was made, so export → import → export is identical
-byte for byte. The whole export is read inside one read transaction: a consistent snapshot even
-while agents write.
+under a small key; 16 names each outcome's agent by a small key in ``agent_keys``) changes no
+export: a file past it is exported in the layout before it (header, tables, rows and bytes as
+before), and the import loads that layout and migrates it like any older file. Nothing in the export
+depends on when it was made, so export → import → export is identical byte for byte. The whole
+export is read inside one read transaction: a consistent snapshot even while agents write.
 
 Both engines: the source or the target may be a ``postgresql://`` URL. The table questions (which
 tables, columns, row order, load order) are answered per engine by :mod:`.catalogue`, so the export
@@ -65,17 +65,26 @@ __all__ = ["FORMAT", "FORMAT_VERSION", "ExportResult", "ImportResult", "TableSpe
            "open_export_source"]
 
 # Migrations (by name) after which an export is still written in the layout before them.
-STORAGE_ONLY = ("task_table", "task_keys")
+STORAGE_ONLY = ("task_table", "task_keys", "agent_keys")
+# Tables a storage-only migration added: what the exported layout's rows were folded into.
+_FOLDED_TABLES = ("tasks", "agent_keys")
 
 
 
-# How the tables migrations 14 and 15 reshaped are exported: as their earlier layout, each use row
-# with its wording and hex digest, the counters keyed by the hex digest (whose string order is the
-# order they were always exported in); ``tasks`` itself is what those rows were folded into. A file
-# at 14 keys tasks by the digest itself; from 15 on by a small id beside it, and a counter row's
-# last_used_at is the newest time of its rows, which is what the triggers kept in the dropped column.
+# How the tables migrations 14 to 16 reshaped are exported: as their earlier layout, each use row
+# with its wording, hex digest and agent id, the counters keyed by the hex digest (whose string order
+# is the order they were always exported in); ``tasks`` and ``agent_keys`` are what those rows were
+# folded into. A file at 14 keys tasks by the digest itself; from 15 on by a small id beside it, and a
+# counter row's last_used_at is the newest time of its rows, which is what the triggers kept in the
+# dropped column; from 16 on a use row names its agent by its key in ``agent_keys``.
 _USES_COLUMNS = ("id", "skill_id", "agent_id", "success", "task", "task_hash", "created_at")
 _TASK_STATS_COLUMNS = ("task_hash", "skill_id", "uses", "successes", "last_used_at")
+_TASK_STATS_FROM_15 = (
+    _TASK_STATS_COLUMNS,
+    "SELECT {hex_t_hash} AS h, s.skill_id, s.uses, s.successes, "
+    "(SELECT max(u.created_at) FROM skill_uses AS u WHERE u.task_id = s.task_id AND u.skill_id = s.skill_id) "
+    "FROM skill_task_stats AS s JOIN tasks AS t ON t.id = s.task_id ORDER BY {order_hex_t_hash}, s.skill_id",
+)
 _TASK_TABLE_VIEWS = {
     14: {
         "skill_uses": (
@@ -97,12 +106,17 @@ _TASK_TABLE_VIEWS = {
             "CASE WHEN u.task_id IS NULL THEN NULL ELSE {hex_t_hash} END, u.created_at "
             "FROM skill_uses AS u LEFT JOIN tasks AS t ON t.id = u.task_id ORDER BY u.id",
         ),
-        "skill_task_stats": (
-            _TASK_STATS_COLUMNS,
-            "SELECT {hex_t_hash} AS h, s.skill_id, s.uses, s.successes, "
-            "(SELECT max(u.created_at) FROM skill_uses AS u WHERE u.task_id = s.task_id AND u.skill_id = s.skill_id) "
-            "FROM skill_task_stats AS s JOIN tasks AS t ON t.id = s.task_id ORDER BY {order_hex_t_hash}, s.skill_id",
+        "skill_task_stats": _TASK_STATS_FROM_15,
+    },
+    16: {
+        "skill_uses": (
+            _USES_COLUMNS,
+            "SELECT u.id, u.skill_id, a.agent_id, u.success, coalesce(u.task, t.text), "
+            "CASE WHEN u.task_id IS NULL THEN NULL ELSE {hex_t_hash} END, u.created_at "
+            "FROM skill_uses AS u LEFT JOIN tasks AS t ON t.id = u.task_id "
+            "LEFT JOIN agent_keys AS a ON a.id = u.agent_key ORDER BY u.id",
         ),
+        "skill_task_stats": _TASK_STATS_FROM_15,
     },
 }
 
@@ -159,7 +173,7 @@ def _exported(conn: Any, version: int) -> list[tuple[str, tuple[str, ...], str]]
             sql += f" WHERE version <= {int(layout)}"
         sql += f" ORDER BY {spec.order_by}"
         if layout < version:
-            if spec.name == "tasks":
+            if spec.name in _FOLDED_TABLES:
                 continue
             views = _TASK_TABLE_VIEWS[min(version, max(_TASK_TABLE_VIEWS))]
             if spec.name in views:

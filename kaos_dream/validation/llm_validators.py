@@ -80,7 +80,9 @@ def _task(lib: ValidationHost, agent_id: str) -> str:
         " SELECT query, created_at AS at FROM skill_hits WHERE agent_id = ?1"
         " UNION ALL SELECT query, created_at FROM memory_hits WHERE agent_id = ?1"
         " UNION ALL SELECT coalesce(u.task, t.text), u.created_at FROM skill_uses AS u"
-        " LEFT JOIN tasks AS t ON t.id = u.task_id WHERE u.agent_id = ?1 AND coalesce(u.task, t.text) IS NOT NULL"
+        " LEFT JOIN tasks AS t ON t.id = u.task_id"
+        " WHERE u.agent_key = (SELECT a.id FROM agent_keys AS a WHERE a.agent_id = ?1)"
+        " AND coalesce(u.task, t.text) IS NOT NULL"
         ") GROUP BY query ORDER BY first, query LIMIT ?2",
         (agent_id, MAX_TASK_QUERIES),
     ).fetchall()
