@@ -43,6 +43,13 @@ BOTH_ENGINES = frozenset({
 })
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto`` starts one worker more than there are cores: much of the suite waits on the `kaos`
+    subprocesses it starts and on its PostgreSQL servers, and a spare worker fills that idle time
+    (.ci/run on 2 cores: 266 s with 3 workers against 284-291 s with 2)."""
+    return (os.cpu_count() or 1) + 1
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "engine" not in metafunc.fixturenames:
         return
