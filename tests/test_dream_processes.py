@@ -52,20 +52,24 @@ def build(db: Path | str, skills: int = 40) -> None:
     lib.close()
 
 
+def snapshot_queries(strength: str = "strength") -> dict[str, str]:
+    """The queries of a dream snapshot: everything a dream changes, without timestamps (runs use the
+    wall clock). ``strength`` is the column as the engine rounds it (PostgreSQL: ``strength::numeric``)."""
+    return {
+        "edges": f"SELECT src_kind, src_id, dst_kind, dst_id, relation, round({strength}, 12), provenance "
+                 "FROM edges ORDER BY 1, 2, 3, 4, 5",
+        "skills": "SELECT id, name, deprecated FROM skills ORDER BY id",
+        "proposals": "SELECT kind, targets, fingerprint, status FROM proposals ORDER BY kind, targets, status",
+        "state": "SELECT key, value FROM dream_state ORDER BY key",
+        "runs": "SELECT mode, status FROM dream_runs WHERE status = 'completed'",
+    }
+
+
 def snapshot(db: Path) -> dict[str, list]:
-    """Everything a dream changes, without timestamps (runs use the wall clock)."""
+    """Everything a dream changes in the file (see :func:`snapshot_queries`)."""
     conn = sqlite3.connect(db)
     try:
-        q = conn.execute
-        return {
-            "edges": q("SELECT src_kind, src_id, dst_kind, dst_id, relation, round(strength, 12), provenance "
-                       "FROM edges ORDER BY 1, 2, 3, 4, 5").fetchall(),
-            "skills": q("SELECT id, name, deprecated FROM skills ORDER BY id").fetchall(),
-            "proposals": q("SELECT kind, targets, fingerprint, status FROM proposals ORDER BY kind, targets, status")
-            .fetchall(),
-            "state": q("SELECT key, value FROM dream_state ORDER BY key").fetchall(),
-            "runs": q("SELECT mode, status FROM dream_runs WHERE status = 'completed'").fetchall(),
-        }
+        return {name: conn.execute(sql).fetchall() for name, sql in snapshot_queries().items()}
     finally:
         conn.close()
 

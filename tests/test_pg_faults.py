@@ -18,7 +18,7 @@ from tests.conftest import T0
 from tests.conftest import run_kaos_in_process as run_kaos  # the CLI boundary, in this process
 from tests.pg_server import BINDIR, PgServer, _command, needs_postgres, start_server, stop_server
 
-from .test_dream_processes import build
+from .test_dream_processes import build, snapshot_queries
 
 pytestmark = needs_postgres
 PASSWORD = "Fault-Pa55-word"
@@ -161,19 +161,11 @@ def run_with_a_killer(url: str, admin_url: str, where: int, inside: bool):
 
 
 def pg_snapshot(server: PgServer, database: str) -> dict[str, list]:
-    """Everything a dream changes, without timestamps (runs use the wall clock)."""
+    """The PostgreSQL reading of test_dream_processes' snapshot, plus whether the lease is held."""
+    queries = {**snapshot_queries("strength::numeric"),
+               "lease": "SELECT count(*) FROM dream_lease WHERE holder IS NOT NULL"}
     with server.admin(database) as conn:
-        q = conn.execute
-        return {
-            "edges": q("SELECT src_kind, src_id, dst_kind, dst_id, relation, round(strength::numeric, 12), provenance "
-                       "FROM edges ORDER BY 1, 2, 3, 4, 5").fetchall(),
-            "skills": q("SELECT id, name, deprecated FROM skills ORDER BY id").fetchall(),
-            "proposals": q("SELECT kind, targets, fingerprint, status FROM proposals ORDER BY kind, targets, status")
-            .fetchall(),
-            "state": q("SELECT key, value FROM dream_state ORDER BY key").fetchall(),
-            "runs": q("SELECT mode, status FROM dream_runs WHERE status = 'completed'").fetchall(),
-            "lease": q("SELECT count(*) FROM dream_lease WHERE holder IS NOT NULL").fetchall(),
-        }
+        return {name: conn.execute(sql).fetchall() for name, sql in queries.items()}
 
 
 @pytest.fixture(scope="module")

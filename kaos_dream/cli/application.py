@@ -139,20 +139,13 @@ def _plain_help_labels(command) -> None:
         if getattr(param, "is_flag", False):
             param.metavar = ""
             continue
-        label = _type_label(param)
+        label = _type_label(param.type)
         if label in _TYPE_LABELS:
             param.metavar = _TYPE_LABELS[label]
 
 
-def _type_label(param) -> str | None:
-    """The ``<kind>`` typer would print: typer 0.29 has ``display_type``; 0.26-0.28 print the type's name."""
-    display = getattr(param, "display_type", None)
-    if display is not None:
-        return display(None)
-    return _type_label_of(getattr(param, "type", None))
-
-
-def _type_label_of(kind) -> str | None:
+def _type_label(kind) -> str | None:
+    """The ``<kind>`` typer prints for a parameter type: its name in angle brackets."""
     name = getattr(kind, "name", None)
     if not isinstance(name, str):
         return None
@@ -160,19 +153,10 @@ def _type_label_of(kind) -> str | None:
 
 
 def _plain_argument_label(param) -> None:
-    """An argument's kind as TEXT/INTEGER in the help panel: typer 0.29 renders ``display_type_rich``;
-    0.26-0.28 ask the type's ``get_metavar`` by keyword for the panel and positionally for the usage
-    line (which shows the name alone), so only the keyword call answers (on a copy of the type, which
-    typer shares between parameters)."""
-    if hasattr(param, "display_type_rich"):
-        built = param.display_type_rich
-
-        def display_type_rich(ctx):
-            label = built(ctx)
-            return _TYPE_LABELS.get(label, label)
-
-        param.display_type_rich = display_type_rich
-        return
+    """An argument's kind as TEXT/INTEGER in the help panel. typer (pinned below 0.29) asks the type's
+    ``get_metavar`` by keyword for the panel and positionally for the usage line (which shows the name
+    alone), so only the keyword call answers (on a copy of the type, which typer shares between
+    parameters)."""
     kind = copy.copy(param.type)
     own = kind.get_metavar
 
@@ -180,7 +164,7 @@ def _plain_argument_label(param) -> None:
         metavar = own(*args, **kwargs)
         if metavar is not None or "param" not in kwargs:
             return metavar
-        return _TYPE_LABELS.get(_type_label_of(kind))
+        return _TYPE_LABELS.get(_type_label(kind))
 
     kind.get_metavar = get_metavar
     param.type = kind
