@@ -365,6 +365,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bEOF occurred in violation of protocol\b",
             r"\bunexpected eof while reading\b",
         ),
+        whole_message=True,  # cargo, git and curl put the transport's words below "failed to get ..."
     ),
     PatternDiagnoser(
         "tls",
@@ -1221,6 +1222,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"|bad_variant_access|bad_any_cast|bad_cast|bad_function_call)\b",
             r"\b_M_range_check\b",
             r"\bscala\.MatchError\b",
+            r"\bCursorNotFound\b",  # MongoDB: the program kept a cursor past its lifetime
             r"\b(?:CaseClause|FunctionClause|BadMap|BadArity|BadBoolean|Cond|WithClause|BadStruct|Protocol\.Undefined)"
             r"Error\b",
             r"\bno (?:case|function|cond|with) clause matching\b",
