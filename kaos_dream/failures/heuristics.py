@@ -654,7 +654,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\b(?:agent|node) \S+ (?:was|has been) marked offline\b",
             r"\bagent (?:was )?lost\b",
             r"\bThe job was not acquired by Runner\b",
-            r"\bdon't have any active runners\b",
+            r"\b(?:don't|doesn't|do not|does not) have any (?:active |online )?runners\b",
             r"\bno (?:active |online )?runners? (?:online|available)\b",
         ),
         whole_message=True,
@@ -1105,6 +1105,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bis not up to date with package\.json\b",
             r"\b(?:package\.json and package-lock\.json|package-lock\.json and package\.json)"
             r" (?:or npm-shrinkwrap\.json )?are not in sync\b",
+            r"\bcan only install packages when your package\.json and package-lock\.json\b",
             r"\bYour lockfile needs to be updated, but yarn was run with `?--frozen-lockfile\b",
             r"\block ?file [^\n]{0,40}needs to be updated but --locked was passed\b",
             r"\bThe lockfile at `?[\w./-]+`? needs to be updated, but `?--locked`? was provided\b",
