@@ -100,6 +100,52 @@ def test_wider_cue_families(message: str, category: str, cue: str) -> None:
     assert (found.category, found.diagnoser) == (category, f"{cues.DIAGNOSER_PREFIX}{cue}")
 
 
+@pytest.mark.parametrize(("message", "category", "cue"), [
+    # the eighth widening's families, in wordings no specific rule names
+    ("frobdb: write refused (SQLSTATE 40P01)", "transient", "sqlstate/40 rollback"),
+    ("ledger: SQLSTATE[23514]: row rejected", "code", "sqlstate/22/23 data"),
+    ("ledger: sql state: 42883, no operator matches", "code", "sqlstate/42 syntax"),
+    ("ledger: SQLSTATE 42P01 on report_daily", "config", "sqlstate/3D/3F missing catalog"),
+    ("ledger: SQLSTATE=28P01 for role app", "config", "sqlstate/28 authorization"),
+    ("ledger: pgcode 53200 while sorting", "infra", "sqlstate/53 resources"),
+    ("ledger: SQLSTATE 57P01 during the nightly job", "transient", "sqlstate/57P0x shutdown"),
+    ("frob: rpc failed with code = OutOfRange page 9", "code", "grpc-status/OUT_OF_RANGE"),
+    ("frob: StatusCode.DATA_LOSS chunk 12", "infra", "grpc-status/DATA_LOSS"),
+    ("frob: origin answered HTTP 521 Web Server Is Down", "infra", "http-status/521/523"),
+    ("frob: edge said HTTP 526 Invalid SSL Certificate", "config", "http-status/525/526"),
+    ("frob: server said 426 Upgrade Required", "config", "http-status/426"),
+    ("Warning  NetworkNotReady  kubelet  ledger-0 cannot start", "infra", "orchestrator-state/FailedCreatePodSandBox"),
+    ("ledger-7f: status OutOfcpu, the node could not admit it", "infra", "orchestrator-state/OutOfResource"),
+    ('Error creating: pods "ledger-1" is forbidden: exceeded quota: team-a', "config",
+     "orchestrator-state/exceeded quota"),
+    ("frob: io_uring setup failed: ENOSYS", "config", "errno/not implemented here"),
+    ("frob: rename across mounts failed: EXDEV", "code", "errno/bad message"),
+    ("frob: cannot replace the binary: ETXTBSY", "transient", "errno/lock"),
+    ("frob: flock on the share: ENOLCK", "infra", "errno/no locks"),
+    ("worker exited: Floating point exception (core dumped)", "code", "signal/arithmetic trap"),
+    ("worker exited: Illegal instruction", "config", "signal/illegal instruction"),
+    ("worker exited: CPU time limit exceeded", "infra", "signal/resource limit signal"),
+    ("frob: An error occurred (ServiceQuotaExceededException) when creating", "config", "class-name/Quota"),
+    ("frob: An error occurred (RequestTimeTooSkewed) when signing", "config", "class-name/ClockSkew"),
+    ("frob: An error occurred (OptInRequired) for the region", "config", "class-name/NotEnabled"),
+    ("frob: Maps API has not been used in project 12 before", "config", "wording/api disabled"),
+])
+def test_eighth_widening_cue_families(message: str, category: str, cue: str) -> None:
+    found = cues.generic_diagnosis(failure(message))
+    assert found is not None, message
+    assert (found.category, found.diagnoser) == (category, f"{cues.DIAGNOSER_PREFIX}{cue}")
+
+
+@pytest.mark.parametrize("message", [
+    # near misses of the eighth widening's cues
+    "frob: row 23514 exported",  # a number without SQLSTATE
+    "frob: bound to 10.0.0.9: EADDRNOTAVAIL",  # bind to a foreign address (config) or no local ports (infra)
+    "frob: An error occurred (ConditionalCheckFailedException) when calling PutItem",  # the sets disagree
+])
+def test_eighth_widening_cue_near_misses_say_nothing(message: str) -> None:
+    assert cues.generic_diagnosis(failure(message)) is None, message
+
+
 @pytest.mark.parametrize("message", [
     "ledger: the fork in the road was chosen",  # no "fork:" failure
     "frob: shipped 425 widgets and 507 gadgets",  # numbers that are not said to be a status
