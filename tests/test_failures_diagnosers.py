@@ -391,6 +391,17 @@ WIDENED = [
     ("This job is stuck because the project doesn't have any active runners online assigned to it.", "infra"),
     ("hvac.exceptions.VaultDown: Vault is sealed", "infra"),
     ("Error: Protocol error (Target.attachToTarget): Target crashed", "infra"),
+    ("tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with shape[64,512]",
+     "infra"),
+    ("The job was canceled because the runner was lost", "infra"),
+    ("Pod was evicted because the node had insufficient ephemeral storage", "infra"),
+    ("mount: /data: can't read superblock on /dev/xvdf.", "infra"),
+    ("The DB instance is in the storage-full state", "infra"),
+    ("fatal: could not read Username for 'https://github.com': terminal prompts disabled", "config"),
+    ("error: externally-managed-environment", "config"),
+    ("Could not find directory of OpenSSL installation, and this `-sys` crate cannot proceed", "config"),
+    ("Error: Objects are not valid as a React child (found: object with keys {a})", "code"),
+    ("Error: Too many re-renders. React limits the number of renders to prevent an infinite loop.", "code"),
 ]
 
 

@@ -108,6 +108,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\(1114, ",
             r"\b\w*StorageFull\b",  # MinIO XMinioStorageFull, S3-compatible stores
             r"\bminimum free drive threshold\b",
+            r"\bstorage-full\b",  # RDS / managed databases' state
         ),
     ),
     PatternDiagnoser(
@@ -188,10 +189,11 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\breduce your request rate\b",
             r"\brate exceeded\b",
             r"\btoo many (?:simultaneous|concurrent) (?:queries|requests)\b",  # ClickHouse, API gateways
-            r"\bRESOURCE_EXHAUSTED\b",
+            # (not TensorFlow's "ResourceExhausted: OOM when allocating tensor": that is memory)
+            r"\bRESOURCE_EXHAUSTED\b(?![^\n]*\bOOM\b)",
             r"\brequest limit exceeded\b",
-            r"\bResourceExhausted\b",
-            r"\bcode = ResourceExhausted\b",
+            r"\bResourceExhausted\b(?![^\n]*\bOOM\b)",
+            r"\bcode = ResourceExhausted\b(?![^\n]*\bOOM\b)",
             r"\bquota\b.*\bper (?:minute|second|hour)\b",
             r"\bProvisionedThroughputExceeded\w*",
             r"\bRequestLimitExceeded\b",
@@ -305,6 +307,8 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bauthentication unavailable\b",
             r"\bgoogle\.api_core\.exceptions\.(?:Unauthenticated|PermissionDenied|Unauthorized)\b",
             r"\bhost key verification failed\b",
+            r"\bcould not read (?:Username|Password) for '",  # git over HTTPS with no credential helper
+            r"\bterminal prompts disabled\b",
             r"\bREMOTE HOST IDENTIFICATION HAS CHANGED\b",
             r"\b\w*Authori[sz]ationException\b",
             r"\bnot authori[sz]ed to access\b",
@@ -561,6 +565,9 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bResourcePoolExhausted\w*",
             r"\bdoes not have enough resources available\b",
             r"\bstd::bad_alloc\b",
+            r"\bOOM when allocating\b",  # TensorFlow / XLA device memory
+            r"\b(?:pod|container)s? (?:was |has been )?evicted\b",
+            r"\binsufficient ephemeral storage\b",
             # process and thread limits (EAGAIN on fork is a limit, not a passing outage)
             r"\bfork: (?:retry: )?(?:Resource temporarily unavailable|Cannot allocate memory)\b",
             r"\bcan't start new thread\b",
@@ -636,6 +643,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bMachine check (?:exception|events? logged)\b",
             r"\b(?:EXT[234]|XFS|BTRFS)(?:-fs)? (?:error|critical|\([\w-]+\): (?:error|Corruption|metadata I/O error))",
             r"\bRemounting filesystem read-only\b",
+            r"\bcan't read superblock\b",
         ),
     ),
     PatternDiagnoser(
@@ -654,6 +662,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\b(?:agent|node) \S+ (?:was|has been) marked offline\b",
             r"\bagent (?:was )?lost\b",
             r"\bThe job was not acquired by Runner\b",
+            r"\brunner (?:was |has been )?lost\b",
             r"\b(?:don't|doesn't|do not|does not) have any (?:active |online )?runners\b",
             r"\bno (?:active |online )?runners? (?:online|available)\b",
         ),
@@ -908,6 +917,9 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\berror: command '[^']+' failed: No such file or directory\b",  # setuptools: no compiler
             r"\bCannot find package ['\"](?!\.)",  # Node ESM / Bun: the package is not installed
             r"\bERR_MODULE_NOT_FOUND\b",
+            r"\bexternally-managed-environment\b",  # PEP 668: the system interpreter refuses pip installs
+            r"\bCould not find directory of OpenSSL installation\b",
+            r"\bThe system library `[^`]+` required by crate\b",
         ),
     ),
     PatternDiagnoser(
@@ -1232,6 +1244,14 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bFatal error: (?:Index out of range|Array index is out of range|Division by zero)\b",
             r"\b(?:Address|Thread|Memory|Leak|UndefinedBehavior)Sanitizer: (?!(?:allocator is )?out of memory)",
             r"\bcannot unmarshal \w+ into Go (?:struct field|value)\b",
+            # React's render-time invariants: the component code is wrong
+            r"\bInvariant Violation\b",
+            r"\bObjects are not valid as a React child\b",
+            r"\bHydration failed because\b",
+            r"\bToo many re-renders\b",
+            r"\bRendered (?:more|fewer) hooks than\b",
+            r"\bInvalid hook call\b",
+            r"\bMinified React error #\d+",
             r"\ball goroutines are asleep\b",
             r"\bpanic: runtime error\b",
             r"\bis not a function\b",
