@@ -402,6 +402,17 @@ WIDENED = [
     ("Could not find directory of OpenSSL installation, and this `-sys` crate cannot proceed", "config"),
     ("Error: Objects are not valid as a React child (found: object with keys {a})", "code"),
     ("Error: Too many re-renders. React limits the number of renders to prevent an infinite loop.", "code"),
+    ("Error: Connection terminated unexpectedly\n    at Connection.<anonymous> (pg/lib/client.js:132:73)", "transient"),
+    ("curl: (92) HTTP/2 stream 7 was not closed cleanly: PROTOCOL_ERROR (err 1)", "transient"),
+    ("S3 answered 503 Slow Down", "transient"),
+    ("Error: Node.js 20 or later is required", "config"),
+    ("RuntimeError: Set changed size during iteration", "code"),
+    ("E       assert 'draft' == 'sent'", "code"),
+    ("go: inconsistent vendoring in /app:", "code"),
+    ("Error: node worker-3 became NotReady", "infra"),
+    ("kubelet: PLEG is not healthy: pleg was last seen active 4m0s ago", "infra"),
+    ("Instance i-0abc failed its system status check", "infra"),
+    ("The instance is scheduled for retirement due to degraded hardware", "infra"),
 ]
 
 

@@ -186,6 +186,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bthrottl(?:ed|ing|e)\w*",
             r"\bThrottlingException\b",
             r"\(SlowDown\)",
+            r"\b503 Slow ?Down\b",
             r"\breduce your request rate\b",
             r"\brate exceeded\b",
             r"\btoo many (?:simultaneous|concurrent) (?:queries|requests)\b",  # ClickHouse, API gateways
@@ -550,6 +551,8 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bdimension \"\w+\" exhausted\b",
             r"\bInsufficient\w*Capacity\b",
             r"\bNodeNotReady\b",
+            r"\b[Nn]ode [\w.-]+ (?:is |became )?(?:unreachable|NotReady|not ready)\b",
+            r"\bPLEG is not healthy\b",
             r"\bNodeStatusUnknown\b",
             r"\bKubelet stopped posting node status\b",
             r"\b(?:do not|does not|doesn't|don't) have (?:sufficient|enough) (?:[\w.-]+ )?capacity\b",
@@ -641,6 +644,10 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bI/O error,? (?:on )?dev\b",  # the kernel's block layer; Spring's "I/O error on GET" is a network one
             r"\bBuffer I/O error on dev\b",
             r"\bMachine check (?:exception|events? logged)\b",
+            r"\bfailed (?:its |the )?(?:system |instance )?status checks?\b",  # EC2 / cloud VM health
+            r"\b(?:due to |underlying )?hardware failure\b",
+            r"\bscheduled (?:for )?retirement\b",
+            r"\bdegraded hardware\b",
             r"\b(?:EXT[234]|XFS|BTRFS)(?:-fs)? (?:error|critical|\([\w-]+\): (?:error|Corruption|metadata I/O error))",
             r"\bRemounting filesystem read-only\b",
             r"\bcan't read superblock\b",
@@ -721,6 +728,8 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bread 0 bytes\b",
             r"\bAPIConnectionError\b",
             r"\bRPC failed; curl (?:18|52|55|56|92)\b",  # git over HTTP: the transfer broke off mid-stream
+            r"\bConnection terminated unexpectedly\b",  # node-postgres
+            r"\bstream \d+ was not closed cleanly\b",  # HTTP/2 (curl 92, nghttp2)
         ),
     ),
     PatternDiagnoser(
@@ -908,6 +917,8 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bcould not select device driver\b",
             r"\bcouldn't communicate with the NVIDIA driver\b",
             r"\bNo interpreter found for Python\b",
+            r"\b(?:Java|JDK|Python|Node(?:\.js)?|Ruby|Go|PHP|\.NET) [\d.]+ or (?:later|newer|higher|above)"
+            r" is required\b",
             r"\b(?:could not|couldn't|unable to) find (?:a )?(?:suitable |compatible )?Python interpreter\b",
             r"\b[\w./+-]+\.h is missing\b",
             r"\byou may need to '?(?:sudo )?(?:apt-get|apt|yum|dnf|brew|apk|zypper) install\b",
@@ -1122,6 +1133,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\block ?file [^\n]{0,40}needs to be updated but --locked was passed\b",
             r"\bThe lockfile at `?[\w./-]+`? needs to be updated, but `?--locked`? was provided\b",
             r"\bpyproject\.toml changed significantly since poetry\.lock was last generated\b",
+            r"\binconsistent vendoring\b",  # Go: vendor/ out of step with go.mod
             r"\bInvalid workflow file\b",
             r"\bThe workflow is not valid\b",
             r"\bCI configuration is invalid\b",
@@ -1246,6 +1258,8 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bcannot unmarshal \w+ into Go (?:struct field|value)\b",
             # React's render-time invariants: the component code is wrong
             r"\bInvariant Violation\b",
+            r"\b(?:dictionary|set|OrderedDict|deque) (?:changed size|mutated) during iteration\b",
+            r"^E\s+assert\b",  # pytest's failing assertion line
             r"\bObjects are not valid as a React child\b",
             r"\bHydration failed because\b",
             r"\bToo many re-renders\b",
