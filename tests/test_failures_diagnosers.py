@@ -413,6 +413,9 @@ WIDENED = [
     ("kubelet: PLEG is not healthy: pleg was last seen active 4m0s ago", "infra"),
     ("Instance i-0abc failed its system status check", "infra"),
     ("The instance is scheduled for retirement due to degraded hardware", "infra"),
+    ("Failed to pull image: ImagePullBackOff: write /var/lib/containerd/tmp: no space left on device", "infra"),
+    ("The cluster does not have enough resources: 0/4 GPUs available", "infra"),
+    ("Error: failed to get credentials: exec: executable kubelogin not found", "config"),
 ]
 
 

@@ -497,7 +497,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bCreateContainerConfigError\b",
             r"\b(?:secrets?|configmaps?) \"[^\"]+\" not found\b",
             r"\bcouldn't find key \S+ in (?:Secret|ConfigMap)\b",
-            r"\b(?:ImagePullBackOff|ErrImagePull|ErrImageNeverPull|InvalidImageName)\b",
+            r"\b(?:ImagePullBackOff|ErrImagePull|ErrImageNeverPull|InvalidImageName)\b(?![^\n]*\bno space left\b)",
             r"\bmanifest (?:for \S+ )?(?:not found|unknown)\b",
             r"\bfailed to pull (?:and unpack )?image\b",
             r"\bfailed to resolve source metadata for \S+:[^\n]*\bnot found\b",
@@ -566,7 +566,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bmemory quota (?:vastly )?exceeded\b",
             r"\bmemory limit of [\d.]+ ?[KMGT]i?B exceeded\b",
             r"\bResourcePoolExhausted\w*",
-            r"\bdoes not have enough resources available\b",
+            r"\bdo(?:es)? not have enough resources\b",
             r"\bstd::bad_alloc\b",
             r"\bOOM when allocating\b",  # TensorFlow / XLA device memory
             r"\b(?:pod|container)s? (?:was |has been )?evicted\b",
@@ -928,6 +928,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\berror: command '[^']+' failed: No such file or directory\b",  # setuptools: no compiler
             r"\bCannot find package ['\"](?!\.)",  # Node ESM / Bun: the package is not installed
             r"\bERR_MODULE_NOT_FOUND\b",
+            r"\bexec: (?:executable )?['\"]?[\w.+-]+['\"]? (?:not found|: executable file not found)\b",
             r"\bexternally-managed-environment\b",  # PEP 668: the system interpreter refuses pip installs
             r"\bCould not find directory of OpenSSL installation\b",
             r"\bThe system library `[^`]+` required by crate\b",
