@@ -499,7 +499,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bcouldn't find key \S+ in (?:Secret|ConfigMap)\b",
             r"\b(?:ImagePullBackOff|ErrImagePull|ErrImageNeverPull|InvalidImageName)\b(?![^\n]*\bno space left\b)",
             r"\bmanifest (?:for \S+ )?(?:not found|unknown)\b",
-            r"\bfailed to pull (?:and unpack )?image\b",
+            r"\bfailed to pull (?:and unpack )?image\b(?![^\n]*\bno space left\b)",
             r"\bfailed to resolve source metadata for \S+:[^\n]*\bnot found\b",
             r"\bback-off pulling image\b(?![^\n]*\bno space left\b)",  # a full disk is the node's
             r"\bunbound (?:immediate )?PersistentVolumeClaims\b",
