@@ -44,6 +44,34 @@ class PatternDiagnoser:
 
 BUILTINS: tuple[PatternDiagnoser, ...] = (
     PatternDiagnoser(
+        "app_boot_failure",
+        "code",
+        "The application did not start listening where the platform expects it (it binds the wrong port or"
+        " crashes while booting).",
+        "Make the web process bind the port the platform gives it ($PORT) and start within the boot limit.",
+        0.75,
+        (
+            # Heroku R10 / H20 say "timeout", but the app never bound its port: retrying boots it the same way
+            r"\bError R10 \(Boot timeout\)",
+            r"\bcode=H20\b",
+            r"\bfailed to bind to \$PORT\b",
+        ),
+    ),
+    PatternDiagnoser(
+        "own_import_error",
+        "code",
+        "The program imports a name its own module does not define (renamed, removed, or a circular import).",
+        "Fix the import or the module it names (break the import cycle, or export the name), then rerun.",
+        0.75,
+        (
+            # read before missing_dependency: a name missing from the project's own module is not a package
+            # to install; one missing from an installed package (site-packages) stays a version mismatch
+            r"\bfrom partially initialized module\b",
+            r"\bmost likely due to a circular import\b",
+            r"\bcannot import name '[^']+' from '[^']+' \((?![^)]*(?:site|dist)-packages)[^)]*\.py\)",
+        ),
+    ),
+    PatternDiagnoser(
         "datastore_capacity",
         "infra",
         "The data store or broker hit its memory, disk or connection limit.",
@@ -75,7 +103,43 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\b(?:database|db|storage|tablespace) space (?:exceeded|exhausted)\b",
             r"(?-i:\bNOSPACE\b)",
             r"\bunable to extend (?:table|index|temp segment|segment|lob segment)\b",
+            r"\bThe table '[^']+' is full\b",  # MySQL 1114 (the tablespace or tmp space ran out)
+            r"\bERROR 1114\b",
+            r"\(1114, ",
+            r"\b\w*StorageFull\b",  # MinIO XMinioStorageFull, S3-compatible stores
+            r"\bminimum free drive threshold\b",
+            r"\bstorage-full\b",  # RDS / managed databases' state
         ),
+    ),
+    PatternDiagnoser(
+        "pool_exhausted",
+        "transient",
+        "The client's connection pool had no free connection in time (load above the pool's size).",
+        "Retry with backoff; if it lasts, shorten transactions, size the pool to the load or lower concurrency.",
+        0.75,
+        (
+            r"\bconnection not available and request was dropped from queue\b",  # Elixir DBConnection / Ecto
+            r"\bconnection pool cannot serve them\b",
+            r"\bconnection pool (?:is )?(?:exhausted|full)\b",
+            r"\b(?:unable|failed) to (?:acquire|obtain|get) (?:a )?connection from (?:the )?pool\b",
+            r"\bCannot get a connection, pool error\b",  # Apache DBCP
+            r"\bQueuePool limit of size \d+ overflow \d+ reached\b",  # SQLAlchemy
+        ),
+    ),
+    PatternDiagnoser(
+        "service_sealed_or_crashed",
+        "infra",
+        "The service the call needs is up but not serving: a sealed secret store, or a browser page that crashed.",
+        "Unseal / recover the service (or give the browser container more shared memory), then retry.",
+        0.75,
+        (
+            r"\bVault is sealed\b",
+            r"\bVaultDown\b",
+            r"\bsession deleted because of page crash\b",
+            r"\bPage crashed!",
+            r"\b(?:tab|target) crashed\b",
+        ),
+        whole_message=True,
     ),
     PatternDiagnoser(
         "billing",
@@ -122,13 +186,15 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bthrottl(?:ed|ing|e)\w*",
             r"\bThrottlingException\b",
             r"\(SlowDown\)",
+            r"\b503 Slow ?Down\b",
             r"\breduce your request rate\b",
             r"\brate exceeded\b",
             r"\btoo many (?:simultaneous|concurrent) (?:queries|requests)\b",  # ClickHouse, API gateways
-            r"\bRESOURCE_EXHAUSTED\b",
+            # (not TensorFlow's "ResourceExhausted: OOM when allocating tensor": that is memory)
+            r"\bRESOURCE_EXHAUSTED\b(?![^\n]*\bOOM\b)",
             r"\brequest limit exceeded\b",
-            r"\bResourceExhausted\b",
-            r"\bcode = ResourceExhausted\b",
+            r"\bResourceExhausted\b(?![^\n]*\bOOM\b)",
+            r"\bcode = ResourceExhausted\b(?![^\n]*\bOOM\b)",
             r"\bquota\b.*\bper (?:minute|second|hour)\b",
             r"\bProvisionedThroughputExceeded\w*",
             r"\bRequestLimitExceeded\b",
@@ -147,7 +213,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bNotLeader(?:ForPartition|OrFollower)\w*",
             r"\bLeaderNotAvailable\w*",
             r"\bleader changed\b",
-            r"\bno leader\b",
+            r"\bno (?:cluster |raft )?leader\b",
             r"\bnot the leader\b",
             r"\bleader election\b",
             r"\belection in progress\b",
@@ -242,6 +308,8 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bauthentication unavailable\b",
             r"\bgoogle\.api_core\.exceptions\.(?:Unauthenticated|PermissionDenied|Unauthorized)\b",
             r"\bhost key verification failed\b",
+            r"\bcould not read (?:Username|Password) for '",  # git over HTTPS with no credential helper
+            r"\bterminal prompts disabled\b",
             r"\bREMOTE HOST IDENTIFICATION HAS CHANGED\b",
             r"\b\w*Authori[sz]ationException\b",
             r"\bnot authori[sz]ed to access\b",
@@ -261,6 +329,12 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bemail address is not verified\b",
             # signed tokens (JWT libraries of Python, Java, Node, Go) whose validity ran out
             r"\bExpiredSignature\w*",
+            # a token for another audience or issuer (another environment's identity provider)
+            r"\bInvalid(?:Audience|Issuer)(?:Error|Exception)?\b",
+            r"\b(?:audience|issuer) (?:doesn't|does not|did not) match\b",
+            r"\binvalid (?:audience|issuer)\b",
+            r"\bissued by a different provider\b",
+            r"\bgated repo\b",  # Hugging Face: the account has not been granted the model
             r"\bExpiredJwt\w*",
             r"\bTokenExpiredError\b",
             r"\bjwt (?:is )?expired\b",
@@ -282,6 +356,21 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"(?-i:\bNOPERM\b)",  # Redis ACLs
             r"(?<!payment )(?<!charge )(?<!transaction )\bnot authori[sz]ed\b",  # a declined payment is code
         ),
+    ),
+    PatternDiagnoser(
+        "tls_transport_dropped",
+        "transient",
+        "The connection dropped during the TLS handshake or stream (an EOF, not a certificate problem).",
+        "Retry with backoff; if it persists, check proxies or middleboxes between the client and the server.",
+        0.7,
+        (
+            # read before the TLS rule: these SSL errors name a dropped transport, not trust or expiry
+            r"\bSSL_ERROR_SYSCALL\b",
+            r"\bSSLEOFError\b",
+            r"\bEOF occurred in violation of protocol\b",
+            r"\bunexpected eof while reading\b",
+        ),
+        whole_message=True,  # cargo, git and curl put the transport's words below "failed to get ..."
     ),
     PatternDiagnoser(
         "tls",
@@ -320,6 +409,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bkey values mismatch\b",
             r"\bSSLPeerUnverified\w*",
             r"\bhostname \S+ not verified\b",
+            r"\bserver gave HTTP response to HTTPS client\b",  # Go: the endpoint is plain HTTP (insecure registry)
         ),
     ),
     PatternDiagnoser(
@@ -394,6 +484,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bnetwork-related or instance-specific error\b",
             r"\bTNS:no listener\b",
             r"\bCan't reach database server\b",
+            r"\bdial unix \S+\.sock: connect: (?:no such file or directory|connection refused)\b",
         ),
     ),
     PatternDiagnoser(
@@ -406,9 +497,9 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bCreateContainerConfigError\b",
             r"\b(?:secrets?|configmaps?) \"[^\"]+\" not found\b",
             r"\bcouldn't find key \S+ in (?:Secret|ConfigMap)\b",
-            r"\b(?:ImagePullBackOff|ErrImagePull|ErrImageNeverPull|InvalidImageName)\b",
+            r"\b(?:ImagePullBackOff|ErrImagePull|ErrImageNeverPull|InvalidImageName)\b(?![^\n]*\bno space left\b)",
             r"\bmanifest (?:for \S+ )?(?:not found|unknown)\b",
-            r"\bfailed to pull (?:and unpack )?image\b",
+            r"\bfailed to pull (?:and unpack )?image\b(?![^\n]*\bno space left\b)",
             r"\bfailed to resolve source metadata for \S+:[^\n]*\bnot found\b",
             r"\bback-off pulling image\b(?![^\n]*\bno space left\b)",  # a full disk is the node's
             r"\bunbound (?:immediate )?PersistentVolumeClaims\b",
@@ -460,6 +551,8 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bdimension \"\w+\" exhausted\b",
             r"\bInsufficient\w*Capacity\b",
             r"\bNodeNotReady\b",
+            r"\b[Nn]ode [\w.-]+ (?:is |became )?(?:unreachable|NotReady|not ready)\b",
+            r"\bPLEG is not healthy\b",
             r"\bNodeStatusUnknown\b",
             r"\bKubelet stopped posting node status\b",
             r"\b(?:do not|does not|doesn't|don't) have (?:sufficient|enough) (?:[\w.-]+ )?capacity\b",
@@ -473,8 +566,11 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bmemory quota (?:vastly )?exceeded\b",
             r"\bmemory limit of [\d.]+ ?[KMGT]i?B exceeded\b",
             r"\bResourcePoolExhausted\w*",
-            r"\bdoes not have enough resources available\b",
+            r"\bdo(?:es)? not have enough resources\b",
             r"\bstd::bad_alloc\b",
+            r"\bOOM when allocating\b",  # TensorFlow / XLA device memory
+            r"\b(?:pod|container)s? (?:was |has been )?evicted\b",
+            r"\binsufficient ephemeral storage\b",
             # process and thread limits (EAGAIN on fork is a limit, not a passing outage)
             r"\bfork: (?:retry: )?(?:Resource temporarily unavailable|Cannot allocate memory)\b",
             r"\bcan't start new thread\b",
@@ -494,6 +590,20 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bspot (?:instance|VM|node)s? (?:was |were |has been )?(?:reclaimed|interrupted|preempted)\b",
             r"\b(?:instance|VM|node) (?:was|has been) preempted\b",
             r"\b507 Insufficient Storage\b",
+            r"\bdidn't trigger scale-up\b",
+            r"\bmax node group size reached\b",
+            r"\b(?:FreeDiskSpaceFailed|EvictionThresholdMet|ImageGCFailed)\b",
+            r"\bAttempting to reclaim (?:ephemeral-storage|memory|nodefs|imagefs|pids)\b",
+            r"\bSkuNotAvailable\b",
+            r"\bis currently not available in location\b",
+            # the kernel's connection-tracking table, the subnet's or the CNI's IP addresses, the local ports
+            r"\bnf_conntrack: table full\b",
+            r"\btable full, dropping packet\b",
+            r"\bfailed to assign an IP address\b",
+            r"\bno IP addresses available\b",
+            r"\bInsufficientFreeAddressesInSubnet\b",
+            r"\bconnect: cannot assign requested address\b",
+            r"\bcannot assign requested address\b[^\n]{0,20}\b(?:while )?connect",
             r"\b(?:HTTP|status|code|error|returned)[\s:/=]*507\b",
         ),
     ),
@@ -509,6 +619,9 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bMulti-Attach error\b",
             r"\bcould not attach volume\b",
             r"\bMountVolume\.(?:WaitForAttach|MountDevice) failed\b",
+            r"\bUnable to attach or mount volumes\b",
+            r"\bVolume Attachment \([\w-]+\) create: unexpected state\b",
+            r"\bdisk resource '[^']+' is already being used by\b",
         ),
     ),
     PatternDiagnoser(
@@ -531,6 +644,13 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bI/O error,? (?:on )?dev\b",  # the kernel's block layer; Spring's "I/O error on GET" is a network one
             r"\bBuffer I/O error on dev\b",
             r"\bMachine check (?:exception|events? logged)\b",
+            r"\bfailed (?:its |the )?(?:system |instance )?status checks?\b",  # EC2 / cloud VM health
+            r"\b(?:due to |underlying )?hardware failure\b",
+            r"\bscheduled (?:for )?retirement\b",
+            r"\bdegraded hardware\b",
+            r"\b(?:EXT[234]|XFS|BTRFS)(?:-fs)? (?:error|critical|\([\w-]+\): (?:error|Corruption|metadata I/O error))",
+            r"\bRemounting filesystem read-only\b",
+            r"\bcan't read superblock\b",
         ),
     ),
     PatternDiagnoser(
@@ -549,6 +669,9 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\b(?:agent|node) \S+ (?:was|has been) marked offline\b",
             r"\bagent (?:was )?lost\b",
             r"\bThe job was not acquired by Runner\b",
+            r"\brunner (?:was |has been )?lost\b",
+            r"\b(?:don't|doesn't|do not|does not) have any (?:active |online )?runners\b",
+            r"\bno (?:active |online )?runners? (?:online|available)\b",
         ),
         whole_message=True,
     ),
@@ -605,6 +728,8 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bread 0 bytes\b",
             r"\bAPIConnectionError\b",
             r"\bRPC failed; curl (?:18|52|55|56|92)\b",  # git over HTTP: the transfer broke off mid-stream
+            r"\bConnection terminated unexpectedly\b",  # node-postgres
+            r"\bstream \d+ was not closed cleanly\b",  # HTTP/2 (curl 92, nghttp2)
         ),
     ),
     PatternDiagnoser(
@@ -624,6 +749,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bDeadlineExceeded\b",
             r"\bDEADLINE_EXCEEDED\b",
             r"\bdeadline exceeded\b",
+            r"\bDeadline of [\d.]+m?s exceeded\b",
             r"\b504\b",
             r"\bgateway time-?out\b",
         ),
@@ -649,7 +775,8 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"(?-i:\bUNAVAILABLE\b)",
             r"\bcode = Unavailable\b",
             r"\b4[25]\d[ -]4\.\d\.\d{1,3}\b",
-            r"^(?![^\n]*\bsomething went wrong\b)[^\n]*\btry again later\b",  # an apology alone is opaque
+            r"^(?![^\n]*\b(?:something went wrong|an unexpected error|contact (?:our )?support)\b)[^\n]*"
+            r"\btry again later\b",  # an apology alone is opaque
             r"\(4\d\d, b['\"]4\.\d\.\d+",
         ),
     ),
@@ -680,6 +807,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bWriteConflict\b",
             r"\bwrite conflict\b",
             r"\berror acquiring the state lock\b",
+            r"\b(?:stack|state|workspace) is currently locked\b",  # Pulumi, Terraform back ends
             r"\banother operation \([\w/]+\) is in progress\b",
         ),
     ),
@@ -788,6 +916,22 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bno kernel image is available for execution\b",
             r"\bcould not select device driver\b",
             r"\bcouldn't communicate with the NVIDIA driver\b",
+            r"\bNo interpreter found for Python\b",
+            r"\b(?:Java|JDK|Python|Node(?:\.js)?|Ruby|Go|PHP|\.NET) [\d.]+ or (?:later|newer|higher|above)"
+            r" is required\b",
+            r"\b(?:could not|couldn't|unable to) find (?:a )?(?:suitable |compatible )?Python interpreter\b",
+            r"\b[\w./+-]+\.h is missing\b",
+            r"\byou may need to '?(?:sudo )?(?:apt-get|apt|yum|dnf|brew|apk|zypper) install\b",
+            r"\bGemNotFound\b",
+            r"\bFailed to build gem native extension\b",
+            r"\bin locally installed gems\b",
+            r"\berror: command '[^']+' failed: No such file or directory\b",  # setuptools: no compiler
+            r"\bCannot find package ['\"](?!\.)",  # Node ESM / Bun: the package is not installed
+            r"\bERR_MODULE_NOT_FOUND\b",
+            r"\bexec: (?:executable )?['\"]?[\w.+-]+['\"]? (?:not found|: executable file not found)\b",
+            r"\bexternally-managed-environment\b",  # PEP 668: the system interpreter refuses pip installs
+            r"\bCould not find directory of OpenSSL installation\b",
+            r"\bThe system library `[^`]+` required by crate\b",
         ),
     ),
     PatternDiagnoser(
@@ -806,6 +950,8 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bread-only file system\b",
             r"\baccess is denied\b",
             r"\breadonly database\b",
+            r"\brun again with the --allow-[\w-]+ flag\b",  # Deno: the process was not granted the access
+            r"\bRequires (?:net|read|write|env|run|ffi|sys|import) access to\b",
         ),
     ),
     PatternDiagnoser(
@@ -891,10 +1037,8 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bexceeding (?:the )?approved [\w ]{0,40}quota\b",
             r"\bQuota '[\w.-]+' exceeded\b",  # a cloud resource quota (GCE CPUS, IN_USE_ADDRESSES), not a rate
             r"\bInvalid object name\b",
-            # the module system a file is loaded with (Node's CommonJS vs ES modules)
-            r"\bCannot use import statement outside a module\b",
-            r"\bERR_REQUIRE_ESM\b",
-            r"\brequire\(\) of ES Module\b",
+            r"\bNo Output Directory named\b",
+            r"\b(?:Deploy|Publish|Output) directory '[^']+' does not exist\b",
         ),
     ),
     PatternDiagnoser(
@@ -976,6 +1120,24 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\berror converting YAML to JSON\b",
             r"\bYAML parse error on\b",
             r"\bCannot find source file\b",
+            # the module system a file is written for (Node's CommonJS vs ES modules): the source's import form
+            r"\bCannot use import statement outside a module\b",
+            r"\bERR_REQUIRE_ESM\b",
+            r"\brequire\(\) of ES Module\b",
+            # a lockfile committed out of step with its manifest (frozen / locked installs refuse it)
+            r"\bERR_PNPM_OUTDATED_LOCKFILE\b",
+            r"\bis not up to date with package\.json\b",
+            r"\b(?:package\.json and package-lock\.json|package-lock\.json and package\.json)"
+            r" (?:or npm-shrinkwrap\.json )?are not in sync\b",
+            r"\bcan only install packages when your package\.json and package-lock\.json\b",
+            r"\bYour lockfile needs to be updated, but yarn was run with `?--frozen-lockfile\b",
+            r"\block ?file [^\n]{0,40}needs to be updated but --locked was passed\b",
+            r"\bThe lockfile at `?[\w./-]+`? needs to be updated, but `?--locked`? was provided\b",
+            r"\bpyproject\.toml changed significantly since poetry\.lock was last generated\b",
+            r"\binconsistent vendoring\b",  # Go: vendor/ out of step with go.mod
+            r"\bInvalid workflow file\b",
+            r"\bThe workflow is not valid\b",
+            r"\bCI configuration is invalid\b",
             r"^Error: (?:Unsupported (?:argument|block type|attribute)"
             r"|Invalid (?:reference|expression|function argument)|Missing required argument|Reference to undeclared)",
         ),
@@ -1085,6 +1247,26 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bstd::(?:out_of_range|invalid_argument|logic_error|length_error|domain_error|bad_optional_access"
             r"|bad_variant_access|bad_any_cast|bad_cast|bad_function_call)\b",
             r"\b_M_range_check\b",
+            r"\bscala\.MatchError\b",
+            r"\bCursorNotFound\b",  # MongoDB: the program kept a cursor past its lifetime
+            r"\b(?:CaseClause|FunctionClause|BadMap|BadArity|BadBoolean|Cond|WithClause|BadStruct|Protocol\.Undefined)"
+            r"Error\b",
+            r"\bno (?:case|function|cond|with) clause matching\b",
+            r"\bno match of right hand side value\b",
+            r"\bUnexpectedly found nil while (?:unwrapping|implicitly unwrapping) an Optional\b",
+            r"\bFatal error: (?:Index out of range|Array index is out of range|Division by zero)\b",
+            r"\b(?:Address|Thread|Memory|Leak|UndefinedBehavior)Sanitizer: (?!(?:allocator is )?out of memory)",
+            r"\bcannot unmarshal \w+ into Go (?:struct field|value)\b",
+            # React's render-time invariants: the component code is wrong
+            r"\bInvariant Violation\b",
+            r"\b(?:dictionary|set|OrderedDict|deque) (?:changed size|mutated) during iteration\b",
+            r"^E\s+assert\b",  # pytest's failing assertion line
+            r"\bObjects are not valid as a React child\b",
+            r"\bHydration failed because\b",
+            r"\bToo many re-renders\b",
+            r"\bRendered (?:more|fewer) hooks than\b",
+            r"\bInvalid hook call\b",
+            r"\bMinified React error #\d+",
             r"\ball goroutines are asleep\b",
             r"\bpanic: runtime error\b",
             r"\bis not a function\b",
