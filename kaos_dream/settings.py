@@ -161,7 +161,7 @@ class Settings:
     rank_pool: int = 50  # weighted ranking re-scores at most this many lexical candidates per kind
     rank_pool_min: int = 20  # coordination levels are relaxed until at least this many candidates match
     # Semantic retrieval (kaos_dream/embedding, search/semantic.py): on when the model is installed
-    # (KAOS_SEMANTIC=0 turns it off); the model (wordllama, or the model-free hash-trigram baseline);
+    # (KAOS_SEMANTIC=0 turns it off); the model (wordllama; minilm, opt-in; or the hash-trigram baseline);
     # how many nearest vectors join the lexical candidates; a semantic-only candidate's relevance is
     # weight x R x s, s rising from 0 at the threshold cosine to 1 at the full cosine (search/semantic.py;
     # chosen by demo_semantic_retrieval_bench).

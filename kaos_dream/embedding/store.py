@@ -129,17 +129,14 @@ class Vectors:
             self.store(kind, entry_id, vector)
         return entry_id
 
-    def _embed_ids(self, model: Embedder, kind: str, ids: list[int]) -> int:
+    def _prepare(self, model: Embedder, kind: str, ids: list[int]) -> list[tuple[str, int, str, np.ndarray]]:
+        """(kind, id, embedded text, vector) for ``ids``, computed without writing."""
         rows = self._conn.execute(_TEXT_SQL[kind], (json.dumps(ids),)).fetchall()
         if not rows:
-            return 0
-        vectors = model.embed([_text(kind, tuple(r)) for r in rows])
-        self._conn.executemany(
-            _UPSERT,
-            [(kind, r[0], model.model_id, model.model_version, model.dim, to_bytes(v))
-             for r, v in zip(rows, vectors, strict=True)],
-        )
-        return len(rows)
+            return []
+        texts = [_text(kind, tuple(r)) for r in rows]
+        vectors = model.embed(texts)
+        return [(kind, int(r[0]), text, v) for r, text, v in zip(rows, texts, vectors, strict=True)]
 
     def stale_ids(self, kind: str, *, force: bool = False, limit: int | None = None) -> list[int]:
         """Ids of ``kind`` whose vector is missing or was made by another model or version (every id
@@ -161,7 +158,9 @@ class Vectors:
 
     def reindex(self, *, force: bool = False, limit: int | None = None) -> dict[str, int]:
         """(Re)compute the vectors that are missing or stale (all of them with ``force``), in batches of
-        :data:`BATCH` rows per transaction; at most ``limit`` rows per kind. Returns rows embedded per kind."""
+        :data:`BATCH` rows; at most ``limit`` rows per kind. Returns rows written per kind. A batch is
+        embedded before its write transaction (a transformer takes seconds per batch, and other
+        writers must not wait for it); a row edited meanwhile already got its vector with the edit."""
         model = self.embedder()
         if model is None:
             raise InvalidInputError(f"cannot reindex: {self.off_reason()}")
@@ -170,8 +169,9 @@ class Vectors:
             ids = self.stale_ids(kind, force=force, limit=limit)
             done[kind] = 0
             for start in range(0, len(ids), BATCH):
+                batch = self._prepare(model, kind, ids[start : start + BATCH])
                 with transaction(self._conn):
-                    done[kind] += self._embed_ids(model, kind, ids[start : start + BATCH])
+                    done[kind] += self.store_backfill(batch)
         return done
 
     def backfill_batch(self, limit: int) -> list[tuple[str, int, str, np.ndarray]]:
@@ -183,12 +183,8 @@ class Vectors:
         out: list[tuple[str, int, str, np.ndarray]] = []
         for kind in KINDS:
             ids = self.stale_ids(kind, limit=limit)
-            if not ids:
-                continue
-            rows = self._conn.execute(_TEXT_SQL[kind], (json.dumps(ids),)).fetchall()
-            texts = [_text(kind, tuple(r)) for r in rows]
-            vectors = model.embed(texts)
-            out += [(kind, int(r[0]), text, v) for r, text, v in zip(rows, texts, vectors, strict=True)]
+            if ids:
+                out += self._prepare(model, kind, ids)
         return out
 
     def store_backfill(self, batch: list[tuple[str, int, str, np.ndarray]]) -> int:
