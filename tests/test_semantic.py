@@ -22,7 +22,7 @@ from kaos_dream.embedding.store import from_bytes, skill_text
 
 from .conftest import PROJECT_ROOT, T0, run_kaos
 
-HASH = Settings(embedding_model="hash-trigram")
+HASH = Settings(embedding_model="hash-trigram", strong_embedding_model="none")  # the fast tier alone
 HASH_ENV = {"KAOS_EMBEDDING_MODEL": "hash-trigram"}
 has_wordllama = importlib.util.find_spec("wordllama") is not None
 needs_wordllama = pytest.mark.skipif(not has_wordllama, reason="the semantic extra (wordllama) is not installed")
@@ -147,7 +147,7 @@ def test_stale_vectors_are_not_searched_until_reindexed(db_path: Path, clock: Ma
 def test_model_change_makes_every_vector_stale_and_reindex_replaces_them(db_path: Path, clock: ManualClock) -> None:
     with Library(db_path, clock=clock, settings=HASH) as lib:
         lib.skills.add("publish-package", "Publish the package to the registry")
-    with Library(db_path, clock=clock, settings=Settings(embedding_model="wordllama")) as lib:
+    with Library(db_path, clock=clock, settings=Settings(embedding_model="wordllama", strong_embedding_model="none")) as lib:
         assert lib.vectors.status()["skill"]["stale"] == 1
         assert lib.search("upload our library to PyPI") == []  # hash-trigram vectors are not compared
         assert lib.vectors.reindex() == {"skill": 1, "memory": 0}

