@@ -178,8 +178,8 @@ class Settings:
     # has its own threshold and full cosine (chosen on demo_semantic_retrieval_bench's tuning set).
     # "none" turns the tier off.
     strong_embedding_model: str = "minilm"
-    strong_semantic_threshold: float = 0.2
-    strong_semantic_full: float = 0.6
+    strong_semantic_threshold: float = 0.1
+    strong_semantic_full: float = 0.5
     strong_backfill_rows: int = 256
     strong_backfill_seconds: float = 10.0
     ltp_eta: float = 0.1  # Hebbian strengthening rate at episode end (half for skill x memory pairs)
