@@ -149,6 +149,17 @@ class Vectors:
                     "semantic search uses the fast tier only")
         return ""
 
+    def tiers(self) -> dict[str, dict[str, Any]]:
+        """Each tier's configured model and whether it is on, with the one line saying why not; cheap
+        (packages are looked up, models not loaded), for ``kaos db info``."""
+        s = self._ctx.settings
+        fast_off = self.off_reason() if self._status is not None else (
+            "" if s.semantic and not missing_package(s.embedding_model) else
+            missing_package(s.embedding_model) or "semantic search is off (KAOS_SEMANTIC=0); search is lexical only")
+        strong_off = self.strong_off_reason() if not fast_off else "the strong tier is off with the fast tier"
+        return {"fast": {"model": s.embedding_model, "on": not fast_off, "off_reason": fast_off or None},
+                "strong": {"model": s.strong_embedding_model, "on": not strong_off, "off_reason": strong_off or None}}
+
     def strong(self) -> Embedder | None:
         """The strong tier's model, loaded on first use; None when the tier is off or its package is
         missing (see :meth:`strong_off_reason`)."""
