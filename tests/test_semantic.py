@@ -147,7 +147,8 @@ def test_stale_vectors_are_not_searched_until_reindexed(db_path: Path, clock: Ma
 def test_model_change_makes_every_vector_stale_and_reindex_replaces_them(db_path: Path, clock: ManualClock) -> None:
     with Library(db_path, clock=clock, settings=HASH) as lib:
         lib.skills.add("publish-package", "Publish the package to the registry")
-    with Library(db_path, clock=clock, settings=Settings(embedding_model="wordllama", strong_embedding_model="none")) as lib:
+    wordllama_only = Settings(embedding_model="wordllama", strong_embedding_model="none")
+    with Library(db_path, clock=clock, settings=wordllama_only) as lib:
         assert lib.vectors.status()["skill"]["stale"] == 1
         assert lib.search("upload our library to PyPI") == []  # hash-trigram vectors are not compared
         assert lib.vectors.reindex() == {"skill": 1, "memory": 0}

@@ -124,7 +124,7 @@ def test_same_query_same_order_with_both_tiers_ties_by_id(db_path: Path) -> None
         hits = lib.search(PARAPHRASE, kind="skill")
         first = [h.id for h in hits]
         assert len(first) >= 4 and [h.id for h in lib.search(PARAPHRASE, kind="skill")] == first
-        for a, b in zip(hits, hits[1:]):
+        for a, b in zip(hits, hits[1:], strict=False):
             assert a.score > b.score or (a.score == b.score and a.id < b.id)
     orders = [[h["id"] for h in json.loads(run_kaos("search", PARAPHRASE, "--kind", "skill", "--json",
                                                     db=db_path, env=TIERS_ENV).stdout)] for _ in range(2)]
