@@ -260,3 +260,20 @@ def test_the_shipped_tiers_find_a_paraphrase_after_the_dream_pass(db_path: Path)
     exact = json.loads(run_kaos("search", "Restore the database from last night's backup", "--json",
                                 db=db_path, env=env).stdout)
     assert exact[0]["name"] == "restore-backup"
+
+
+def test_both_tiers_on_postgresql_and_a_copy_back_carries_them(pg_url: str, tmp_path: Path) -> None:
+    with Library(pg_url, clock=ManualClock(T0), settings=TIERS) as lib:
+        publish = small_library(lib)
+        assert lib.vectors.reindex() == {"skill": 0, "memory": 0, "strong": {"skill": 3, "memory": 1}}
+        assert lib.vectors.reindex() == {"skill": 0, "memory": 0, "strong": {"skill": 0, "memory": 0}}
+        lib.conn.execute("UPDATE embeddings SET model_version = '0' WHERE model = ?", (STRONG,))
+        assert lib.vectors.reindex()["strong"] == {"skill": 3, "memory": 1}  # replaced in place: one per model
+        assert lib.search(PARAPHRASE, kind="skill")[0].id == publish
+        assert all(v == [FAST, STRONG] for v in models(lib).values())
+    back = tmp_path / "back.db"
+    r = run_kaos("db", "copy", pg_url, str(back), env=TIERS_ENV)
+    assert r.returncode == 0, r.stderr
+    with Library(back, clock=ManualClock(T0), settings=TIERS) as lib:
+        assert all(v == [FAST, STRONG] for v in models(lib).values()) and len(models(lib)) == 4
+        assert lib.search(PARAPHRASE, kind="skill")[0].id == publish

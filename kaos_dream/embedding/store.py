@@ -285,8 +285,7 @@ class Vectors:
         if len(tiers) == 2 or self._strong_name() is None:  # an absent strong model's vectors are kept
             kept = [m.model_id for m in tiers]
             with transaction(self._conn):
-                self._conn.execute(
-                    "DELETE FROM embeddings WHERE model NOT IN (SELECT value FROM json_each(?))", (json.dumps(kept),))
+                self._conn.execute(f"DELETE FROM embeddings WHERE model NOT IN ({', '.join('?' for _ in kept)})", kept)
         return done
 
     def backfill_batch(self, limit: int) -> list[Prepared]:
