@@ -48,8 +48,10 @@ def info(ctx: typer.Context, db: DbOption = None, json_out: JsonOption = False) 
 
     Example: kaos db info --json
     """
+    from ..embedding.packages import tier_status  # numpy-free: db info loads no model and no numpy
+
     with open_for_read(ctx, db) as lib:
-        data: dict[str, Any] = {**lib.info(), "semantic": lib.vectors.tiers()}
+        data: dict[str, Any] = {**lib.info(), "semantic": tier_status(lib.settings)}
     if wants_json(ctx, json_out):
         output.emit_json(data)
     else:

