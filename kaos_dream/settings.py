@@ -161,7 +161,7 @@ class Settings:
     rank_pool: int = 50  # weighted ranking re-scores at most this many lexical candidates per kind
     rank_pool_min: int = 20  # coordination levels are relaxed until at least this many candidates match
     # Semantic retrieval (kaos_dream/embedding, search/semantic.py): on when the model is installed
-    # (KAOS_SEMANTIC=0 turns it off); the model (wordllama, or the model-free hash-trigram baseline);
+    # (KAOS_SEMANTIC=0 turns it off); the model (wordllama; minilm, opt-in; or the hash-trigram baseline);
     # how many nearest vectors join the lexical candidates; a semantic-only candidate's relevance is
     # weight x R x s, s rising from 0 at the threshold cosine to 1 at the full cosine (search/semantic.py;
     # chosen by demo_semantic_retrieval_bench).
@@ -171,6 +171,17 @@ class Settings:
     semantic_weight: float = 0.9
     semantic_threshold: float = 0.1
     semantic_full: float = 0.5
+    # The strong tier (issue 22): a slower, better model whose vectors are never computed on a write
+    # but backfilled by `dream run --apply` (at most strong_backfill_rows rows and about
+    # strong_backfill_seconds of embedding per pass) and by `kaos db reindex`. A search that takes the
+    # semantic path scores a row by its strong vector when it has one, else by its fast one; each model
+    # has its own threshold and full cosine (chosen on demo_semantic_retrieval_bench's tuning set).
+    # "none" turns the tier off.
+    strong_embedding_model: str = "minilm"
+    strong_semantic_threshold: float = 0.1
+    strong_semantic_full: float = 0.5
+    strong_backfill_rows: int = 256
+    strong_backfill_seconds: float = 10.0
     ltp_eta: float = 0.1  # Hebbian strengthening rate at episode end (half for skill x memory pairs)
     # MCP server (kaos mcp serve): the episodes a server may act on besides those it started
     # (comma-separated ids, KAOS_MCP_AGENTS), and the longest text skill_apply returns (KAOS_MCP_MAX_RENDER_CHARS;
@@ -266,6 +277,10 @@ class Settings:
                 "KAOS_SEMANTIC_K and KAOS_SEMANTIC_WEIGHT must not be negative; "
                 "0 <= KAOS_SEMANTIC_THRESHOLD < KAOS_SEMANTIC_FULL <= 1"
             )
+        if not 0.0 <= self.strong_semantic_threshold < self.strong_semantic_full <= 1.0:
+            raise InvalidInputError("0 <= KAOS_STRONG_SEMANTIC_THRESHOLD < KAOS_STRONG_SEMANTIC_FULL <= 1")
+        if self.strong_backfill_rows < 0 or self.strong_backfill_seconds < 0:
+            raise InvalidInputError("KAOS_STRONG_BACKFILL_ROWS and KAOS_STRONG_BACKFILL_SECONDS must not be negative")
         if not 0.0 < self.ltp_eta <= 1.0:
             raise InvalidInputError("KAOS_LTP_ETA must be in (0, 1]")
         if self.busy_timeout_ms < 0:

@@ -176,11 +176,20 @@ class Result:
     stderr: str
 
 
+# The strong embedding tier (issue 22) is off in the suite unless a test turns it on: with it, every
+# `dream run --apply` and `db reindex` would load the transformer and spend ~25 ms per row embedding
+# what the test never searches. tests/test_semantic_tiers.py runs it on purpose. Tests that build
+# Settings() themselves get the product default (on); their libraries are small.
+SUITE_ENV = {"KAOS_STRONG_EMBEDDING_MODEL": "none"}
+os.environ.update(SUITE_ENV)
+
+
 def run_kaos(*args: str, db: Path | str | None = None, input: str | None = None, env: dict[str, str] | None = None,
              timeout: float = 60) -> Result:
     """Run the installed `kaos` console script as a user would."""
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("KAOS_") and k != "ANTHROPIC_API_KEY"}
     full_env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), full_env.get("PYTHONPATH")]))
+    full_env.update(SUITE_ENV)
     full_env.update(env or {})
     cmd = kaos_command() + (["--db", str(db)] if db is not None else []) + list(args)
     proc = subprocess.run(cmd, input=input, capture_output=True, text=True, env=full_env, timeout=timeout)
@@ -222,6 +231,7 @@ def run_kaos_in_process(*args: str, db: Path | str | None = None, input: str | N
     run = runner or entry_run
 
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("KAOS_") and k != "ANTHROPIC_API_KEY"}
+    full_env.update(SUITE_ENV)
     full_env.update(env or {})
     argv = (["--db", str(db)] if db is not None else []) + list(args)
     streams = (sys.stdin, sys.stdout, sys.stderr)

@@ -85,7 +85,7 @@ def test_the_backfill_embeds_without_the_package_and_stores_its_vectors(tmp_path
     build = "from kaos_dream.embedding import wordllama_fast\nassert wordllama_fast.load() is not None\n"
     assert subprocess.run([sys.executable, "-c", build], env=env, timeout=120).returncode == 0  # the tables cache
     code = ("import sys, json\nfrom kaos_dream import Library, Settings\n"
-            "with Library(sys.argv[1], settings=Settings(dream_auto=False)) as lib:\n"
+            "with Library(sys.argv[1], settings=Settings(dream_auto=False, strong_embedding_model='none')) as lib:\n"
             "    out = lib.dream.run(apply=True)\n"
             "print(json.dumps([out.summary['phases']['vectors']['embedded'],"
             " sorted(m for m in sys.modules if m.split('.')[0] in ('wordllama', 'tokenizers', 'safetensors'))]))")

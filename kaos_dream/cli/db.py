@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import asdict
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -43,13 +43,23 @@ def init(ctx: typer.Context, db: DbOption = None, json_out: JsonOption = False) 
 
 @app.command("info")
 def info(ctx: typer.Context, db: DbOption = None, json_out: JsonOption = False) -> None:
-    """Path, schema version, size and counts."""
+    """Path, schema version, size and counts, and which semantic-search tier is on (fast: embedded on
+    every write; strong: backfilled by the dream and `kaos db reindex`), with the reason a tier is off.
+
+    Example: kaos db info --json
+    """
+    from ..embedding.packages import tier_status  # numpy-free: db info loads no model and no numpy
+
     with open_for_read(ctx, db) as lib:
-        data = lib.info()
+        data: dict[str, Any] = {**lib.info(), "semantic": tier_status(lib.settings)}
     if wants_json(ctx, json_out):
         output.emit_json(data)
     else:
-        output.fields("database", list(data.items()))
+        tiers = data.pop("semantic")
+        rows = list(data.items()) + [
+            (f"semantic {name} tier", f"{t['model']} (on)" if t["on"] else t["off_reason"])
+            for name, t in tiers.items()]
+        output.fields("database", rows)
 
 
 class CheckFailed(KaosError):
@@ -115,8 +125,11 @@ def reindex(
 ) -> None:
     """Compute the semantic-search vectors that are missing or were made by another model or version.
 
-    Run it after changing $KAOS_EMBEDDING_MODEL or upgrading the model package; the dream backfills
-    missing vectors on its own. Exits 1 (one line) when the model is not installed.
+    Both tiers: the fast model's vectors (written with every skill and memory) and, when its package is
+    installed, the strong model's (never written on an add; the dream backfills a bounded batch per
+    pass, this command does the rest). Run it after changing $KAOS_EMBEDDING_MODEL or
+    $KAOS_STRONG_EMBEDDING_MODEL or upgrading a model package. Exits 1 (one line) when the fast model
+    is not installed.
 
     Example: kaos db reindex --json
     """
@@ -129,9 +142,18 @@ def reindex(
     else:
         output.message(f"embedded {done['skill']} skills and {done['memory']} memories with "
                        f"{status['model']} {status['model_version']}")
+        strong = done.get("strong")
+        if strong is not None:
+            output.message(f"strong tier: embedded {strong['skill']} skills and {strong['memory']} memories with "
+                           f"{status['strong_model']} {status['strong_model_version']}")
+        else:
+            output.message(status["strong_off_reason"] or "the strong tier is off")
         for kind in ("skill", "memory"):
             s = status[kind]
-            output.message(f"{kind}: {s['current']} of {s['rows']} current, {s['stale']} stale, {s['missing']} missing")
+            line = f"{kind}: {s['current']} of {s['rows']} current, {s['stale']} stale, {s['missing']} missing"
+            if "strong" in s:
+                line += f"; strong tier {s['strong']} of {s['rows']}"
+            output.message(line)
 
 
 @app.command("backup")

@@ -94,23 +94,35 @@ register_phase("policies", policies_phase, order=ORDER_POLICIES, kinds=("run", "
 register_phase("graph", graph_upkeep_phase, order=ORDER_SPARSIFY, kinds=("run",))
 
 
-VECTOR_BACKFILL_LIMIT = 2000  # rows per kind a pass embeds; the rest wait for the next pass or `kaos db reindex`
+VECTOR_BACKFILL_LIMIT = 2000  # rows per kind a pass embeds with the fast model; the rest wait for the next pass
 
 
 def vectors_prepare(ctx: DreamContext) -> list[Any]:
-    """Embed rows that lack a current vector, outside the write lock (nothing when semantic search is off)."""
+    """Embed rows that lack a current vector, outside the write lock (nothing when semantic search is
+    off): the fast model's up to :data:`VECTOR_BACKFILL_LIMIT` rows per kind, then the strong model's
+    within its per-pass row cap and time budget (``strong_backfill_rows`` / ``_seconds``)."""
     return ctx.lib.vectors.backfill_batch(VECTOR_BACKFILL_LIMIT) if ctx.apply else []
 
 
 def vectors_phase(ctx: DreamContext, batch: list[Any]) -> PhaseResult:
-    """Backfill semantic-search vectors for skills and memories written while the model was missing."""
+    """Backfill semantic-search vectors: fast ones for rows written while the model was missing, strong
+    ones for rows the strong tier has not embedded yet."""
     vectors = ctx.lib.vectors
-    written = vectors.store_backfill(batch) if ctx.apply else 0
-    summary: dict[str, Any] = {"applied": ctx.apply, "semantic": vectors.embedder() is not None, "embedded": written}
-    if vectors.embedder() is not None:
+    fast = vectors.embedder()
+    strong_id = vectors.strong_identity() if fast is not None else None
+    by_model = vectors.store_backfill_by_model(batch) if ctx.apply else {}
+    written = sum(by_model.values())
+    strong_written = by_model.get(strong_id[0], 0) if strong_id is not None else 0
+    summary: dict[str, Any] = {"applied": ctx.apply, "semantic": fast is not None, "embedded": written,
+                               "strong_embedded": strong_written}
+    if fast is not None:
         status = vectors.status()
         summary["missing_or_stale"] = sum(status[k]["missing"] + status[k]["stale"] for k in ("skill", "memory"))
-    digest = _section("Semantic vectors", [f"{written} vector(s) backfilled."]) if written else None
+        if strong_id is not None:
+            summary["strong_missing"] = sum(status[k]["rows"] - status[k]["strong"] for k in ("skill", "memory"))
+    lines = [f"{written} vector(s) backfilled"
+             + (f", {strong_written} of them by the strong tier" if strong_written else "") + "."]
+    digest = _section("Semantic vectors", lines) if written else None
     return PhaseResult(summary, digest)
 
 

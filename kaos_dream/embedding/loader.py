@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .base import Embedder
+from .packages import INSTALL_HINT, LEXICAL_ONLY, OFF, PACKAGES, absent_package, hint, missing_package
 
 if TYPE_CHECKING:
     from ..settings import Settings
 
-INSTALL_HINT = "pip install -e '.[semantic]'"
+__all__ = ["INSTALL_HINT", "MODELS", "OFF", "PACKAGES", "EmbedderUnavailable", "absent_package", "hint", "identity",
+           "load_embedder", "missing_package", "semantic_status"]
 
 
 def _wordllama() -> Embedder:
@@ -20,23 +21,31 @@ def _wordllama() -> Embedder:
     return WordLlamaEmbedder()
 
 
+def _minilm() -> Embedder:
+    from .minilm_model import MiniLMEmbedder
+
+    return MiniLMEmbedder()
+
+
 def _hashing() -> Embedder:
     from .hashing import HashingEmbedder
 
     return HashingEmbedder()
 
 
-MODELS: dict[str, Callable[[], Embedder]] = {"wordllama": _wordllama, "hash-trigram": _hashing}
-PACKAGES = {"wordllama": "wordllama"}  # the module a model needs, checked without importing it
+MODELS: dict[str, Callable[[], Embedder]] = {"wordllama": _wordllama, "minilm": _minilm, "hash-trigram": _hashing}
 
 
-def missing_package(name: str) -> str:
-    """The one-line reason a model's package is absent ("" when present or none is needed); cheap:
-    it looks the module up without importing it."""
-    package = PACKAGES.get(name)
-    if package is None or importlib.util.find_spec(package) is not None:
-        return ""
-    return f"semantic search is off: {package} is not installed ({INSTALL_HINT}); search is lexical only"
+def identity(name: str) -> tuple[str, str, int]:
+    """(model id, version, dimension) of model ``name``, as stored beside its vectors. The transformer
+    answers from its package metadata without loading its weights, so a search can ask whether the
+    library holds its vectors before paying for the model; the others are cheap to load."""
+    if name == "minilm":
+        from .minilm_model import identity as minilm_identity
+
+        return minilm_identity()
+    model = load_embedder(name)
+    return model.model_id, model.model_version, model.dim
 
 
 class EmbedderUnavailable(Exception):
@@ -58,7 +67,7 @@ def load_embedder(name: str) -> Embedder:
     try:
         model = MODELS[name]()
     except ImportError as exc:
-        _failed[name] = f"{exc.name or name} is not installed ({INSTALL_HINT})"
+        _failed[name] = f"{exc.name or name} is not installed ({hint(name)})"
         raise EmbedderUnavailable(_failed[name]) from None
     except Exception as exc:  # a damaged package or weights file: lexical search still works
         _failed[name] = f"the {name} model could not be loaded: {type(exc).__name__}: {str(exc)[:200]}"
@@ -70,7 +79,7 @@ def load_embedder(name: str) -> Embedder:
 def semantic_status(settings: Settings) -> tuple[Embedder | None, str]:
     """(the embedder, "") when semantic retrieval is on, else (None, one line saying why it is off)."""
     if not settings.semantic:
-        return None, "semantic search is off (KAOS_SEMANTIC=0); search is lexical only"
+        return None, LEXICAL_ONLY
     try:
         return load_embedder(settings.embedding_model), ""
     except EmbedderUnavailable as exc:

@@ -1,16 +1,20 @@
-"""Stored vectors: written with each skill or memory, recomputed by ``kaos db reindex``, backfilled by
-the dream, and read into an in-process index for search.
+"""Stored vectors in two tiers: the fast model's, written with each skill or memory, and a strong
+model's, backfilled by the dream (a bounded batch per pass) and by ``kaos db reindex``; both are read
+into in-process indexes for search.
 
 A vector is float32 little-endian bytes with its model id, version and dimension beside it, so any
-engine can store it and numpy reads it back. Only vectors of the configured model and version are
-searched; others are stale until reindexed. Vectors of deprecated skills are kept (a restore needs no
-recompute) and filtered out at search time.
+engine can store it and numpy reads it back. A row holds at most one vector per model (migration 17).
+Only vectors of a configured model and version are searched; others are stale until reindexed.
+Vectors of deprecated skills are kept (a restore needs no recompute) and filtered out at search time.
+An edit of what was embedded drops every vector of the row (a trigger); the writer embeds the new text
+with the fast model in the same transaction, and the strong vector follows at the next backfill.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -20,22 +24,27 @@ from ..errors import InvalidInputError
 from ..store import transaction
 from ..store.helpers import insert_unique
 from .base import Embedder
-from .loader import missing_package, semantic_status
+from .loader import EmbedderUnavailable, identity, load_embedder, semantic_status
+from .packages import OFF, missing_package, strong_tier_off, tier_status
 
 if TYPE_CHECKING:
     from ..store.context import Context
 
 KINDS = ("skill", "memory")
 BATCH = 256  # rows embedded and written per transaction by reindex and backfill
+STRONG_CHUNK = 16  # rows the strong tier's backfill embeds between looks at its time budget
 
 _TEXT_SQL = {
     "skill": "SELECT id, name, description, tags FROM skills WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
     "memory": "SELECT id, content FROM memories WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
 }
 _TABLE = {"skill": "skills", "memory": "memories"}
-_UPSERT = (
-    "INSERT OR REPLACE INTO embeddings (kind, entry_id, model, model_version, dim, vector) VALUES (?, ?, ?, ?, ?, ?)"
-)
+# A replaced vector is deleted and inserted (a new seq, which search processes' caches watch), the same
+# two statements on both engines.
+_DELETE = "DELETE FROM embeddings WHERE kind = ? AND entry_id = ? AND model = ?"
+_INSERT = "INSERT INTO embeddings (kind, entry_id, model, model_version, dim, vector) VALUES (?, ?, ?, ?, ?, ?)"
+Identity = tuple[str, str, int]  # (model id, version, dimension)
+Prepared = tuple[str, int, str, np.ndarray, Identity]  # (kind, id, embedded text, vector, model)
 
 
 def skill_text(name: str, description: str, tags: str | list[str] | tuple[str, ...]) -> str:
@@ -67,21 +76,27 @@ class KindIndex:
     row_of: dict[int, int]
 
 
+def _identity_of(model: Embedder) -> Identity:
+    return model.model_id, model.model_version, model.dim
+
+
 class Vectors:
-    """The library's vectors; one instance per :class:`Library`. The model loads on first use only."""
+    """The library's vectors; one instance per :class:`Library`. Each model loads on first use only."""
 
     def __init__(self, ctx: Context) -> None:
         self._ctx = ctx
         self._status: tuple[Embedder | None, str] | None = None
-        self._index: dict[str, KindIndex] = {}
+        self._strong: tuple[Embedder | None, str] | None = None
+        self._strong_id: tuple[Identity | None] | None = None  # strong_identity's answer, once known
+        self._index: dict[tuple[str, str], KindIndex] = {}
 
     @property
     def _conn(self) -> sqlite3.Connection:
         return self._ctx.conn
 
-    # -- the model ---------------------------------------------------------------------------------
+    # -- the models --------------------------------------------------------------------------------
     def embedder(self) -> Embedder | None:
-        """The configured model, or None when semantic retrieval is off (see :meth:`off_reason`)."""
+        """The fast model, or None when semantic retrieval is off (see :meth:`off_reason`)."""
         if self._status is None:
             self._status = semantic_status(self._ctx.settings)
         return self._status[0]
@@ -102,139 +117,252 @@ class Vectors:
             return missing_package(self._ctx.settings.embedding_model)
         return "" if self._status[0] is not None else self._status[1]
 
+    def _strong_name(self) -> str | None:
+        s = self._ctx.settings
+        name = s.strong_embedding_model.strip().lower()
+        return None if not s.semantic or name in OFF or name == s.embedding_model else name
+
+    def strong_off_reason(self) -> str:
+        """One line saying why the strong tier is off, "" when it is on or may be (its package is
+        installed). Cheap: it never loads the model, only looks its package up."""
+        if self._strong is not None and self._strong[0] is None and self._strong_name() is not None:
+            return self._strong[1]
+        return strong_tier_off(self._ctx.settings)
+
+    def tiers(self) -> dict[str, dict[str, Any]]:
+        """Each tier's configured model and whether it is on, with the one line saying why not
+        (:func:`.packages.tier_status`, plus a load failure this process met)."""
+        out = tier_status(self._ctx.settings)
+        if self._status is not None and self._status[0] is None:
+            out["fast"].update(on=False, off_reason=self._status[1])
+        if out["strong"]["on"] and self.strong_off_reason():
+            out["strong"].update(on=False, off_reason=self.strong_off_reason())
+        return out
+
+    def strong(self) -> Embedder | None:
+        """The strong tier's model, loaded on first use; None when the tier is off or its package is
+        missing (see :meth:`strong_off_reason`)."""
+        if self._strong is None:
+            name = self._strong_name()
+            if name is None or self.embedder() is None:
+                self._strong = (None, self.strong_off_reason() or "the strong tier is off")
+            else:
+                try:
+                    self._strong = (load_embedder(name), "")
+                except EmbedderUnavailable as exc:
+                    self._strong = (None, f"the strong tier is off: {exc}; semantic search uses the fast tier only")
+        return self._strong[0]
+
+    def strong_identity(self) -> Identity | None:
+        """(model id, version, dimension) of the strong tier without loading its weights; None when off."""
+        if self._strong is not None:
+            model = self._strong[0]
+            return None if model is None else _identity_of(model)
+        if self._strong_id is None:
+            name = self._strong_name()
+            found: Identity | None = None
+            if name is not None and not self.strong_off_reason():
+                try:
+                    found = identity(name)
+                except (ImportError, EmbedderUnavailable):
+                    found = None
+            self._strong_id = (found,)
+        return self._strong_id[0]
+
+    def _tiers(self) -> list[Embedder]:
+        """The models whose vectors reindex and backfill compute: the fast one, then the strong one."""
+        fast = self.embedder()
+        if fast is None:
+            return []
+        strong = self.strong()
+        return [fast] if strong is None else [fast, strong]
+
     # -- writing -----------------------------------------------------------------------------------
     def embed_skill(self, name: str, description: str, tags: list[str] | tuple[str, ...]) -> np.ndarray | None:
-        """The vector a new or edited skill gets, computed before its write transaction (None when off)."""
+        """The fast vector a new or edited skill gets, computed before its write transaction (None when off)."""
         model = self.embedder()
         return None if model is None else model.embed([skill_text(name, description, tags)])[0]
 
     def embed_memory(self, content: str) -> np.ndarray | None:
-        """The vector a new or edited memory gets, computed before its write transaction (None when off)."""
+        """The fast vector a new or edited memory gets, computed before its write transaction (None when off)."""
         model = self.embedder()
         return None if model is None else model.embed([content])[0]
 
-    def store(self, kind: str, entry_id: int, vector: np.ndarray | None) -> None:
-        """Write one vector (inside the caller's transaction); nothing when semantic retrieval is off."""
-        model = self.embedder()
-        if vector is None or model is None:
+    def store(self, kind: str, entry_id: int, vector: np.ndarray | None, model: Identity | None = None) -> None:
+        """Write one vector of ``model`` (the fast model when None) inside the caller's transaction,
+        replacing that model's earlier vector of the row; nothing when semantic retrieval is off."""
+        fast = self.embedder()
+        if vector is None or fast is None:
             return
-        self._conn.execute(_UPSERT, (kind, entry_id, model.model_id, model.model_version, model.dim,
-                                     to_bytes(vector)))
+        model_id, version, dim = model or _identity_of(fast)
+        self._conn.execute(_DELETE, (kind, entry_id, model_id))
+        self._conn.execute(_INSERT, (kind, entry_id, model_id, version, dim, to_bytes(vector)))
 
     def add_entry(self, kind: str, vector: np.ndarray | None, sql: str, params: tuple[Any, ...], conflict: str) -> int:
         """Insert one skill or memory row (``sql``; a unique clash is ``ConflictError(conflict)``) and its
-        vector in one transaction, so an entry never exists without the vector it was embedded with."""
+        fast vector in one transaction, so an entry never exists without the vector it was embedded with."""
         with transaction(self._conn):
             entry_id = insert_unique(self._conn, sql, params, conflict)
             self.store(kind, entry_id, vector)
         return entry_id
 
-    def _embed_ids(self, model: Embedder, kind: str, ids: list[int]) -> int:
+    def _prepare(self, model: Embedder, kind: str, ids: list[int]) -> list[Prepared]:
+        """(kind, id, embedded text, vector, model) for ``ids``, computed without writing."""
         rows = self._conn.execute(_TEXT_SQL[kind], (json.dumps(ids),)).fetchall()
         if not rows:
-            return 0
-        vectors = model.embed([_text(kind, tuple(r)) for r in rows])
-        self._conn.executemany(
-            _UPSERT,
-            [(kind, r[0], model.model_id, model.model_version, model.dim, to_bytes(v))
-             for r, v in zip(rows, vectors, strict=True)],
-        )
-        return len(rows)
+            return []
+        texts = [_text(kind, tuple(r)) for r in rows]
+        vectors = model.embed(texts)
+        made = _identity_of(model)
+        return [(kind, int(r[0]), text, v, made) for r, text, v in zip(rows, texts, vectors, strict=True)]
 
-    def stale_ids(self, kind: str, *, force: bool = False, limit: int | None = None) -> list[int]:
-        """Ids of ``kind`` whose vector is missing or was made by another model or version (every id
-        when ``force``), ascending."""
-        model = self.embedder()
+    def stale_ids(self, kind: str, *, force: bool = False, limit: int | None = None,
+                  model: Identity | None = None) -> list[int]:
+        """Ids of ``kind`` without a current vector of ``model`` (the fast model when None): none, or one
+        made by another version (every id when ``force``), ascending."""
+        fast = self.embedder()
         table = _TABLE[kind]
-        if force or model is None:
+        if force or fast is None:
             sql, params = f"SELECT id FROM {table} ORDER BY id", []
         else:
+            model_id, version, dim = model or _identity_of(fast)
             sql = (
-                f"SELECT t.id FROM {table} AS t LEFT JOIN embeddings AS e ON e.kind = ? AND e.entry_id = t.id "
-                "WHERE e.entry_id IS NULL OR e.model != ? OR e.model_version != ? OR e.dim != ? ORDER BY t.id"
+                f"SELECT t.id FROM {table} AS t WHERE NOT EXISTS (SELECT 1 FROM embeddings AS e WHERE e.kind = ? "
+                "AND e.entry_id = t.id AND e.model = ? AND e.model_version = ? AND e.dim = ?) ORDER BY t.id"
             )
-            params = [kind, model.model_id, model.model_version, model.dim]
+            params = [kind, model_id, version, dim]
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)
         return [int(r[0]) for r in self._conn.execute(sql, params)]
 
-    def reindex(self, *, force: bool = False, limit: int | None = None) -> dict[str, int]:
-        """(Re)compute the vectors that are missing or stale (all of them with ``force``), in batches of
-        :data:`BATCH` rows per transaction; at most ``limit`` rows per kind. Returns rows embedded per kind."""
-        model = self.embedder()
-        if model is None:
+    def reindex(self, *, force: bool = False, limit: int | None = None) -> dict[str, Any]:
+        """(Re)compute the vectors that are missing or stale (all of them with ``force``) for the fast
+        model and, when installed, the strong one, in batches of :data:`BATCH` rows; at most ``limit``
+        rows per kind and model. Returns the fast tier's rows written per kind, and under ``"strong"``
+        the strong tier's (absent when it is off). A batch is embedded before its write transaction (the
+        strong model takes seconds per batch, and other writers must not wait for it); a row edited
+        meanwhile already got its fast vector with the edit. Vectors of models that are neither tier's
+        are dropped once both tiers are known."""
+        if self.embedder() is None:
             raise InvalidInputError(f"cannot reindex: {self.off_reason()}")
-        done: dict[str, int] = {}
-        for kind in KINDS:
-            ids = self.stale_ids(kind, force=force, limit=limit)
-            done[kind] = 0
-            for start in range(0, len(ids), BATCH):
-                with transaction(self._conn):
-                    done[kind] += self._embed_ids(model, kind, ids[start : start + BATCH])
+        tiers = self._tiers()
+        done: dict[str, Any] = {}
+        for n, model in enumerate(tiers):
+            counts: dict[str, int] = {}
+            for kind in KINDS:
+                ids = self.stale_ids(kind, force=force, limit=limit, model=_identity_of(model))
+                counts[kind] = 0
+                for start in range(0, len(ids), BATCH):
+                    batch = self._prepare(model, kind, ids[start : start + BATCH])
+                    with transaction(self._conn):
+                        counts[kind] += self.store_backfill(batch)
+            if n == 0:
+                done.update(counts)
+            else:
+                done["strong"] = counts
+        if len(tiers) == 2 or self._strong_name() is None:  # an absent strong model's vectors are kept
+            kept = [m.model_id for m in tiers]
+            with transaction(self._conn):
+                self._conn.execute(f"DELETE FROM embeddings WHERE model NOT IN ({', '.join('?' for _ in kept)})", kept)
         return done
 
-    def backfill_batch(self, limit: int) -> list[tuple[str, int, str, np.ndarray]]:
-        """Vectors for up to ``limit`` rows per kind that lack a current one, computed without writing
-        (the dream's prepare step, outside the write lock): (kind, id, embedded text, vector)."""
-        model = self.embedder()
-        if model is None:
+    def backfill_batch(self, limit: int) -> list[Prepared]:
+        """The dream's prepare step, outside the write lock, computed without writing: fast vectors for
+        up to ``limit`` rows per kind that lack a current one, then strong vectors (when the tier is on)
+        for at most ``strong_backfill_rows`` rows in all, embedded in chunks until about
+        ``strong_backfill_seconds`` were spent; the rest wait for the next pass or ``kaos db reindex``."""
+        fast = self.embedder()
+        if fast is None:
             return []
-        out: list[tuple[str, int, str, np.ndarray]] = []
+        out: list[Prepared] = []
         for kind in KINDS:
             ids = self.stale_ids(kind, limit=limit)
-            if not ids:
-                continue
-            rows = self._conn.execute(_TEXT_SQL[kind], (json.dumps(ids),)).fetchall()
-            texts = [_text(kind, tuple(r)) for r in rows]
-            vectors = model.embed(texts)
-            out += [(kind, int(r[0]), text, v) for r, text, v in zip(rows, texts, vectors, strict=True)]
+            if ids:
+                out += self._prepare(fast, kind, ids)
+        s = self._ctx.settings
+        rows_left = s.strong_backfill_rows
+        if rows_left <= 0 or s.strong_backfill_seconds <= 0 or self.strong_identity() is None:
+            return out
+        strong = self.strong()
+        if strong is None:
+            return out
+        started = time.perf_counter()
+        for kind in KINDS:
+            ids = self.stale_ids(kind, limit=rows_left, model=_identity_of(strong))
+            for start in range(0, len(ids), STRONG_CHUNK):
+                if time.perf_counter() - started >= s.strong_backfill_seconds:
+                    return out
+                chunk = self._prepare(strong, kind, ids[start : start + STRONG_CHUNK])
+                out += chunk
+                rows_left -= len(chunk)
+            if rows_left <= 0:
+                break
         return out
 
-    def store_backfill(self, batch: list[tuple[str, int, str, np.ndarray]]) -> int:
+    def store_backfill(self, batch: list[Prepared]) -> int:
         """Write the vectors of :meth:`backfill_batch` whose row still holds the text that was embedded
         (inside the caller's transaction); returns how many were written."""
-        written = 0
+        return sum(self.store_backfill_by_model(batch).values())
+
+    def store_backfill_by_model(self, batch: list[Prepared]) -> dict[str, int]:
+        """:meth:`store_backfill`, counting the vectors written per model id."""
+        written: dict[str, int] = {}
         for kind in KINDS:
-            items = [(i, text, v) for k, i, text, v in batch if k == kind]
+            items = [(i, text, v, m) for k, i, text, v, m in batch if k == kind]
             if not items:
                 continue
             current = {int(r[0]): _text(kind, tuple(r))
-                       for r in self._conn.execute(_TEXT_SQL[kind], (json.dumps([i for i, _, _ in items]),))}
-            for entry_id, text, vector in items:
+                       for r in self._conn.execute(_TEXT_SQL[kind], (json.dumps(sorted({i for i, *_ in items})),))}
+            for entry_id, text, vector, model in items:
                 if current.get(entry_id) == text:
-                    self.store(kind, entry_id, vector)
-                    written += 1
+                    self.store(kind, entry_id, vector, model)
+                    written[model[0]] = written.get(model[0], 0) + 1
         return written
 
     # -- reading -----------------------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
-        """Per kind: rows, current vectors, stale vectors (another model or version), missing vectors."""
+        """Per kind: rows, current fast vectors, stale rows (a vector, but none current of the fast
+        model), missing rows (no vector at all), and ``strong``: rows with a current strong vector
+        (absent when the tier is off). The strong tier is described without loading its model."""
         model = self.embedder()
+        strong = self.strong_identity() if model is not None else None
         out: dict[str, Any] = {"semantic": model is not None, "off_reason": self.off_reason() or None,
                                "model": model.model_id if model else None,
-                               "model_version": model.model_version if model else None}
+                               "model_version": model.model_version if model else None,
+                               "strong_model": strong[0] if strong else None,
+                               "strong_model_version": strong[1] if strong else None,
+                               "strong_off_reason": (self.strong_off_reason() or None) if not strong else None}
         for kind in KINDS:
             rows = int(self._conn.execute(f"SELECT count(*) FROM {_TABLE[kind]}").fetchone()[0])
-            stored = int(self._conn.execute("SELECT count(*) FROM embeddings WHERE kind = ?", (kind,)).fetchone()[0])
-            current = 0
-            if model is not None:
-                current = int(self._conn.execute(
-                    "SELECT count(*) FROM embeddings WHERE kind = ? AND model = ? AND model_version = ? AND dim = ?",
-                    (kind, model.model_id, model.model_version, model.dim)).fetchone()[0])
+            stored = int(self._conn.execute(
+                "SELECT count(DISTINCT entry_id) FROM embeddings WHERE kind = ?", (kind,)).fetchone()[0])
+            current = self._current(kind, _identity_of(model)) if model is not None else 0
             out[kind] = {"rows": rows, "current": current, "stale": stored - current, "missing": rows - stored}
+            if strong:
+                out[kind]["strong"] = self._current(kind, strong)
         return out
 
-    def index(self, kind: str) -> KindIndex | None:
-        """The current vectors of ``kind`` as one matrix, reloaded only when a vector was added or
-        replaced since (``seq`` grew); None when semantic retrieval is off or nothing is embedded.
-        A deleted row's vector may linger in the cached index: search joins its candidates with the
-        live table, so it is never returned."""
-        model = self.embedder()
+    def _current(self, kind: str, model: Identity) -> int:
+        return int(self._conn.execute(
+            "SELECT count(*) FROM embeddings WHERE kind = ? AND model = ? AND model_version = ? AND dim = ?",
+            (kind, *model)).fetchone()[0])
+
+    def index(self, kind: str, *, strong: bool = False) -> KindIndex | None:
+        """The current vectors of ``kind`` of the fast model (of the strong one with ``strong``) as one
+        matrix, reloaded only when a vector was added or replaced since (``seq`` grew); None when that
+        tier is off or holds no vector. The strong index never loads the strong model. A deleted
+        row's vector may linger in the cached index: search joins its candidates with the live
+        table, so it is never returned."""
+        fast = self.embedder()
+        if fast is None:
+            return None
+        model = self.strong_identity() if strong else _identity_of(fast)
         if model is None:
             return None
+        model_id, version, dim = model
         seq = int(self._conn.execute("SELECT coalesce(max(seq), 0) FROM embeddings").fetchone()[0])
-        cached = self._index.get(kind)
+        cached = self._index.get((kind, model_id))
         if cached is not None and cached.seq == seq:
             return cached if len(cached.ids) else None
         cursor = self._conn.cursor()
@@ -242,12 +370,12 @@ class Vectors:
         rows = cursor.execute(
             "SELECT entry_id, vector FROM embeddings WHERE kind = ? AND model = ? AND model_version = ? AND dim = ? "
             "ORDER BY entry_id",
-            (kind, model.model_id, model.model_version, model.dim),
+            (kind, model_id, version, dim),
         ).fetchall()
         ids = np.array([r[0] for r in rows], dtype=np.int64)
-        matrix = (np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), model.dim)
-                  if rows else np.zeros((0, model.dim), dtype=np.float32))
+        matrix = (np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), dim)
+                  if rows else np.zeros((0, dim), dtype=np.float32))
         built = KindIndex(seq, ids, np.ascontiguousarray(matrix, dtype=np.float32),
                           {int(i): n for n, i in enumerate(ids)})
-        self._index[kind] = built
+        self._index[(kind, model_id)] = built
         return built if len(ids) else None

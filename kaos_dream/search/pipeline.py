@@ -32,7 +32,7 @@ from .candidates import (
 )
 from .lexical import Hit, lexical_candidates, with_skill_counts
 from .query import Query
-from .semantic import Fusion, IdealRelevance, SemanticMatches, gate, semantic_matches
+from .semantic import Fusion, IdealRelevance, SemanticMatches, Tier, gate, semantic_matches
 
 if TYPE_CHECKING:
     from ..embedding.store import Vectors
@@ -233,22 +233,34 @@ class SearchPipeline:
         conn = self._ctx.conn
         covers = {k: self._ideal_relevance.coverage(conn, k, query, best_id) for k, best_id in best_lexical.items()}
         wanted = [k for k in best_lexical if gate(covers[k]) > 0.0]
-        model = self._vectors().embedder() if wanted else None
-        if model is None:
+        vectors = self._vectors() if wanted else None
+        model = vectors.embedder() if vectors is not None else None
+        if vectors is None or model is None:
             return {}
-        indexes = {k: self._vectors().index(k) for k in wanted}
-        if not any(v is not None for v in indexes.values()):
+        indexes = {k: vectors.index(k) for k in wanted}
+        # The strong tier joins only where the library holds its vectors: the index is read by the
+        # model's identity, so a library without them never loads the strong model.
+        strong_indexes = {k: idx for k in wanted if (idx := vectors.index(k, strong=True)) is not None}
+        if not any(v is not None for v in indexes.values()) and not strong_indexes:
             return {}
+        strong = vectors.strong() if strong_indexes else None
         vector = model.embed([query])[0]
-        if not vector.any():
-            return {}
+        strong_vector = strong.embed([query])[0] if strong is not None else None
         fusion = Fusion(weight=s.semantic_weight, threshold=s.semantic_threshold, full=s.semantic_full)
-        return {
-            k: semantic_matches(conn, k, index, vector, s.semantic_k, fusion, self._ideal_relevance(conn, k, query),
-                                covers[k], include_deprecated=include_deprecated)
-            for k, index in indexes.items()
-            if index is not None
-        }
+        strong_fusion = Fusion(weight=s.semantic_weight, threshold=s.strong_semantic_threshold,
+                               full=s.strong_semantic_full)
+        out: dict[str, SemanticMatches] = {}
+        for k in wanted:
+            tiers = []
+            if indexes[k] is not None and vector.any():
+                tiers.append(Tier(indexes[k], vector, fusion))
+            if strong_vector is not None and k in strong_indexes and strong_vector.any():
+                tiers.append(Tier(strong_indexes[k], strong_vector, strong_fusion))
+            if tiers:
+                out[k] = semantic_matches(conn, k, tiers, s.semantic_k, s.semantic_weight,
+                                          self._ideal_relevance(conn, k, query), covers[k],
+                                          include_deprecated=include_deprecated)
+        return out
 
 
 def best_lexical(pool: Pool) -> int | None:

