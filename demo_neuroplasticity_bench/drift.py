@@ -24,7 +24,7 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 
-from engines import SqliteTarget, Target
+from engines import SqliteTarget, Target, backfill_strong
 from search_trace import Trace
 
 from kaos_dream import Library, ManualClock, Settings
@@ -90,6 +90,7 @@ def run_drift(data: dict[str, Any], arm: str, seed: int, half_life: float | None
                     lib.skills.add(skill["name"], skill["description"])
             for skill in data.get("filler", []):
                 lib.skills.add(skill["name"], skill["description"])
+        backfill_strong(lib)
         seen = {f["task"]: 0 for f in families}
         for round_ in range(pre + post):
             switched = round_ >= pre

@@ -19,6 +19,39 @@ from kaos_dream import Library, ManualClock, Settings
 
 ENGINES = ("sqlite", "postgresql")
 
+# --strong-backfill (issue 22's no-regression check with the strong tier): every run's library gets the
+# strong model's vectors for its skills right after they are added, as a dream pass or `kaos db reindex`
+# would give them, so the semantic path scores by the strong tier. Identical skill texts recur in every
+# run, so their vectors are computed once per process (the model is deterministic).
+STRONG_BACKFILL = {"on": False}
+_STRONG_MEMO: dict[str, Any] = {}
+
+
+def backfill_strong(lib: Library) -> None:
+    """With --strong-backfill, the strong tier's vectors for every skill of ``lib`` (memoised by text)."""
+    if not STRONG_BACKFILL["on"]:
+        return
+    import numpy as np
+
+    from kaos_dream.embedding.loader import load_embedder
+
+    model = load_embedder(lib.settings.strong_embedding_model)
+    if not getattr(model, "kaos_bench_memo", False):
+        embed = model.embed
+
+        def memo_embed(texts: list[str]) -> Any:
+            missing = [t for t in dict.fromkeys(texts) if t not in _STRONG_MEMO]
+            if missing:
+                for t, v in zip(missing, embed(missing), strict=True):
+                    _STRONG_MEMO[t] = v
+            return np.stack([_STRONG_MEMO[t] for t in texts]) if texts else embed(texts)
+
+        model.embed = memo_embed  # type: ignore[method-assign]
+        model.kaos_bench_memo = True  # type: ignore[attr-defined]
+    done = lib.vectors.reindex()
+    if not done.get("strong"):
+        raise RuntimeError(f"--strong-backfill: the strong tier wrote nothing ({done})")
+
 
 class SqliteTarget:
     """A fresh ``:memory:`` library per run."""

@@ -41,7 +41,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # this checkout's kaos_dream, not whichever copy pip installed
 
 from drift import ARMS, drift_goal, drift_summary, run_drift  # noqa: E402
-from engines import ENGINES, Runner, SqliteTarget, Target, open_targets  # noqa: E402
+from engines import ENGINES, STRONG_BACKFILL, Runner, SqliteTarget, Target, backfill_strong, open_targets  # noqa: E402
 from search_trace import Trace  # noqa: E402
 
 from kaos_dream import ManualClock, Settings, benchkit  # noqa: E402
@@ -88,6 +88,7 @@ def run_workload(
     with (target or SqliteTarget()).library(clock, settings) as lib:
         for skill in data["skills"]:
             lib.skills.add(skill["name"], skill["description"], skill["template"], skill["tags"])
+        backfill_strong(lib)
         for i in range(episodes):
             clock.advance(EPISODE_GAP_S)
             q = queries[i % len(queries)]
@@ -142,11 +143,16 @@ def main() -> int:
     parser.add_argument("--compare-sweep", action="store_true",
                         help="with --engine both, also run the drift half-life sweep on PostgreSQL (slow: it "
                              "doubles the drift runs; half-life 1 is the weighted arm's own, compared anyway)")
+    parser.add_argument("--strong-backfill", action="store_true",
+                        help="give every run's skills their strong-tier vectors before the episodes (issue 22)")
     parser.add_argument("--render-only", action="store_true",
                         help="only rewrite results.md from the results.json already in --out")
     benchkit.add_standard_args(parser, here=HERE, data=default_data(), seed=HELD_OUT_SEED)  # --seed, --junit
     args = parser.parse_args()
+    STRONG_BACKFILL["on"] = args.strong_backfill
     stem = benchkit.results_stem(args).name  # a quick run never overwrites the full results
+    if args.strong_backfill:  # the strong-tier check writes beside the shipped results, never over them
+        stem += ".strong_backfill"
     if args.render_only:
         (args.out / f"{stem}.md").write_text(render_markdown(json.loads((args.out / f"{stem}.json").read_text())))
         return 0
