@@ -180,7 +180,7 @@ class Settings:
     strong_embedding_model: str = "minilm"
     strong_semantic_threshold: float = 0.1
     strong_semantic_full: float = 0.5
-    strong_backfill_rows: int = 256
+    strong_backfill_rows: int = 1024
     strong_backfill_seconds: float = 10.0
     ltp_eta: float = 0.1  # Hebbian strengthening rate at episode end (half for skill x memory pairs)
     # MCP server (kaos mcp serve): the episodes a server may act on besides those it started

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 KINDS = ("skill", "memory")
 BATCH = 256  # rows embedded and written per transaction by reindex and backfill
-STRONG_CHUNK = 16  # rows the strong tier's backfill embeds between looks at its time budget
+STRONG_CHUNK = 64  # rows the strong tier's backfill embeds between looks at its time budget
 
 _TEXT_SQL = {
     "skill": "SELECT id, name, description, tags FROM skills WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
