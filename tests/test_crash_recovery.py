@@ -23,6 +23,9 @@ from kaos_dream import Library, Settings
 from .test_dream_processes import build, snapshot
 
 SEED = 20261129
+# The dream passes here also backfill the strong tier's vectors (the crash must leave that exact too); a
+# small per-pass row cap keeps each pass short (600 rows of the transformer cost seconds per pass).
+DREAM_SETTINGS = Settings(dream_auto=False, strong_backfill_rows=32)
 
 
 def fork_child(body) -> tuple[int, int]:
@@ -61,7 +64,7 @@ def read_lines(fd: int, until: float) -> list[str]:
 
 def burst(db: Path):
     def body(out: int) -> None:
-        lib = Library(db, settings=Settings(dream_auto=False))
+        lib = Library(db, settings=DREAM_SETTINGS)
         skill_ids = [r[0] for r in lib.conn.execute("SELECT id FROM skills")]
         os.write(out, b"ready\n")
         n = 0
@@ -123,7 +126,7 @@ def dream_base(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     build(base, skills=600)
     clean = folder / "clean.db"
     shutil.copy(base, clean)
-    with Library(clean, settings=Settings(dream_auto=False)) as lib:
+    with Library(clean, settings=DREAM_SETTINGS) as lib:
         started = time.perf_counter()
         assert lib.dream.run(apply=True).status == "completed"
         duration = time.perf_counter() - started
@@ -132,7 +135,7 @@ def dream_base(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
 
 def dream_child(db: Path):
     def body(out: int) -> None:
-        lib = Library(db, settings=Settings(dream_auto=False))
+        lib = Library(db, settings=DREAM_SETTINGS)
         os.write(out, b"ready\n")
         lib.dream.run(apply=True)
         os.write(out, b"done\n")
@@ -175,14 +178,14 @@ def test_kill9_during_dream_apply_then_rerun_equals_uninterrupted(tmp_path: Path
         os.waitpid(pid, 0)
         read_lines(fd, time.monotonic() + 5)
         statuses = run_status(db)
-        with Library(db, settings=Settings(dream_auto=False)) as lib:
+        with Library(db, settings=DREAM_SETTINGS) as lib:
             assert lib.check() == [], trial
             if "completed" not in statuses:
                 killed_mid_run += "running" in statuses
                 outcome = lib.dream.run(apply=True)
                 assert outcome.status == "completed", (trial, outcome.status)
         assert snapshot(db) == expected, trial
-        with Library(db, settings=Settings(dream_auto=False)) as lib:
+        with Library(db, settings=DREAM_SETTINGS) as lib:
             dups = lib.conn.execute("SELECT kind, targets, status, count(*) FROM proposals "
                                     "GROUP BY kind, targets, status HAVING count(*) > 1").fetchall()
             assert not dups
