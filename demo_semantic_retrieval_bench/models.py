@@ -106,9 +106,11 @@ def lexical_features(skills: list[dict[str, Any]], sets: dict[str, list[tuple[in
                 rows = []
                 for i, q in pairs:
                     bm25 = np.zeros(len(ids))
-                    for h in lib.search(q, kind="skill", limit=len(ids), rank="bm25"):
+                    lexical = lib.search(q, kind="skill", limit=len(ids), rank="bm25")
+                    for h in lexical:
                         bm25[position[h.id]] = h.bm25
-                    rows.append((i, q, bm25, ideal(lib.conn, "skill", q)))
+                    cover = ideal.coverage(lib.conn, "skill", q, lexical[0].id if lexical else None)
+                    rows.append((i, q, bm25, ideal(lib.conn, "skill", q), cover))
                 out[name] = rows
     return out
 
@@ -129,11 +131,11 @@ def score_candidate(embed: Embed, text_of: Callable[[dict[str, Any]], str], skil
     per_query: list[float] = []
     for name, rows in feats.items():
         hybrid, cosine_only = [], []
-        for i, q, bm25, r in rows:
+        for i, q, bm25, r, cover in rows:
             t0 = time.perf_counter_ns()
             c = matrix @ embed([q])[0]
             per_query.append((time.perf_counter_ns() - t0) / 1e6)
-            semantic = w * r * np.clip((c - tau) / (full - tau), 0.0, 1.0) * (c > tau) * gate(float(bm25.max()), r)
+            semantic = w * r * np.clip((c - tau) / (full - tau), 0.0, 1.0) * (c > tau) * gate(cover)
             hybrid.append(rank(np.where(bm25 > 0, bm25, semantic), i))
             cosine_only.append(rank(c, i))
         out[name] = {"hybrid": run.metrics(hybrid), "cosine": run.metrics(cosine_only)}
