@@ -33,7 +33,7 @@ from .names import clean_agent_id
 from .plasticity.hebbian import CROSS_MODAL_WEIGHT, SAME_KIND_WEIGHT, canonical
 from .plasticity.task import task_hash, task_key
 from .store import transaction
-from .store.dialect import inserted_ids, recoverable
+from .store.dialect import inserted_ids, is_postgres, recoverable
 from .store.records import as_dict, from_row
 
 if TYPE_CHECKING:
@@ -185,6 +185,14 @@ _INSERT_USE_SQL = (
     "INSERT INTO skill_uses (skill_id, agent_key, success, task_id, task, created_at) "
     f"VALUES (?1, {_AGENT_KEY}, ?3, NULL, ?4, ?5)"
 )
+# The same for an agent with no search hit on the skill, checked in the statement: a hit makes the key
+# -1, so the foreign key fails and the caller reads the hit's query (the task context) instead. Saves
+# the read of the latest hit for agents that record outcomes without searching here first.
+_INSERT_UNSEARCHED_USE_SQL = (
+    "INSERT INTO skill_uses (skill_id, agent_key, success, task_id, task, created_at) "
+    "VALUES (?1, CASE WHEN EXISTS (SELECT 1 FROM skill_hits WHERE agent_id = ?2 AND skill_id = ?1) THEN -1 "
+    "ELSE coalesce((SELECT a.id FROM agent_keys AS a WHERE a.agent_id = ?2), -1) END, ?3, NULL, NULL, ?4)"
+)
 # An outcome with a task context, keyed by the task's surrogate id looked up by its digest in the same
 # statement: no row when the task is not stored yet (the caller stores it and repeats). The row keeps
 # its own wording only when it is not the task's text (a task without text keeps every wording).
@@ -203,6 +211,7 @@ _INSERT_ANY_USE_SQL = _ANY_USE_SQL.format(agent=_AGENT_KEY)
 # The same with the agent's key itself (a batch looks its agents' keys up once).
 _INSERT_KEYED_USE_SQL = _ANY_USE_SQL.format(agent="?2")
 _AGENT_KEY_SQL = "SELECT id FROM agent_keys WHERE agent_id = ?"
+_LATEST_QUERY_SQL = "SELECT query FROM skill_hits WHERE agent_id = ? AND skill_id = ? ORDER BY id DESC LIMIT 1"
 # A task context's first wording becomes its text; a later, different wording stays on its use row.
 _INSERT_TASK_SQL = "INSERT INTO tasks (hash, text) VALUES (?, ?) ON CONFLICT (hash) DO NOTHING"
 
@@ -241,6 +250,17 @@ def json_ids(ids: Sequence[int]) -> str:
     return "[" + ",".join(map(str, ids)) + "]"
 
 
+def _connection_set(conn: Any, name: str) -> set[str]:
+    """A set of agent ids kept on the connection under ``name`` (hints of what this connection has
+    seen, never facts: every use of one is checked by the statement it saves)."""
+    found: set[str] | None = getattr(conn, name, None)
+    if found is None:
+        found = set()
+        with contextlib.suppress(AttributeError):  # a plain sqlite3.Connection takes no attributes
+            setattr(conn, name, found)
+    return found
+
+
 def pair_count(skills: int, memories: int) -> int:
     """How many co-activation pairs ``skills`` distinct skills and ``memories`` distinct memories make."""
     return skills * (skills - 1) // 2 + memories * (memories - 1) // 2 + skills * memories
@@ -255,6 +275,9 @@ class Episodes:
         self._ctx = ctx
         self._skills = skills
         self._failures = failures
+        self._postgres = is_postgres(ctx.conn)
+        # The hot path's statements, all inside a write transaction: on SQLite the C ``execute`` itself.
+        self._execute: Any = type(ctx.conn).execute if self._postgres else sqlite3.Connection.execute
 
     @property
     def _conn(self) -> sqlite3.Connection:
@@ -437,12 +460,7 @@ class Episodes:
         """Agents this connection has seen registered. Only a hint that saves the insert-or-ignore on
         every outcome: ``skill_uses.agent_key`` is a foreign key, so an outcome whose agent is not there
         after all (its registration was rolled back) fails its insert and takes the full path."""
-        known: set[str] | None = getattr(self._conn, "kaos_known_agents", None)
-        if known is None:
-            known = set()
-            with contextlib.suppress(AttributeError):  # a plain sqlite3.Connection takes no attributes
-                self._conn.kaos_known_agents = known  # type: ignore[attr-defined]
-        return known
+        return _connection_set(self._ctx.conn, "kaos_known_agents")
 
     def _skill_ids(self, refs: Sequence[int | str]) -> list[int]:
         """Skill ids for ``refs``: integer ids checked in one query, names resolved one by one."""
@@ -459,13 +477,6 @@ class Episodes:
                 out.append(self._skills.resolve_id(ref))  # a name, or the NotFoundError of a missing id
         return out
 
-    def _latest_query(self, agent_id: str, skill_id: int) -> str | None:
-        row = self._conn.execute(
-            "SELECT query FROM skill_hits WHERE agent_id = ? AND skill_id = ? ORDER BY id DESC LIMIT 1",
-            (agent_id, skill_id),
-        ).fetchone()
-        return row[0] if row is not None else None
-
     def record_outcome(
         self, skill: int | str, success: bool, agent: str | None = None, task: str | None = None
     ) -> Outcome:
@@ -477,28 +488,17 @@ class Episodes:
         is missing does the full path (resolve, register, store the task) run."""
         if not isinstance(success, bool):
             raise InvalidInputError("success must be True or False")
-        conn = self._conn
+        conn = self._ctx.conn
         known = self._known_agents()
         # A known id was cleaned when it was registered, and cleaning a clean id changes nothing.
         agent_id = (agent if agent in known else clean_agent_id(agent)) if agent is not None else None
         now = self._ctx.now()
         with transaction(conn):
             if type(skill) is int and (agent_id is None or agent_id in known):
-                if agent_id is not None and task is None:
-                    task = self._latest_query(agent_id, skill)
-                digest = task_hash(task)
-                try:
-                    with recoverable(conn):
-                        if digest is None:
-                            cur = conn.execute(_INSERT_USE_SQL, (skill, agent_id, int(success), task, now))
-                        else:
-                            cur = conn.execute(_INSERT_TASKED_USE_SQL,
-                                               (skill, agent_id, int(success), task, now, task_key(digest)))
-                except sqlite3.IntegrityError:  # a missing skill or agent: the full path says which
-                    known.discard(agent_id or "")
-                else:
-                    if cur.rowcount == 1:  # else the task is new: the full path stores it
-                        return Outcome(int(cur.lastrowid or 0), skill, agent_id, success, task, digest, now)
+                outcome = self._fast_outcome(conn, skill, success, agent_id, task, now)
+                if outcome is not None:
+                    return outcome
+                known.discard(agent_id or "")
             skill_id = self._skills.resolve_id(skill)
             if agent_id is not None:
                 if agent_id not in known:
@@ -520,6 +520,46 @@ class Episodes:
         if agent_id is not None:
             known.add(agent_id)
         return Outcome(int(cur.lastrowid or 0), skill_id, agent_id, success, task, digest, now)
+
+    def _fast_outcome(
+        self, conn: Any, skill: int, success: bool, agent_id: str | None, task: str | None, now: float
+    ) -> Outcome | None:
+        """The common outcome in the caller's write transaction: at most one read (the agent's latest
+        hit, when no task is given) and one insert, or ``None`` when the full path must run (the
+        skill or the agent is missing, or the task is not stored yet). On SQLite the statements
+        skip the connection's Python-level ``execute`` (only needed outside a transaction)."""
+        execute = self._execute
+        if agent_id is not None and task is None:
+            searched = _connection_set(conn, "kaos_searched_agents")
+            if agent_id not in searched and not self._postgres:
+                try:
+                    cur = execute(conn, _INSERT_UNSEARCHED_USE_SQL, (skill, agent_id, int(success), now))
+                except sqlite3.IntegrityError:  # a hit (or a missing skill or agent): the two-statement form
+                    searched.add(agent_id)
+                else:
+                    return Outcome(int(cur.lastrowid or 0), skill, agent_id, success, None, None, now)
+            row = execute(conn, _LATEST_QUERY_SQL, (agent_id, skill)).fetchone()
+            task = row[0] if row is not None else None
+        digest = task_hash(task) if task is not None else None
+        if digest is None:
+            sql, params = _INSERT_USE_SQL, (skill, agent_id, int(success), task, now)
+        else:
+            sql, params = _INSERT_TASKED_USE_SQL, (skill, agent_id, int(success), task, now, task_key(digest))
+        try:
+            if self._postgres:
+                with conn.savepoint():
+                    cur = conn.execute(sql, params)
+            else:
+                cur = execute(conn, sql, params)
+        except sqlite3.IntegrityError:  # a missing skill or agent: the full path says which
+            return None
+        if cur.rowcount != 1:  # the task is new: the full path stores it
+            return None
+        return Outcome(int(cur.lastrowid or 0), skill, agent_id, success, task, digest, now)
+
+    def _latest_query(self, agent_id: str, skill_id: int) -> str | None:
+        row = self._conn.execute(_LATEST_QUERY_SQL, (agent_id, skill_id)).fetchone()
+        return row[0] if row is not None else None
 
     def record_outcomes(self, outcomes: Iterable[Mapping[str, Any]]) -> list[Outcome]:
         """Many outcomes in one transaction: each item has ``skill`` and ``success`` and optionally
@@ -594,6 +634,8 @@ class Episodes:
             # An entry deleted by another process between the search's read and this write has no
             # row to point at any more: its hit is skipped (the others are still recorded).
             if skill_rows:
+                if agent_id is not None:  # its outcomes now look for a hit's query first
+                    _connection_set(self._conn, "kaos_searched_agents").add(agent_id)
                 self._conn.executemany(
                     "INSERT INTO skill_hits (skill_id, agent_id, query, rank, created_at) "
                     "SELECT ?1, ?2, ?3, ?4, ?5 WHERE EXISTS (SELECT 1 FROM skills WHERE id = ?1)",

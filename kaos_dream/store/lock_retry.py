@@ -73,22 +73,31 @@ def begin_immediate(conn: sqlite3.Connection, budget_ms: float,
     """
     conn.execute("PRAGMA busy_timeout = 0")
     try:
+        return retry_begin(conn, budget_ms, rng, sleep)
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {int(budget_ms)}")
+
+
+def retry_begin(conn: sqlite3.Connection, budget_ms: float, rng: random.Random | None = None,
+                sleep: Callable[[float], None] = time.sleep,
+                execute: Callable[[sqlite3.Connection, str], object] = sqlite3.Connection.execute) -> int:
+    """The attempts themselves, on a connection whose busy wait is already off: ``BEGIN IMMEDIATE``,
+    then jittered retries within ``budget_ms``; returns the retries it took, or raises the last busy
+    error once the budget is spent."""
+    try:
+        execute(conn, "BEGIN IMMEDIATE")
+        return 0
+    except sqlite3.OperationalError as exc:
+        if not is_busy(exc):
+            raise
+        last = exc
+    for retries, delay in enumerate(backoff_delays(budget_ms / 1000.0, rng or process_rng()), start=1):
+        sleep(delay)
         try:
-            conn.execute("BEGIN IMMEDIATE")
-            return 0
+            execute(conn, "BEGIN IMMEDIATE")
+            return retries
         except sqlite3.OperationalError as exc:
             if not is_busy(exc):
                 raise
             last = exc
-        for retries, delay in enumerate(backoff_delays(budget_ms / 1000.0, rng or process_rng()), start=1):
-            sleep(delay)
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-                return retries
-            except sqlite3.OperationalError as exc:
-                if not is_busy(exc):
-                    raise
-                last = exc
-        raise last
-    finally:
-        conn.execute(f"PRAGMA busy_timeout = {int(budget_ms)}")
+    raise last
