@@ -110,3 +110,34 @@ def test_a_lock_held_beyond_the_budget_fails_the_write_and_restores_the_wait(db_
         assert lib.conn.execute("SELECT uses FROM skill_stats WHERE skill_id = ?", (skill,)).fetchone()[0] == 1
     finally:
         lib.close()
+
+
+def test_an_outcome_takes_the_query_of_a_search_another_process_recorded_for_its_agent(db_path: Path) -> None:
+    """The one-statement outcome of an agent this connection never saw search still finds a hit
+    another process recorded (the insert checks for one), and takes that search's query as its task."""
+    from tests.conftest import run_kaos
+
+    lib = Library(db_path, settings=Settings(dream_auto=False))
+    try:
+        parquet = lib.skills.add("csv-to-parquet", "convert csv files to parquet").id
+        other = lib.skills.add("rotate-logs", "rotate and compress old log files").id
+        first = lib.record_outcome(parquet, True, agent="worker")  # the agent is known on this connection
+        assert first.task is None
+        found = run_kaos("search", "convert csv to parquet", "--kind", "skill", "--agent", "worker", "--record-hits",
+                         "--json",
+                         db=db_path)
+        assert found.returncode == 0, found.stderr
+        assert "csv-to-parquet" in found.stdout
+        again = lib.record_outcome(parquet, False, agent="worker")
+        assert again.task == "convert csv to parquet" and again.task_hash is not None
+        unrelated = lib.record_outcome(other, True, agent="worker")  # no hit on this skill: no task
+        assert unrelated.task is None and unrelated.task_hash is None
+        rows = lib.conn.execute(
+            "SELECT u.skill_id, t.text FROM skill_uses AS u LEFT JOIN tasks AS t ON t.id = u.task_id ORDER BY u.id"
+        ).fetchall()
+        assert [tuple(r) for r in rows] == [(parquet, None), (parquet, "convert csv to parquet"), (other, None)]
+        stats = lib.conn.execute("SELECT uses, successes FROM skill_task_stats WHERE skill_id = ?",
+                                 (parquet,)).fetchall()
+        assert [tuple(r) for r in stats] == [(1, 0)]
+    finally:
+        lib.close()
