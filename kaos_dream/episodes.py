@@ -531,7 +531,7 @@ class Episodes:
         execute = self._execute
         if agent_id is not None and task is None:
             searched = _connection_set(conn, "kaos_searched_agents")
-            if agent_id not in searched and not self._postgres:
+            if not self._postgres and agent_id not in searched:
                 try:
                     cur = execute(conn, _INSERT_UNSEARCHED_USE_SQL, (skill, agent_id, int(success), now))
                 except sqlite3.IntegrityError:  # a hit (or a missing skill or agent): the two-statement form

@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ..errors import StoreError, StoreFaultError
-from .lock_retry import is_busy, retry_begin
+from .lock_retry import retry_begin
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -118,10 +118,11 @@ class KaosConnection(sqlite3.Connection):
 
     Its write transactions take the lock by :func:`.lock_retry.retry_begin` with SQLite's own busy
     wait off (``busy_timeout = 0``). The wait is switched back on lazily, by the first statement run
-    (or cursor made) outside a transaction, rather than right after ``BEGIN``: back-to-back writes (an agent recording
-    outcome after outcome) then skip two PRAGMAs each, about 3 µs of a 25 µs outcome, while every
-    statement outside a write transaction still sees the full busy timeout. Inside a write transaction
-    nothing waits on a lock: the connection already holds the write lock and its read snapshot."""
+    (or cursor made) outside a transaction, rather than right after ``BEGIN``: back-to-back writes
+    (an agent recording outcome after outcome) then skip two PRAGMAs each, about 3 µs of a 25 µs
+    outcome, while every statement outside a write transaction still sees the full busy timeout.
+    Inside a write transaction nothing waits on a lock: the connection already holds the write lock
+    and its read snapshot."""
 
     kaos_path: str = "database"
     kaos_busy_timeout_ms: int | None = None
@@ -160,13 +161,6 @@ class KaosConnection(sqlite3.Connection):
         if not self.kaos_lock_wait_off:
             _execute(self, "PRAGMA busy_timeout = 0")
             self.kaos_lock_wait_off = True
-        try:
-            _execute(self, "BEGIN IMMEDIATE")  # the lock is free: no retry loop to set up
-            return 0
-        except sqlite3.OperationalError as exc:
-            if not is_busy(exc):
-                self.restore_lock_wait()
-                raise
         try:
             return retry_begin(self, budget)
         except BaseException:

@@ -64,26 +64,13 @@ def is_busy(exc: sqlite3.Error) -> bool:
     return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in str(exc).lower()
 
 
-def begin_immediate(conn: sqlite3.Connection, budget_ms: float,
-                    rng: random.Random | None = None, sleep: Callable[[float], None] = time.sleep) -> int:
-    """``BEGIN IMMEDIATE`` with jittered retries within ``budget_ms``; returns the retries it took.
-
-    SQLite's busy wait is switched off for the attempts (and restored after), so a waiter never
-    sleeps in SQLite's long steps. Raises the last busy error once the budget is spent.
-    """
-    conn.execute("PRAGMA busy_timeout = 0")
-    try:
-        return retry_begin(conn, budget_ms, rng, sleep)
-    finally:
-        conn.execute(f"PRAGMA busy_timeout = {int(budget_ms)}")
-
-
 def retry_begin(conn: sqlite3.Connection, budget_ms: float, rng: random.Random | None = None,
-                sleep: Callable[[float], None] = time.sleep,
-                execute: Callable[[sqlite3.Connection, str], object] = sqlite3.Connection.execute) -> int:
-    """The attempts themselves, on a connection whose busy wait is already off: ``BEGIN IMMEDIATE``,
-    then jittered retries within ``budget_ms``; returns the retries it took, or raises the last busy
-    error once the budget is spent."""
+                sleep: Callable[[float], None] = time.sleep) -> int:
+    """``BEGIN IMMEDIATE`` on a connection whose SQLite busy wait is off (so an attempt never sleeps in
+    SQLite's long steps), then jittered retries within ``budget_ms``; returns the retries it took, or
+    raises the last busy error once the budget is spent. The statement goes to the C ``execute``, past
+    any Python-level override of the connection's."""
+    execute = sqlite3.Connection.execute
     try:
         execute(conn, "BEGIN IMMEDIATE")
         return 0
