@@ -33,6 +33,7 @@ from .names import clean_agent_id
 from .plasticity.hebbian import CROSS_MODAL_WEIGHT, SAME_KIND_WEIGHT, canonical
 from .plasticity.task import task_hash, task_key
 from .store import transaction
+from .store.agent_uses import agent_uses
 from .store.dialect import inserted_ids, is_postgres, recoverable
 from .store.records import as_dict, from_row
 
@@ -168,11 +169,17 @@ WHERE edges.src_kind = p.a_kind AND edges.src_id = p.a_id AND edges.dst_kind = p
 # What an ended session touched (EpisodeEnd.skills / memories / failure_ids). The failure part is
 # the same query as Failures.ids_for_agent, folded in so an episode end reads its session once.
 # Duplicates are removed in Python: measured faster than three DISTINCT temp b-trees.
-_SESSION_NODES_SQL = """
-SELECT 0, skill_id FROM skill_uses WHERE agent_key = (SELECT a.id FROM agent_keys AS a WHERE a.agent_id = ?1)
+_SESSION_NODES_SQL = f"""
+{agent_uses("0, skill_id")}
 UNION ALL SELECT 1, memory_id FROM memory_hits WHERE agent_id = ?1
 UNION ALL SELECT 2, fingerprint_id FROM failure_occurrences WHERE agent_id = ?1
 """
+# Per-skill outcome counts of one agent (``kaos agent show``).
+_ACTIVITY_SQL = (
+    "SELECT u.skill_id, s.name, count(*), sum(u.success) "
+    f"FROM ({agent_uses('skill_id, success')}) AS u "
+    "JOIN skills AS s ON s.id = u.skill_id GROUP BY u.skill_id, s.id ORDER BY u.skill_id"
+)
 
 
 # An outcome row names its agent by its key in agent_keys (migration 16). An agent that is not
@@ -323,13 +330,7 @@ class Episodes:
         agent_id = self.get(agent_id).id
         skills = [
             {"skill_id": r[0], "name": r[1], "uses": r[2], "successes": r[3]}
-            for r in self._conn.execute(
-                "SELECT u.skill_id, s.name, count(*), sum(u.success) FROM skill_uses AS u "
-                "JOIN skills AS s ON s.id = u.skill_id "
-                "WHERE u.agent_key = (SELECT a.id FROM agent_keys AS a WHERE a.agent_id = ?) "
-                "GROUP BY u.skill_id, s.id ORDER BY u.skill_id",
-                (agent_id,),
-            )
+            for r in self._conn.execute(_ACTIVITY_SQL, (agent_id,))
         ]
         memories = [
             {"memory_id": r[0], "key": r[1], "hits": r[2]}

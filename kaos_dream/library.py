@@ -18,6 +18,7 @@ from .search.candidates import ensure_sql_math
 from .settings import Settings
 from .skills import Skills
 from .store import LATEST_VERSION, apply_migrations, connect, schema_version, transaction
+from .store.agent_uses import agent_index_problems
 from .store.connect import describe_sqlite_error, enable_wal
 from .store.context import StoreContext
 from .store.counters import counter_mismatches
@@ -260,14 +261,15 @@ class Library(AbstractContextManager["Library"]):
 
     def check(self) -> list[str]:
         """Integrity problems found (empty when the library is sound): SQLite's integrity and foreign-key
-        checks (PostgreSQL enforces both itself), the full-text indexes, and the derived counters
-        recounted from their rows. Reads only."""
+        checks (PostgreSQL enforces both itself), the full-text indexes, the derived counters
+        recounted from their rows, and that the per-agent index holds every folded row. Reads only."""
         problems: list[str] = []
         if is_postgres(self.conn):
             from .store.postgres.inspect import fulltext_problems
 
             problems.extend(fulltext_problems(self.conn))
             problems.extend(counter_mismatches(self.conn))
+            problems.extend(agent_index_problems(self.conn))
             return problems
         for (line,) in self.conn.execute("PRAGMA integrity_check"):
             if line != "ok":
@@ -276,6 +278,7 @@ class Library(AbstractContextManager["Library"]):
             problems.append(f"foreign key: {row[0]} row {row[1]} points at a missing {row[2]}")
         problems.extend(self._check_fulltext())
         problems.extend(counter_mismatches(self.conn))
+        problems.extend(agent_index_problems(self.conn))
         return problems
 
     def _check_fulltext(self) -> list[str]:

@@ -30,6 +30,11 @@ _TRIGGER_WRITE = re.compile(
 )
 
 
+# Columns that say how a row is stored, not what it holds: never exported, and a loaded row takes the
+# column's default (migration 18: whether the row is in the per-agent index yet).
+STORAGE_COLUMNS = frozenset({("skill_uses", "agent_indexed")})
+
+
 @dataclass(frozen=True)
 class TableSpec:
     """A data table: its columns in declaration order and the ORDER BY that lists its rows in key order."""
@@ -59,7 +64,7 @@ def _sqlite_tables(conn: Any) -> list[TableSpec]:
         if name in virtual or any(name.startswith(v + "_") for v in virtual):
             continue
         info = conn.execute(f'PRAGMA table_info("{name}")').fetchall()
-        columns = tuple(str(r[1]) for r in info)
+        columns = tuple(str(r[1]) for r in info if (name, str(r[1])) not in STORAGE_COLUMNS)
         pk = [c for _, c in sorted((int(r[5]), str(r[1])) for r in info if int(r[5]) > 0)]
         rowid_alias = len(pk) == 1 and next(str(r[2]) for r in info if str(r[1]) == pk[0]).upper() == "INTEGER"
         order = ", ".join(f'"{c}"' for c in pk) if pk else "rowid"
@@ -131,7 +136,7 @@ def _pg_tables(conn: Any) -> list[TableSpec]:
     skip = _pg_derived_only()
     columns: dict[str, list[tuple[str, str, bool]]] = {}
     for table, column, type_name, not_null in conn.native(_PG_COLUMNS).fetchall():
-        if table not in skip:
+        if table not in skip and (table, column) not in STORAGE_COLUMNS:
             columns.setdefault(str(table), []).append((str(column), str(type_name), bool(not_null)))
     keys: dict[str, list[str]] = {}
     for table, column in conn.native(_PG_KEYS).fetchall():

@@ -11,7 +11,8 @@ Format (``format_version`` 1), one JSON document per line, UTF-8:
 
 Full-text index tables are not exported (the import rebuilds them). A migration that changes only
 how rows are stored (``STORAGE_ONLY``: migrations 14 and 15 keep each task text once in ``tasks``,
-under a small key; 16 names each outcome's agent by a small key in ``agent_keys``) changes no
+under a small key; 16 names each outcome's agent by a small key in ``agent_keys``; 18 fills the
+per-agent index in batches, with a column of its own that no export carries) changes no
 export: a file past it is exported in the layout before it (header, tables, rows and bytes as
 before), and the import loads that layout and migrates it like any older file. Nothing in the export
 depends on when it was made, so export → import → export is identical byte for byte. The whole
@@ -66,7 +67,7 @@ __all__ = ["FORMAT", "FORMAT_VERSION", "ExportResult", "ImportResult", "TableSpe
            "open_export_source"]
 
 # Migrations (by name) after which an export is still written in the layout before them.
-STORAGE_ONLY = ("task_table", "task_keys", "agent_keys")
+STORAGE_ONLY = ("task_table", "task_keys", "agent_keys", "agent_index_in_batches")
 # Tables a storage-only migration added: what the exported layout's rows were folded into.
 _FOLDED_TABLES = ("tasks", "agent_keys")
 
@@ -173,7 +174,7 @@ def _exported(conn: Any, version: int) -> list[tuple[str, tuple[str, ...], str]]
         if spec.name == "schema_migrations" and layout < version:
             sql += f" WHERE version <= {int(layout)}"
         sql += f" ORDER BY {spec.order_by}"
-        if layout < version:
+        if layout < version and layout < min(_TASK_TABLE_VIEWS):  # a file past 14 to 16, written as 13
             if spec.name in _FOLDED_TABLES:
                 continue
             views = _TASK_TABLE_VIEWS[min(version, max(_TASK_TABLE_VIEWS))]

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from .. import hooks
 from ..hooks import EpisodeDraft
 from ..llm import clamp_unit, clean_text
+from ..store.agent_uses import agent_uses
 from .base import QUALITY, REPORT, ValidationContext, Verdict, register_validator
 from .builtin import novelty
 
@@ -79,10 +80,10 @@ def _task(lib: ValidationHost, agent_id: str) -> str:
         "SELECT query, min(at) AS first FROM ("
         " SELECT query, created_at AS at FROM skill_hits WHERE agent_id = ?1"
         " UNION ALL SELECT query, created_at FROM memory_hits WHERE agent_id = ?1"
-        " UNION ALL SELECT coalesce(u.task, t.text), u.created_at FROM skill_uses AS u"
+        " UNION ALL SELECT coalesce(u.task, t.text), u.created_at"
+        f" FROM ({agent_uses('task, task_id, created_at')}) AS u"
         " LEFT JOIN tasks AS t ON t.id = u.task_id"
-        " WHERE u.agent_key = (SELECT a.id FROM agent_keys AS a WHERE a.agent_id = ?1)"
-        " AND coalesce(u.task, t.text) IS NOT NULL"
+        " WHERE coalesce(u.task, t.text) IS NOT NULL"
         ") GROUP BY query ORDER BY first, query LIMIT ?2",
         (agent_id, MAX_TASK_QUERIES),
     ).fetchall()
