@@ -190,3 +190,34 @@ def test_postgres_indexes_each_row_at_once_and_reads_the_same(pg_url: str) -> No
             assert _activity(lib, agent) == truth
         assert lib.episodes._session_nodes("a1")[0] == tuple(ids)
         assert lib.check() == []
+
+
+_WRITER = """
+import sys
+from kaos_dream import Library, ManualClock
+path, agent, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+with Library(path, clock=ManualClock(1_767_225_600.0)) as lib:
+    for i in range(n):
+        if i % 5 == 4:
+            lib.record_outcomes([{"skill": 1 + (i + j) % 3, "success": j % 2 == 0, "agent": agent} for j in range(7)])
+        else:
+            lib.record_outcome(1 + i % 3, i % 3 != 0, agent=agent)
+"""
+
+
+def test_writers_in_many_processes_leave_every_row_findable(tmp_path: Path) -> None:
+    """Four processes append outcomes to one file at once, singly and in batches, across several
+    folds: the folded rows stay a prefix and each agent's view equals a full scan."""
+    path = tmp_path / "k.db"
+    with Library(path, clock=ManualClock(T0)) as lib:
+        _skills(lib, 3)
+    procs = [subprocess.Popen([sys.executable, "-c", _WRITER, str(path), f"w{k}", "150"]) for k in range(4)]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0, 0, 0]
+    with Library(path, clock=ManualClock(T0)) as lib:
+        total = lib.conn.execute("SELECT count(*) FROM skill_uses").fetchone()[0]
+        assert total == 4 * (120 + 30 * 7)
+        flags = [f for _, f in _flags(lib.conn)]
+        assert flags == [1] * (total // FOLD_EVERY * FOLD_EVERY) + [0] * (total % FOLD_EVERY)
+        assert agent_index_problems(lib.conn) == []
+        for k in range(4):
+            assert _activity(lib, f"w{k}") == _truth(lib.conn, f"w{k}")
