@@ -181,6 +181,9 @@ class Settings:
     strong_semantic_threshold: float = 0.1
     strong_semantic_full: float = 0.5
     strong_backfill_rows: int = 1024
+    # Search returns no hit whose calibrated relevance (search/relevance.py) is below this
+    # (KAOS_MIN_RELEVANCE, 0 keeps every hit); the default was chosen on the tuning sets.
+    min_relevance: float = 0.02
     strong_backfill_seconds: float = 10.0
     ltp_eta: float = 0.1  # Hebbian strengthening rate at episode end (half for skill x memory pairs)
     # MCP server (kaos mcp serve): the episodes a server may act on besides those it started
@@ -277,6 +280,8 @@ class Settings:
                 "KAOS_SEMANTIC_K and KAOS_SEMANTIC_WEIGHT must not be negative; "
                 "0 <= KAOS_SEMANTIC_THRESHOLD < KAOS_SEMANTIC_FULL <= 1"
             )
+        if not 0.0 <= self.min_relevance <= 1.0:
+            raise InvalidInputError(f"KAOS_MIN_RELEVANCE={self.min_relevance} must be a number from 0 to 1")
         if not 0.0 <= self.strong_semantic_threshold < self.strong_semantic_full <= 1.0:
             raise InvalidInputError("0 <= KAOS_STRONG_SEMANTIC_THRESHOLD < KAOS_STRONG_SEMANTIC_FULL <= 1")
         if self.strong_backfill_rows < 0 or self.strong_backfill_seconds < 0:

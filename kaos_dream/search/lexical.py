@@ -25,6 +25,9 @@ class Hit:
     deprecated: bool = False
     uses: int = 0  # outcomes reported for this skill, over all tasks (memories: 0)
     successes: int = 0
+    # Calibrated chance that the hit answers the query, in [0, 1], comparable across queries and
+    # libraries (search/relevance.py); ``score`` is the ranking, which also weighs the track record.
+    relevance: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

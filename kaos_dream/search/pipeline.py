@@ -12,6 +12,7 @@ which writes them in one transaction.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidInputError
@@ -32,6 +33,7 @@ from .candidates import (
 )
 from .lexical import Hit, lexical_candidates, with_skill_counts
 from .query import Query
+from .relevance import check_min_relevance, relevance
 from .semantic import Fusion, IdealRelevance, SemanticMatches, Tier, gate, semantic_matches
 
 if TYPE_CHECKING:
@@ -68,6 +70,7 @@ class SearchPipeline:
         task: str | None = None,
         explore: bool = False,
         seed: int | None = None,
+        min_relevance: float | None = None,
     ) -> list[Hit]:
         """Skills and/or memories matching ``query``, best first, ties by kind then id.
 
@@ -77,7 +80,9 @@ class SearchPipeline:
         ``explore`` (weighted only) ranks skills by a Thompson draw from their effective record,
         seeded by ``seed`` (default ``settings.explore_seed``) and the candidates' evidence: the same
         seed and data give the same order. With plasticity off (``KAOS_DREAM_AUTO=0``) every rank is
-        ``bm25``. ``record_hits`` writes one
+        ``bm25``. Every hit carries a calibrated ``relevance`` (:mod:`.relevance`); hits below
+        ``min_relevance`` (default ``settings.min_relevance``, 0 keeps all) are dropped, so a query
+        nothing answers returns no hit. ``record_hits`` writes one
         hit row per result (with ``agent``, registered if new) in one transaction; without it the
         search only reads.
         """
@@ -98,15 +103,22 @@ class SearchPipeline:
             raise InvalidInputError("seed is only used with explore")
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32):
             raise InvalidInputError("seed must be a whole number from 0 to 4294967295")
+        try:
+            threshold = check_min_relevance(self._ctx.settings.min_relevance if min_relevance is None
+                                            else min_relevance)
+        except (TypeError, ValueError):
+            raise InvalidInputError(f"min relevance {min_relevance!r} must be a number from 0 to 1") from None
         if not self._ctx.settings.dream_auto:
             rank = "bm25"
         text = str(query)
         query = Query(query)  # parsed once; every step below reads its tokens
+        semantic: dict[str, SemanticMatches] = {}
         if rank == "bm25":
             hits = self._lexical_search(query, kinds, limit, include_deprecated)
         else:
             explore_seed = (self._ctx.settings.explore_seed if seed is None else int(seed)) if explore else None
-            hits = self._weighted_search(query, kinds, limit, include_deprecated, rank, task, explore_seed)
+            hits, semantic = self._weighted_search(query, kinds, limit, include_deprecated, rank, task, explore_seed)
+        hits = [h for h in self._with_relevance(query, hits, semantic) if h.relevance >= threshold]
         if record_hits and hits:
             self._record_hits(hits, text, agent)
         elif record_hits and agent is not None:
@@ -129,9 +141,10 @@ class SearchPipeline:
         rank: str,
         task: str | None,
         explore_seed: int | None = None,
-    ) -> list[Hit]:
+    ) -> tuple[list[Hit], dict[str, SemanticMatches]]:
+        """The weighted top ``limit`` and the semantic matches of each kind that took the semantic path."""
         if limit == 0:
-            return []
+            return [], {}
         s = self._ctx.settings
         pool = max(s.rank_pool, limit)
         task_id = self._task_id(task if task is not None else query) if "skill" in kinds else None
@@ -149,7 +162,7 @@ class SearchPipeline:
             return [
                 Hit("memory", entry_id, key, snippet, bm25, score / (unit or 1.0))
                 for entry_id, key, snippet, bm25, score, _ in ranked
-            ]
+            ], semantic
         pools = [
             candidate_pool(
                 self._ctx.conn, query, k, pool=pool, pool_min=max(s.rank_pool_min, limit), task_id=task_id,
@@ -197,7 +210,27 @@ class SearchPipeline:
             hits.append(
                 Hit(k, entry_id, name, text, bm25, score, deprecated, int(values[USES]), int(values[SUCCESSES]))
             )
-        return hits
+        return hits, semantic
+
+    def _with_relevance(self, query: str, hits: list[Hit], semantic: dict[str, SemanticMatches]) -> list[Hit]:
+        """``hits`` with their calibrated relevance: each hit's own word cover and, where the search
+        took the semantic path for its kind, its scaled cosine (:mod:`.relevance`)."""
+        if not hits:
+            return hits
+        return [replace(h, relevance=relevance(*self.evidence(query, h, semantic))) for h in hits]
+
+    def evidence(self, query: str, hit: Hit, semantic: dict[str, SemanticMatches]) -> tuple[float, float | None]:
+        """(cover, z) of one hit: the IDF-weighted share of the query's words it holds, and its scaled
+        cosine where the search took the semantic path for its kind (None otherwise, or when the
+        entry has no vector yet). What :func:`.relevance.relevance` reads; the bench fits on it."""
+        import numpy as np
+
+        cover = self._ideal_relevance.coverage(self._ctx.conn, hit.kind, query, hit.id)
+        matches = semantic.get(hit.kind)
+        if matches is None:
+            return cover, None
+        scaled = float(matches.scaled_of(np.array([hit.id], dtype=np.int64))[0])
+        return cover, (scaled if scaled > -1.0 else None)  # -1: no vector
 
     def _task_id(self, text: str) -> int | None:
         """The stored key of ``text``'s task context (``None``: no content words, or no outcome has

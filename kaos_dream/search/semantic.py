@@ -111,9 +111,10 @@ class SemanticMatches:
         """Fused relevance of candidates (``bm25`` lexical, higher is better; 0 when not matched)."""
         import numpy as np
         s = np.clip(self.scaled_of(ids), 0.0, 1.0)
-        # The better the best lexical match covers the query, the less a neighbour found by meaning
-        # alone is needed: its relevance shrinks by that coverage (see :func:`gate`).
-        return np.where(bm25 > 0.0, bm25, self.weight * self.reference * s * self.gate)
+        # Every candidate keeps all its evidence (issue 31): a lexical match with a close cosine is
+        # not stuck with the small BM25 share of the one word it holds. The better the best lexical
+        # match covers the query, the less the meaning may add (see :func:`gate`).
+        return np.maximum(bm25, self.weight * self.reference * s * self.gate)
 
 
 def idf(rows: int, docs: int) -> float:

@@ -1,0 +1,65 @@
+"""A calibrated relevance per hit: the estimated chance that the hit answers the query.
+
+The ranking ``score`` folds in the track record and is normalised per query (the best candidate is
+1.0 whatever it is), so it cannot tell a match from noise. ``relevance`` is absolute, from two pieces
+of evidence that mean the same thing in every library:
+
+    cover  the share of the query's content words the entry holds, each weighted by its IDF
+           (:meth:`~kaos_dream.search.semantic.IdealRelevance.coverage`), in [0, 1];
+    z      the entry's scaled cosine to the query, (cos − τ) / (c_full − τ) of the tier that scored
+           it (:mod:`.semantic`), clipped to [−1, 3]; unknown when the search took no semantic path
+           (no vectors, semantic search off, or the best lexical match already held the query).
+
+Each is turned into a probability by its own logistic (Platt) curve, and the hit gets the larger:
+
+    lexical  = 1 / (1 + exp(−(l_c · cover + l_b)))      (left out when cover = 0 and z is known)
+    semantic = 1 / (1 + exp(−(s_z · z + s_b)))           (when z is known)
+    relevance = max(lexical, semantic)
+
+The constants and ``MIN_RELEVANCE`` are fitted by ``demo_semantic_retrieval_bench/realstyle.py
+--fit`` on the tuning sets (realstyle.json: 60 skills, 120 task queries, 22 queries nothing answers;
+workload.json: 45 skills, 135 paraphrases and 90 exact queries; every top-10 hit after the dream's
+strong backfill labelled right or wrong) and stored here. What the number means, measured on those
+sets (realstyle_results.md): of the hits with relevance near p, about a share p answered the query.
+``MIN_RELEVANCE`` is the largest threshold that drops the right skill of at most 3 % of the tuning
+sets' answerable queries.
+"""
+
+from __future__ import annotations
+
+import math
+
+# Fitted by demo_semantic_retrieval_bench/realstyle.py --fit (see the module docstring).
+LEXICAL = (8.82, -5.01)  # l_c, l_b
+SEMANTIC = (7.07, -5.41)  # s_z, s_b
+MIN_RELEVANCE = 0.02
+Z_RANGE = (-1.0, 3.0)
+
+
+def _logistic(x: float) -> float:
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+def relevance(cover: float, z: float | None, *, lexical: tuple[float, float] = LEXICAL,
+              semantic: tuple[float, float] = SEMANTIC) -> float:
+    """The calibrated relevance of one hit from its ``cover`` and scaled cosine ``z`` (None: unknown),
+    rounded to 4 places so that the same evidence prints the same number on every machine. The
+    curves default to the fitted constants (the bench passes others while fitting)."""
+    cover = min(max(float(cover), 0.0), 1.0)
+    known = z is not None and math.isfinite(z)
+    best = _logistic(lexical[0] * cover + lexical[1]) if cover > 0.0 or not known else 0.0
+    if known:
+        clipped = min(max(float(z), Z_RANGE[0]), Z_RANGE[1])  # type: ignore[arg-type]
+        best = max(best, _logistic(semantic[0] * clipped + semantic[1]))
+    return round(best, 4)
+
+
+def check_min_relevance(value: float) -> float:
+    """``value`` as a threshold, or ValueError when it is not a number in [0, 1]."""
+    number = float(value)
+    if not math.isfinite(number) or not 0.0 <= number <= 1.0:
+        raise ValueError(f"min relevance {value!r} must be a number from 0 to 1")
+    return number
