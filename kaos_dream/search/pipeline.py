@@ -225,7 +225,7 @@ class SearchPipeline:
         entry has no vector yet). What :func:`.relevance.relevance` reads; the bench fits on it."""
         import numpy as np
 
-        cover = self._ideal_relevance.coverage(self._ctx.conn, hit.kind, query, hit.id)
+        cover = self._ideal_relevance.coverage(self._ctx.conn, hit.kind, query, hit.id, smooth=True)
         matches = semantic.get(hit.kind)
         if matches is None:
             return cover, None

@@ -122,6 +122,11 @@ def idf(rows: int, docs: int) -> float:
     return max(math.log((rows - docs + 0.5) / (docs + 0.5)), 1e-6)
 
 
+def smooth_idf(rows: int, docs: int) -> float:
+    """An IDF that stays positive for a word most entries hold (the relevance's word weights)."""
+    return math.log(1.0 + (rows - docs + 0.5) / (docs + 0.5))
+
+
 SKIP_COVER = 0.9  # a best lexical match covering this much of the query needs no semantic neighbours
 
 
@@ -151,8 +156,12 @@ class IdealRelevance:
                 self._stems[token] = index_term(conn, kind, token)
         return sorted({s for t in tokens if (s := self._stems[t]) is not None})
 
-    def _idfs(self, conn: sqlite3.Connection, kind: str, tokens: list[str]) -> dict[str, float]:
-        """The IDF of each index term of ``tokens`` (the lexical scorer's, document counts cached)."""
+    def _idfs(
+        self, conn: sqlite3.Connection, kind: str, tokens: list[str], *, smooth: bool = False
+    ) -> dict[str, float]:
+        """The IDF of each index term of ``tokens`` (the lexical scorer's, document counts cached;
+        with ``smooth`` the unclamped ln(1 + (N − n + 0.5) / (n + 0.5)), positive for every word, so
+        that a word most entries hold still counts for something in a small library)."""
         table = "skills" if kind == "skill" else "memories"
         rows = max(int(conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {table}").fetchone()[0]), 1)
         cached_rows, counts = self._counts.get(kind, (-1, {}))
@@ -163,6 +172,8 @@ class IdealRelevance:
         for term in terms:
             if term not in counts:
                 counts[term] = document_count(conn, kind, term)
+        if smooth:
+            return {term: smooth_idf(rows, min(counts[term], rows)) for term in terms}
         return {term: idf(rows, min(counts[term], rows)) for term in terms}
 
     def __call__(self, conn: sqlite3.Connection, kind: str, text: str) -> float:
@@ -172,16 +183,18 @@ class IdealRelevance:
             return 1e-6
         return sum(self._idfs(conn, kind, tokens).values()) or 1e-6
 
-    def coverage(self, conn: sqlite3.Connection, kind: str, text: str, entry_id: int | None) -> float:
+    def coverage(self, conn: sqlite3.Connection, kind: str, text: str, entry_id: int | None, *,
+                 smooth: bool = False) -> float:
         """Share of the query's words that entry ``entry_id`` holds, each word weighted by its IDF
         (the terms of R): 1 exactly when it holds every word, at any library size. The entry's indexed
         columns are split as the index splits them (:func:`~kaos_dream.tokens.tokenize`) and each word
         mapped to its index term through the same cache as the query's, so the cost is the entry's
-        length, not the library's (one FTS5 probe per word per entry was ~4x R's cost). 0 for no entry."""
+        length, not the library's (one FTS5 probe per word per entry was ~4x R's cost). 0 for no entry.
+        ``smooth`` weighs the words by :func:`smooth_idf` (what a hit's relevance reads)."""
         tokens = content_tokens(text)
         if entry_id is None or not tokens:
             return 0.0
-        idfs = self._idfs(conn, kind, tokens)
+        idfs = self._idfs(conn, kind, tokens, smooth=smooth)
         total = sum(idfs.values())
         table, columns = _INDEXED[kind]
         row = conn.execute(f"SELECT {columns} FROM {table} WHERE id = ?", (entry_id,)).fetchone()
