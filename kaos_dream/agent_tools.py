@@ -70,19 +70,23 @@ def search(
     task: str | None = None,
     explore: bool = False,
     seed: int | None = None,
+    min_relevance: float | None = None,
 ) -> dict[str, Any]:
     """Skills and memories for ``query``, best first (``rank``: weighted, wilson or bm25; default from
     settings; ``explore``: seeded Thompson sampling over the effective records, weighted only).
     ``expand`` > 0 lets graph activation append up to that many related items after the
     ranked results, never reordering or evicting them. ``record_hits`` writes one hit row per
     *returned* item, graph-added ones included (the agent saw them), attributed to ``agent``;
-    without it the search only reads."""
+    without it the search only reads. Each result carries its calibrated ``relevance``; results below
+    ``min_relevance`` (default: the library's setting) are left out, and ``no_confident_match`` is
+    true when none is left."""
     if kind not in SEARCH_KINDS:
         raise InvalidInputError(f"unknown kind {kind!r}: use all, skill or memory")
     _check_limit(limit)
     _check_limit(expand, "expand")
     wanted = None if kind == "all" else kind
-    hits = lib.search(query, kind=wanted, limit=limit, rank=rank, task=task, explore=explore, seed=seed)
+    hits = lib.search(query, kind=wanted, limit=limit, rank=rank, task=task, explore=explore, seed=seed,
+                      min_relevance=min_relevance)
     returned: list[Any] = list(hits)
     if expand > 0:
         from .graph.retrieval import expand as graph_expand
@@ -93,12 +97,15 @@ def search(
     results = [_hit(h) for h in hits] + [_graph_item(r) for r in returned[len(hits):]]
     if record_hits:
         lib.episodes.record_hits(returned, query, agent)
-    return {"query": query, "results": results, "recorded_hits": len(returned) if record_hits else 0}
+    threshold = lib.settings.min_relevance if min_relevance is None else float(min_relevance)
+    return {"query": query, "results": results, "no_confident_match": not hits, "min_relevance": threshold,
+            "recorded_hits": len(returned) if record_hits else 0}
 
 
 def _hit(hit: Any) -> dict[str, Any]:
     return {"kind": hit.kind, "id": hit.id, "name": hit.name, "text": hit.text, "score": hit.score,
-            "bm25": hit.bm25, "uses": hit.uses, "successes": hit.successes, "source": "lexical"}
+            "relevance": hit.relevance, "bm25": hit.bm25, "uses": hit.uses, "successes": hit.successes,
+            "source": "lexical"}
 
 
 def _graph_item(item: Any) -> dict[str, Any]:

@@ -192,12 +192,17 @@ def build_server(lib: Library, agents: Iterable[str] = ()) -> KaosMCPServer:
         task: Annotated[
             str | None, Field(description="Rank by outcomes on this task (default: the query itself).")
         ] = None,
+        min_relevance: Annotated[
+            float | None, Field(ge=0.0, le=1.0, description="Leave out results whose relevance (the calibrated "
+                                "chance that a result answers the query) is below this; default: the library's "
+                                "setting. no_confident_match is true when nothing is left.")
+        ] = None,
     ) -> dict[str, Any]:
-        """Find skills and memories for a task, best first, with each skill's uses/successes. Writes only
-        with record_hits."""
+        """Find skills and memories for a task, best first, with each skill's uses/successes and a relevance
+        in [0, 1]. no_confident_match says when nothing fits. Writes only with record_hits."""
         return gate.call_as(agent if record_hits else None, "record hits for it", tools.search, query, kind=kind,
                             limit=limit, rank=rank, expand=expand, mode=mode, record_hits=record_hits, agent=agent,
-                            task=task, explore=explore, seed=seed)
+                            task=task, explore=explore, seed=seed, min_relevance=min_relevance)
 
     def record_outcome(
         skill: SkillRef,

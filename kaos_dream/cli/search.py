@@ -28,6 +28,9 @@ def _annotation(option: Option) -> tuple[Any, Any]:
         default = None if option.default is None else choice(option.default)
         kind: Any = choice if default is not None else choice | None
         return Annotated[kind, info], default
+    if option.kind == "number":
+        return Annotated[float | None, typer.Option(option.flag, help=option.help, show_default=False,
+                                                    min=0.0, max=1.0)], option.default
     base: Any = int if option.kind == "int" else str
     return Annotated[base if option.default is not None else base | None, info], option.default
 

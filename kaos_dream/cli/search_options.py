@@ -34,7 +34,8 @@ DOC = """Search skills and memories, best match first.
 
 @dataclass(frozen=True)
 class Option:
-    """One option: ``kind`` is flag, int, text or choice; ``minimum``/``maximum`` bound an int."""
+    """One option: ``kind`` is flag, int, number (0 to 1), text or choice; ``minimum``/``maximum`` bound
+    an int."""
 
     name: str
     flag: str
@@ -71,6 +72,9 @@ def options() -> tuple[Option, ...]:
                "record, so untried alternatives get tried sometimes.", "flag", False),
         Option("seed", "--seed", "Seed of the --explore draw (default: $KAOS_EXPLORE_SEED); the same seed and "
                "data give the same order.", "int", None, minimum=0, maximum=2**32 - 1, show_default=False),
+        Option("min_relevance", "--min-relevance", "Drop hits whose calibrated relevance (0-1, the observed "
+               "share of such hits that answer the query) is below this (default: $KAOS_MIN_RELEVANCE, else "
+               "the tuned default); 0 keeps every candidate.", "number", None, show_default=False),
         Option("task", "--task", "Rank by outcomes on this task (default: the query itself).", "text"),
         Option("agent", "--agent", "Agent id the hits are recorded for.", "text"),
         Option("record_hits", "--record-hits", "Record one hit row per result (the only search that writes).",
@@ -88,6 +92,7 @@ SHARED_VALUE_OPTIONS = {"--format": FORMATS}
 SHARED_FLAGS = ("--header", "--quiet")
 
 _WHOLE_NUMBER = re.compile(r"(0|[1-9][0-9]*)")
+_DECIMAL = re.compile(r"[0-9]{1,3}(\.[0-9]{1,12})?|\.[0-9]{1,12}")
 
 
 @dataclass
@@ -116,6 +121,10 @@ def _value(option: Option, raw: str) -> Any:
         if raw not in option.values():
             raise _Unsure
         return raw
+    if option.kind == "number":
+        if not _DECIMAL.fullmatch(raw) or not 0.0 <= float(raw) <= 1.0:
+            raise _Unsure
+        return float(raw)
     if not _WHOLE_NUMBER.fullmatch(raw):
         raise _Unsure
     number = int(raw)

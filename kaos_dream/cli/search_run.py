@@ -30,7 +30,18 @@ def _expanded_row(h: Any) -> list:
 
 
 def _hit_row(h: Any) -> list:
-    return [h.kind, h.id, h.name, h.score, f"{h.successes}/{h.uses}" if h.uses else "-", output.shorten(h.text, 60)]
+    return [h.kind, h.id, h.name, h.score, h.relevance, f"{h.successes}/{h.uses}" if h.uses else "-",
+            output.shorten(h.text, 60)]
+
+
+def _nothing_found(query: str, threshold: float) -> str:
+    """The one stderr line of a search that returns no hit."""
+    from ..search.query import content_tokens
+
+    if not content_tokens(query):
+        return "no hit: the query has no searchable word"
+    return (f"no confident match: no hit reached relevance {threshold:g} "
+            "(--min-relevance 0 lists every candidate)")
 
 
 def execute(options: GlobalOptions, values: dict[str, Any]) -> None:
@@ -50,7 +61,9 @@ def execute(options: GlobalOptions, values: dict[str, Any]) -> None:
             task=v["task"],
             explore=v["explore"],
             seed=v["seed"],
+            min_relevance=v["min_relevance"],
         )
+        threshold = lib.settings.min_relevance if v["min_relevance"] is None else v["min_relevance"]
         if expand:
             from ..graph.retrieval import expand as graph_expand
 
@@ -61,8 +74,15 @@ def execute(options: GlobalOptions, values: dict[str, Any]) -> None:
 
         output.err_console.print(Text(off), soft_wrap=True)
     json_out = wants_json_output(options, v["json_out"])
+    if not hits:
+        output.err_console.print(_nothing_found(query, threshold), soft_wrap=True, markup=False,
+                                 highlight=False)
+        if json_out:
+            output.emit_json([])  # a program still reads valid JSON
+        return
     if expand:
         _render(json_out, expanded, f"search: {query} (expanded through the graph)",
                 ["kind", "id", "name", "score", "via", "text"], _expanded_row)
     else:
-        _render(json_out, hits, f"search: {query}", ["kind", "id", "name", "score", "uses", "text"], _hit_row)
+        _render(json_out, hits, f"search: {query}", ["kind", "id", "name", "score", "relevance", "uses", "text"],
+                _hit_row)
