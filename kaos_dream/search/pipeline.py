@@ -34,7 +34,7 @@ from .candidates import (
 from .lexical import Hit, lexical_candidates, with_skill_counts
 from .query import Query
 from .relevance import check_min_relevance, relevance
-from .semantic import Fusion, IdealRelevance, SemanticMatches, Tier, gate, semantic_matches
+from .semantic import Fusion, IdealRelevance, SemanticMatches, Tier, gate, semantic_matches, strong_covers
 
 if TYPE_CHECKING:
     from ..embedding.store import Vectors
@@ -277,7 +277,10 @@ class SearchPipeline:
         if not any(v is not None for v in indexes.values()) and not strong_indexes:
             return {}
         strong = vectors.strong() if strong_indexes else None
-        vector = model.embed([query])[0]
+        # A backfilled kind is scored by the strong tier alone: the fast tier neither embeds nor scans.
+        fast_kinds = [k for k in wanted if indexes[k] is not None and not (
+            strong is not None and k in strong_indexes and strong_covers(strong_indexes[k], indexes[k]))]
+        vector = model.embed([query])[0] if fast_kinds else None
         strong_vector = strong.embed([query])[0] if strong is not None else None
         fusion = Fusion(weight=s.semantic_weight, threshold=s.semantic_threshold, full=s.semantic_full)
         strong_fusion = Fusion(weight=s.semantic_weight, threshold=s.strong_semantic_threshold,
@@ -285,7 +288,7 @@ class SearchPipeline:
         out: dict[str, SemanticMatches] = {}
         for k in wanted:
             tiers = []
-            if indexes[k] is not None and vector.any():
+            if k in fast_kinds and vector is not None and vector.any():
                 tiers.append(Tier(indexes[k], vector, fusion))
             if strong_vector is not None and k in strong_indexes and strong_vector.any():
                 tiers.append(Tier(strong_indexes[k], strong_vector, strong_fusion))
