@@ -85,6 +85,19 @@ STOP_WORDS = frozenset(
 )
 
 
+# One word of an identifier: an acronym before a capitalised word, a (capitalised) lower-case run, or
+# an upper-case run; digits stay with their letters ("k8s", "utf8"). No nested quantifier: linear.
+_IDENTIFIER_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z0-9]+")
+
+
+def identifier_words(name: str) -> str:
+    """``name`` as words: camelCase, PascalCase, snake_case, kebab-case, dotted and path-like names
+    split and lower-cased ("craftCraftingTable" -> "craft crafting table", "k8s.rollout.restart" ->
+    "k8s rollout restart", "src/read_text_file.py" -> "src read text file py"). What the embedders
+    read for a skill's name; the full-text index keeps the name itself, so it still matches exactly."""
+    return " ".join(part.lower() for part in _IDENTIFIER_PART.findall(name))
+
+
 def tokenize(text: str) -> list[str]:
     """Lower-cased word tokens in order of first appearance, without duplicates."""
     seen: dict[str, None] = {}

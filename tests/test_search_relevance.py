@@ -157,3 +157,24 @@ def test_tier_layout_is_computed_once_per_index_pair_and_matches_the_union() -> 
     assert replaced == 3
     assert not strong_covers(strong, fast)
     assert strong_covers(_index([1, 2, 3, 4, 5], 10), fast)
+
+
+def test_identifiers_are_split_into_words_for_the_embedders() -> None:
+    from kaos_dream.embedding.store import skill_text
+    from kaos_dream.tokens import identifier_words
+
+    cases = {"craftCraftingTable": "craft crafting table", "git_status": "git status",
+             "read_text_file": "read text file", "k8s.rollout.restart": "k8s rollout restart",
+             "src/read_text_file.py": "src read text file py", "parseISODate": "parse iso date",
+             "deploy-helm": "deploy helm"}
+    for name, words in cases.items():
+        assert identifier_words(name) == words
+    assert skill_text("mineIronOre", "Mine it.", []).startswith("mine iron ore. ")
+    assert identifier_words("a" * 100_000 + "B") == "a" * 100_000 + " b"  # linear on long input
+
+
+def test_an_identifier_still_matches_exactly(tmp_path: Path) -> None:
+    with _library(tmp_path / "k.db") as lib:
+        lib.skills.add("craftCraftingTable", "Make a workbench from planks")
+        hits = lib.search("craftCraftingTable")
+        assert hits[0].name == "craftCraftingTable" and hits[0].relevance > 0.9

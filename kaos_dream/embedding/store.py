@@ -23,6 +23,7 @@ import numpy as np
 from ..errors import InvalidInputError
 from ..store import transaction
 from ..store.helpers import insert_unique
+from ..tokens import identifier_words
 from .base import Embedder
 from .loader import EmbedderUnavailable, identity, load_embedder, semantic_status
 from .packages import OFF, missing_package, strong_tier_off, tier_status
@@ -48,9 +49,10 @@ Prepared = tuple[str, int, str, np.ndarray, Identity]  # (kind, id, embedded tex
 
 
 def skill_text(name: str, description: str, tags: str | list[str] | tuple[str, ...]) -> str:
-    """What a skill's vector is made from: its name as words, its description and its tags."""
+    """What a skill's vector is made from: its name as words (identifiers split, issue 31), its
+    description and its tags."""
     tag_list = json.loads(tags) if isinstance(tags, str) else list(tags)
-    words = name.replace("-", " ").replace("_", " ")
+    words = identifier_words(name)
     return f"{words}. {description} {' '.join(tag_list)}".strip()
 
 
