@@ -296,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     results["seconds"] = round(time.perf_counter() - started, 1)
     stem = benchkit.results_stem(args)
     base = stem.with_name("realstyle_results")
-    base.with_suffix(".json").write_text(json.dumps({**results, "observed": observed}, indent=1) + "\n")
+    base.with_suffix(".json").write_text(json.dumps({**results, "observed": observed}) + "\n")
     base.with_suffix(".md").write_text(render(results))
     base.with_suffix(".svg").write_text(svg(results["reliability_tuning"], "relevance vs observed precision (tuning)"))
     if results["reliability_blind"] and any(r["hits"] for r in results["reliability_blind"]):

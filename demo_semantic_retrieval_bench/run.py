@@ -197,7 +197,9 @@ def fusion_comparison(path: Path, ids: list[int], sets: dict[str, list[tuple[int
         return np.where(b > 0, 1 / (61 + lexical_rank), 0.0) + np.where(c > tau, 1 / (61 + semantic_rank), 0.0)
 
     rules = {
-        "shipped: semantic-only candidates get w*R*s*gate": lambda b, c, r, cover: np.where(
+        "shipped (issue 31): max(bm25, w*R*s*gate) for every candidate": lambda b, c, r, cover: np.maximum(
+            b, scaled(c, r) * gate(cover)),
+        "before issue 31: semantic-only candidates get w*R*s*gate": lambda b, c, r, cover: np.where(
             b > 0, b, scaled(c, r) * gate(cover)),
         "semantic-only candidates get w*R*s (no gate)": lambda b, c, r, cover: np.where(b > 0, b, scaled(c, r)),
         "max(bm25, w*R*s) for every candidate": lambda b, c, r, cover: np.maximum(b, scaled(c, r)),
