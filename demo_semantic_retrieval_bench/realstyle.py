@@ -118,6 +118,23 @@ def summary(obs: dict[str, Any], threshold: float) -> dict[str, Any]:
     }
 
 
+SWEEP = (0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5)
+
+
+def sweep(observations: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What other thresholds would do on these sets: no-answer queries left empty, answerable lost."""
+    rows = []
+    for t in SWEEP:
+        qs = [q for obs in observations for q in obs["queries"]]
+        ans = [q for q in qs if q["answerable"]]
+        na = [q for q in qs if not q["answerable"]]
+        lost = sum(q["rank"] is not None and q["hits"][q["rank"]]["relevance"] < t for q in ans)
+        empty = sum(all(h["relevance"] < t for h in q["hits"]) for q in na)
+        rows.append({"min_relevance": t, "no_answer_empty": round(empty / len(na), 3) if na else None,
+                     "answerable_lost": round(lost / len(ans), 3) if ans else None})
+    return rows
+
+
 def reliability(observations: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Relevance decile -> hits, mean relevance, observed share right (every top-10 hit of every query)."""
     bins: list[list[tuple[float, bool]]] = [[] for _ in range(10)]
@@ -245,6 +262,10 @@ def render(results: dict[str, Any]) -> str:
         for r in rows:
             lines.append(f"| {r['decile']} | {r['hits']} | {r.get('mean_relevance', '-')} | "
                          f"{r.get('observed_precision', '-')} | {r.get('gap', '-')} |")
+    lines += ["", "## Other thresholds on the tuning sets", "",
+              "| min_relevance | no-answer returning nothing | answerable lost |", "|---|---|---|"]
+    lines += [f"| {r['min_relevance']} | {r['no_answer_empty']} | {r['answerable_lost']} |"
+              for r in results["threshold_sweep_tuning"]]
     if "fit" in results:
         lines += ["", f"Refit on the tuning sets: {results['fit']}"]
     lines += ["", "## Goals", ""] + [f"- [{'x' if ok else ' '}] {g}" for g, ok in results["goals"].items()]
@@ -267,6 +288,7 @@ def main(argv: list[str] | None = None) -> int:
         "strong_tier": HAS_MINILM, "threshold": threshold,
         "constants": {"lexical": rel.LEXICAL, "semantic": rel.SEMANTIC},
         "sets": {name: summary(obs, threshold) for name, obs in observed.items()},
+        "threshold_sweep_tuning": sweep([observed[n] for n in TUNING]),
         "reliability_tuning": reliability([observed[n] for n in TUNING]),
         "reliability_blind": reliability([o for n, o in observed.items() if n not in TUNING]),
     }
