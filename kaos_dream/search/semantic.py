@@ -1,17 +1,18 @@
 """Semantic candidates and the fused relevance of a hybrid search.
 
 A search embeds the query once, takes the ``k`` nearest vectors of each kind by cosine (deprecated
-skills dropped, cosine above τ), and adds them to the lexical candidates. Relevance is then
+skills dropped, cosine above τ), and adds them to the lexical candidates. Every candidate, whichever
+path found it, is then scored with all its evidence (issue 31; before, a lexical match kept its BM25
+alone, so a skill holding one incidental query word lost its close cosine):
 
-    bm25                          for a candidate the full-text index matched (unchanged)
-    weight × R × s × gate         for a semantic-only candidate, s = clip((cos − τ) / (c_full − τ), 0, 1)
+    fused = max(bm25, weight × R × s × gate)      s = clip((cos − τ) / (c_full − τ), 0, 1), bm25 0 if unmatched
 
 where ``R`` is the BM25 an ideal match would score: the sum over the query's words of the IDF the
 lexical scorer uses (FTS5's: max(ln((N − n + 0.5) / (n + 0.5)), 1e-6)), with document counts from
 the full-text vocabulary (a word no entry holds counts as the rarest). BM25 keeps its own units, so
-the weighted ranking on top is unchanged, and so is the order among lexical matches. A neighbour found by
-meaning alone scores at most weight × R × gate (weight < 1): nothing once the best lexical match
-holds every query word, while a match on one incidental word can lose to a close paraphrase.
+the weighted ranking on top is unchanged. The semantic term is at most weight × R × gate (weight < 1):
+nothing once the best lexical match holds every query word, while a match on one incidental word
+can lose to a close paraphrase.
 ``gate`` = 1 − cover, cover being the share of the query's content words (:mod:`kaos_dream.tokens`)
 that the best lexical match holds, each word weighted by its IDF (the terms of R), and 0 from cover
 0.9 on (the search then skips the embedding and the vector scan altogether: the common case of a
