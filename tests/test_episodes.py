@@ -280,9 +280,10 @@ def test_weighted_pool_prefers_entries_with_every_query_word(lib: Library) -> No
             lib.skills.add(f"partial-{i:02d}", "alpha alpha alpha filler")
         for i in range(25):
             lib.skills.add(f"full-{i:02d}", "alpha beta and much more text to lower the bm25 score of it")
-    weighted = lib.search("alpha beta", kind="skill", limit=30)
+    # min_relevance 0: the pool's mechanics, not the relevance threshold (tests/test_search_relevance.py)
+    weighted = lib.search("alpha beta", kind="skill", limit=30, min_relevance=0.0)
     assert all(h.name.startswith("full-") for h in weighted[:25])
-    lexical = lib.search("alpha beta", kind="skill", limit=100, rank="bm25")
+    lexical = lib.search("alpha beta", kind="skill", limit=100, rank="bm25", min_relevance=0.0)
     assert len(lexical) == 85  # bm25 keeps the plain OR order over every match
 
 
@@ -296,8 +297,8 @@ def test_relaxed_level_reports_the_query_own_bm25(db_path, clock, query: str) ->
         lib.skills.add("all-words", "gamma delta epsilon zeta")
         for i in range(60):
             lib.memories.add(f"gamma delta zeta note {i}", key=f"note-{i:02d}")
-    lexical = {(h.kind, h.id): h.bm25 for h in lib.search(query, limit=200, rank="bm25")}
-    weighted = lib.search(query, limit=30)
+    lexical = {(h.kind, h.id): h.bm25 for h in lib.search(query, limit=200, rank="bm25", min_relevance=0.0)}
+    weighted = lib.search(query, limit=30, min_relevance=0.0)  # the levels' mechanics, not the threshold
     assert len(weighted) == 30
     assert lib.skills.count() > Settings().rank_pool  # large enough for coordination levels
     words = set(query.split())
