@@ -38,7 +38,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from run import HAS_MINILM, T0, build_scale, fill_strong, load_sets  # noqa: E402
+from run import HAS_MINILM, T0, build_scale, fill_strong, load_sets, p50s  # noqa: E402
 
 from kaos_dream import Library, ManualClock, Settings, benchkit  # noqa: E402
 
@@ -52,14 +52,7 @@ def probe(path: Path) -> dict[str, Any]:
     queries = [q for _, q in sets["tuning"]][:QUERIES]
     with Library(path, clock=ManualClock(T0 + 3600), settings=Settings(), readonly=True) as lib:
         lib.search(queries[0], kind="skill")  # loads the models and the indexes
-        rounds = []
-        for _ in range(ROUNDS):
-            samples = []
-            for q in queries:
-                start = time.perf_counter_ns()
-                lib.search(q, kind="skill", limit=10)
-                samples.append(time.perf_counter_ns() - start)
-            rounds.append(statistics.median(samples) / 1e6)
+        search_p50, search_spread = p50s(lib, queries, ROUNDS)  # run.py's timing loop
         strong = lib.vectors.strong()
         index = lib.vectors.index("skill", strong=True)
         fast = lib.vectors.index("skill")
@@ -80,8 +73,7 @@ def probe(path: Path) -> dict[str, Any]:
                 samples.append(time.perf_counter_ns() - start)
             floor_rounds.append(statistics.median(samples) / 1e6)
         vector_bytes = int(index.matrix.nbytes + (fast.matrix.nbytes if fast is not None else 0))
-    return {"search_p50_ms": round(statistics.median(rounds), 3),
-            "search_p50_spread_ms": [round(min(rounds), 3), round(max(rounds), 3)],
+    return {"search_p50_ms": search_p50, "search_p50_spread_ms": search_spread,
             "floor_p50_ms": round(statistics.median(floor_rounds), 3),
             "floor_p50_spread_ms": [round(min(floor_rounds), 3), round(max(floor_rounds), 3)],
             "embed_p50_ms": round(statistics.median(embed) / 1e6, 3),
