@@ -238,7 +238,7 @@ def import_(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; write nothing.")] = False,
     skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Import the valid folders and list the "
                                                "others (default: any invalid folder imports nothing).")] = False,
-    tag: Annotated[list[str] | None, typer.Option("--tag", help="Add this tag to each imported skill (repeat).")] = None,
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="Add this tag to each skill (repeat).")] = None,
     db: DbOption = None,
     json_out: JsonOption = False,
 ) -> None:
