@@ -39,11 +39,11 @@ def bundled_file(conn: Any, skill_id: int, skill_name: str, path: str,
 
 
 def _utf8(data: bytes, truncated: bool) -> str | None:
-    """``data`` as text, or None when it is not UTF-8 (a cut may split the last character: up to 3
-    bytes of it are dropped then)."""
-    for cut in range(4 if truncated else 1):
-        try:
-            return data[: len(data) - cut].decode("utf-8")
-        except UnicodeDecodeError:
-            continue
-    return None
+    """``data`` as text, or None when it is not UTF-8. A cut may split the last character: an
+    incomplete sequence at the end of a truncated read is dropped, an invalid byte anywhere is not."""
+    import codecs
+
+    try:
+        return codecs.getincrementaldecoder("utf-8")().decode(data, final=not truncated)
+    except UnicodeDecodeError:
+        return None

@@ -138,7 +138,10 @@ def parse_skill_md(data: bytes, path: str, folder_name: str) -> SkillDocument | 
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = first_line + mark.line if mark is not None else first_line
-        return [Problem(path, line, f"front matter is not valid YAML: {exc.problem or exc.context}")]
+        what = exc.problem or exc.context
+        if exc.problem and exc.context and exc.context_mark is not None:
+            what += f" ({exc.context} that starts on line {first_line + exc.context_mark.line})"
+        return [Problem(path, line, f"front matter is not valid YAML: {what}")]
     except yaml.YAMLError as exc:
         return [Problem(path, first_line, f"front matter is not valid YAML: {exc}")]
     if loaded is None:
