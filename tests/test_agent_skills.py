@@ -226,8 +226,9 @@ def test_one_invalid_folder_imports_nothing_and_skip_invalid_imports_the_rest(tm
     write_skill(tree, "broken", extra="bogus: 1\n")
     result = run_kaos_in_process("skill", "import", str(tree), db=db_path)
     assert result.returncode == 1
-    assert result.stderr.splitlines()[0] == f"{tree / 'broken' / 'SKILL.md'}:4: unknown front-matter field 'bogus' " \
-                                            "(allowed: name, description, license, compatibility, metadata, allowed-tools)"
+    assert result.stderr.splitlines()[0] == (
+        f"{tree / 'broken' / 'SKILL.md'}:4: unknown front-matter field 'bogus' "
+        "(allowed: name, description, license, compatibility, metadata, allowed-tools)")
     with Library(db_path) as lib:
         assert lib.skills.count() == 0
     result = run_kaos_in_process("skill", "import", str(tree), "--skip-invalid", "--json", db=db_path)
@@ -350,7 +351,8 @@ def test_export_writes_the_learned_record_and_filters(tmp_path: Path, library: L
     assert "  author: data-team\n  version: '1.0'\n  kaos-uses: '4'\n  kaos-successes: '3'\n" in text
     eff = library.skill_record("pdf-tools")["effective"]
     assert 0.5 < eff["successes"] / eff["uses"] < 0.75  # recent outcomes weigh more: the last one failed
-    assert f"kaos-success-rate: '{eff['successes'] / eff['uses']:.3f}'" in text and "kaos-last-used: '" in text and "kaos-tags: pdf" in text
+    assert f"kaos-success-rate: '{eff['successes'] / eff['uses']:.3f}'" in text
+    assert "kaos-last-used: '" in text and "kaos-tags: pdf" in text
     assert export_skills(library, tmp_path / "top", top=1).skills == ["pdf-tools"]
     assert export_skills(library, tmp_path / "min", min_success=0.5).skills == ["pdf-tools"]
     assert export_skills(library, tmp_path / "tag", tag="notes").skills == ["unicode-notes"]
