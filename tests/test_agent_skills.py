@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -200,13 +201,27 @@ def test_symlinks_special_files_and_oversized_bundles(tmp_path: Path, library: L
     assert library.skills.count() == 0
 
 
-def test_10000_folders_deep_is_one_line(tmp_path: Path, library: Library) -> None:
-    script = ("import os, sys\nos.chdir(sys.argv[1])\nfor _ in range(10000):\n    os.mkdir('d')\n    os.chdir('d')\n")
-    subprocess.run([sys.executable, "-c", script, str(tmp_path)], check=True)
-    result = run_kaos_in_process("skill", "import", str(tmp_path / "d"), db=library.path)
+_DEEP = "import os, sys\nos.chdir(sys.argv[1])\nfor _ in range(10000):\n    os.mkdir('d')\n    os.chdir('d')\n"
+# Removed from the bottom up, one level at a time: shutil.rmtree (pytest's clean-up) recurses once per
+# level and would hit Python's recursion limit.
+_UNDEEP = ("import os, sys\nos.chdir(sys.argv[1])\nn = 0\nwhile os.path.isdir('d'):\n    os.chdir('d')\n    n += 1\n"
+           "for _ in range(n):\n    os.chdir('..')\n    os.rmdir('d')\n")
+
+
+def test_10000_folders_deep_is_one_line(library: Library) -> None:
+    # Outside pytest's tmp_path: were this test killed half-way, pytest's own clean-up of old temporary
+    # folders would trip over the chain in every later session.
+    top = Path(tempfile.mkdtemp(prefix="kaos-deep-"))
+    try:
+        subprocess.run([sys.executable, "-c", _DEEP, str(top)], check=True)
+        result = run_kaos_in_process("skill", "import", str(top / "d"), db=library.path)
+    finally:
+        subprocess.run([sys.executable, "-c", _UNDEEP, str(top)], check=True)
+        top.rmdir()
     assert result.returncode == 1
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 2 and "more than 16 folders deep" in lines[0] and lines[1].startswith("kaos: error: 1 problem")
+    assert len(lines) == 2 and "more than 16 folders deep" in lines[0], lines
+    assert lines[1].startswith("kaos: error: 1 problem")
     assert "Traceback" not in result.stderr
 
 
