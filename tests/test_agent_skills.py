@@ -458,3 +458,41 @@ def test_agent_tools_skill_get_and_skill_file(tmp_path: Path, library: Library) 
 
     with pytest.raises(NotFoundError, match="no bundled file 'nope'"):
         agent_tools.skill_file(library, "pdf-tools", "nope")
+
+
+# -- both engines, db export / import / check ------------------------------------------------------
+
+@pytest.mark.both_engines
+def test_import_sync_export_on_either_engine(tmp_path: Path, lib: Library) -> None:
+    tree = fixture_tree(tmp_path / "tree")
+    assert import_skills(lib, [tree], sync=True).counts()["added"] == 4
+    assert import_skills(lib, [tree], sync=True).changed == 0
+    lib.record_outcome("pdf-tools", True)
+    export_skills(lib, tmp_path / "out")
+    assert (tmp_path / "out" / "pdf-tools" / "assets" / "logo.png").read_bytes() == bytes(range(256)) * 8
+    assert "kaos-uses: '1'" in (tmp_path / "out" / "pdf-tools" / "SKILL.md").read_text()
+    assert lib.check() == []
+
+
+def test_db_export_import_carries_packages_and_files_and_check_sees_damage(tmp_path: Path, db_path: Path,
+                                                                             kaos) -> None:
+    run_kaos_in_process("skill", "import", str(fixture_tree(tmp_path / "tree")), db=db_path)
+    dump = tmp_path / "dump.jsonl"
+    assert kaos("db", "export", str(dump), db=db_path).returncode == 0
+    header = json.loads(dump.read_text().splitlines()[0])
+    assert header["tables"]["skill_files"]["rows"] == 4 and header["tables"]["skill_packages"]["rows"] == 4
+    copy = tmp_path / "copy.db"
+    assert kaos("db", "import", str(dump), db=copy).returncode == 0
+    again = tmp_path / "again.jsonl"
+    kaos("db", "export", str(again), db=copy)
+    assert again.read_bytes() == dump.read_bytes()
+    export_skills(Library(copy), tmp_path / "out")
+    assert (tmp_path / "out" / "windows-file" / "data.bin").read_bytes() == b"\r\n\x00\xff\xfe"
+    import sqlite3
+
+    conn = sqlite3.connect(copy)
+    conn.execute("UPDATE skill_files SET content = X'0000000000' WHERE path = 'data.bin'")  # same size, other bytes
+    conn.commit()
+    conn.close()
+    checked = kaos("db", "check", db=copy)
+    assert checked.returncode != 0 and "bundled file: skill" in checked.stdout + checked.stderr
