@@ -477,6 +477,9 @@ def test_import_sync_export_on_either_engine(tmp_path: Path, lib: Library) -> No
 def test_db_export_import_carries_packages_and_files_and_check_sees_damage(tmp_path: Path, db_path: Path,
                                                                              kaos) -> None:
     run_kaos_in_process("skill", "import", str(fixture_tree(tmp_path / "tree")), db=db_path)
+    with Library(db_path) as lib:  # outcomes past a fold of the per-agent index (every 256th row)
+        lib.record_outcomes([{"skill": "pdf-tools", "success": i % 3 > 0, "agent": f"a{i % 4}", "task": f"t{i % 5}"}
+                             for i in range(300)])
     dump = tmp_path / "dump.jsonl"
     assert kaos("db", "export", str(dump), db=db_path).returncode == 0
     header = json.loads(dump.read_text().splitlines()[0])
