@@ -103,7 +103,8 @@ def problems_of(library: Library, *paths: Path) -> list[str]:
     ("name: x\ndescription: d\nmetadata:\n  version: 1.0\n", 4, "must be strings"),
     ("name: x\ndescription: d\nmetadata: [a, b]\n", 4, "mapping of string keys"),
     ("name: x\ndescription: d\nauthor: me\n", 4, "unknown front-matter field 'author'"),
-    ("name: x\ndescription: d\nname: y\n", 4, "key 'name' is given twice"),
+    ("name: x\ndescription: d\nname: y\n", 4, "key 'name' is given twice"),  # the C loader's path
+    ("name: x\ndescription: 'a * b & c'\nname: y\n", 4, "key 'name' is given twice"),  # the strict pure loader's
     ("name: x\ndescription: &a d\n", 3, "anchors"),
     ("name: x\ndescription: d\nlicense: [1]\n", 4, "'license' must be a string"),
     ("name: x\ndescription: 'unclosed\n", 4, "not valid YAML: found unexpected end of stream (while scanning a "
@@ -499,3 +500,27 @@ def test_db_export_import_carries_packages_and_files_and_check_sees_damage(tmp_p
     conn.close()
     checked = kaos("db", "check", db=copy)
     assert checked.returncode != 0 and "bundled file: skill" in checked.stdout + checked.stderr
+
+
+def test_mcp_skill_get_lists_files_and_skill_file_reads_one(tmp_path: Path, db_path: Path) -> None:
+    """A real `kaos mcp serve` process driven by the MCP SDK's client; reading writes nothing."""
+    pytest.importorskip("mcp")
+    from .test_mcp_server import call, call_error, drive
+
+    run_kaos_in_process("skill", "import", str(fixture_tree(tmp_path / "tree")), db=db_path)
+    before = file_digest(db_path)
+
+    async def script(s) -> None:  # noqa: ANN001 - the SDK's ClientSession
+        got = await call(s, "skill_get", {"skill": "pdf-tools"})
+        assert got["template"].startswith("# PDF") and [f["path"] for f in got["files"]] == [
+            "assets/logo.png", "references/REFERENCE.md", "scripts/extract.py"]
+        one = await call(s, "skill_file", {"skill": "pdf-tools", "path": "scripts/extract.py"})
+        assert one["text"] == "import sys\nprint(sys.argv)\n" and one["truncated"] is False
+        capped = await call(s, "skill_file", {"skill": "pdf-tools", "path": "assets/logo.png", "max_bytes": 10**9})
+        assert capped["size"] == 2048 and capped["truncated"] is False  # under the 256 KiB cap: whole
+        assert "no bundled file" in await call_error(s, "skill_file", {"skill": "pdf-tools", "path": "../x"})
+        found = await call(s, "search", {"query": "pdf", "kind": "skill"})
+        assert "Run `python" not in json.dumps(found)  # search never carries a body
+
+    drive(str(db_path), script)
+    assert file_digest(db_path) == before
