@@ -221,8 +221,7 @@ def test_10000_folders_deep_is_one_line(library: Library) -> None:
         top.rmdir()
     assert result.returncode == 1
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 2 and "more than 16 folders deep" in lines[0], lines
-    assert lines[1].startswith("kaos: error: 1 problem")
+    assert len(lines) == 1 and lines[0].startswith("kaos: error: ") and "more than 16 folders deep" in lines[0], lines
     assert "Traceback" not in result.stderr
 
 
@@ -242,15 +241,20 @@ def test_one_invalid_folder_imports_nothing_and_skip_invalid_imports_the_rest(tm
     write_skill(tree, "broken", extra="bogus: 1\n")
     result = run_kaos_in_process("skill", "import", str(tree), db=db_path)
     assert result.returncode == 1
-    assert result.stderr.splitlines()[0] == (
-        f"{tree / 'broken' / 'SKILL.md'}:4: unknown front-matter field 'bogus' "
-        "(allowed: name, description, license, compatibility, metadata, allowed-tools)")
+    assert result.stderr == (
+        f"kaos: error: {tree / 'broken' / 'SKILL.md'}:4: unknown front-matter field 'bogus' "
+        "(allowed: name, description, license, compatibility, metadata, allowed-tools) (nothing was written)\n")
+    write_skill(tree, "broken-too", extra="bogus: 1\nname: twice\n")
+    several = run_kaos_in_process("skill", "import", str(tree), db=db_path).stderr.splitlines()
+    assert several[0].startswith(f"{tree / 'broken' / 'SKILL.md'}:4: ")  # one line per problem, then the summary
+    assert several[1].startswith(f"{tree / 'broken-too' / 'SKILL.md'}:")
+    assert several[-1] == "kaos: error: 2 problems in the skill folders; nothing was imported"
     with Library(db_path) as lib:
         assert lib.skills.count() == 0
     result = run_kaos_in_process("skill", "import", str(tree), "--skip-invalid", "--json", db=db_path)
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
-    assert data["counts"]["added"] == 4 and len(data["skipped"]) == 1
+    assert data["counts"]["added"] == 4 and len(data["skipped"]) == 2
     assert "skipped: " in result.stderr and "bogus" in result.stderr
 
 

@@ -228,6 +228,17 @@ def apply(
         output.emit_exact(text)
 
 
+def raise_problems(problems: list, summary: Exception) -> None:
+    """One problem: it is the error line. Several: one `path:line: what` line each, then the summary."""
+    from ..errors import InvalidInputError
+
+    if len(problems) == 1:
+        raise InvalidInputError(f"{problems[0]} (nothing was written)") from None
+    for problem in problems:
+        output.warn(str(problem))
+    raise summary
+
+
 @app.command("import")
 def import_(
     ctx: typer.Context,
@@ -254,9 +265,7 @@ def import_(
         with opener as lib:
             result = import_skills(lib, paths, sync=sync, dry_run=dry_run, skip_invalid=skip_invalid, tags=tag or [])
     except SkillProblemsError as exc:
-        for problem in exc.problems:
-            output.warn(str(problem))
-        raise
+        raise_problems(exc.problems, exc)
     for problem in result.skipped:
         output.warn(f"skipped: {problem}")
     if wants_json(ctx, json_out):
@@ -299,9 +308,7 @@ def export(
             result = export_skills(lib, directory, top=top, min_success=min_success, tag=tag,
                                    include_deprecated=include_deprecated, force=force)
     except ExportRefusedError as exc:
-        for problem in exc.problems:
-            output.warn(str(problem))
-        raise
+        raise_problems(exc.problems, exc)
     for line in result.skipped:
         output.warn(f"skipped: {line}")
     if wants_json(ctx, json_out):
