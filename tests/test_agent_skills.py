@@ -43,6 +43,7 @@ def fixture_tree(root: Path) -> Path:
                       "allowed-tools: Bash Read\nmetadata:\n  author: data-team\n  version: \"1.0\"\n",
                 files={"scripts/extract.py": b"import sys\nprint(sys.argv)\n",
                        "assets/logo.png": bytes(range(256)) * 8, "references/REFERENCE.md": "é🦖\n".encode()})
+    (root / "pdf-tools" / "scripts" / "extract.py").chmod(0o755)
     write_skill(root / "nested", "unicode-notes", "Notes in many scripts: 日本語, Ελληνικά, emoji 🦖, RTL عربى",
                 body="Übersicht — “quotes” and ‘single’ ✓\n\n```json\n{\"a\": 1}\n```\n")
     write_skill(root, "long-description", "x" * 700 + " when needed: " + "y" * 300, body="short\n")
@@ -350,6 +351,9 @@ def test_round_trip_is_byte_stable(tmp_path: Path, clock) -> None:
             skill_dir = next(i for i in range(len(parts)) if (tree / Path(*parts[: i + 1]) / "SKILL.md").exists())
             exported = Path(parts[skill_dir], *parts[skill_dir + 1:])
             assert first[str(exported)] == data
+    for out in ("out1", "out2"):  # a script stays runnable, data stays data
+        assert os.stat(tmp_path / out / "pdf-tools" / "scripts" / "extract.py").st_mode & 0o111
+        assert not os.stat(tmp_path / out / "pdf-tools" / "assets" / "logo.png").st_mode & 0o111
     assert first["windows-file/SKILL.md"].startswith(b"---\r\nname: windows-file\r\n")
     assert first["windows-file/SKILL.md"].endswith(b"---\r\nline one\r\nline two\r\n")
     for path, data in first.items():  # every exported SKILL.md passes the importer's validator
@@ -413,6 +417,18 @@ def test_export_never_writes_through_a_symlink(tmp_path: Path, db_path: Path) ->
     assert list(elsewhere.iterdir()) == []
 
 
+def test_export_skips_a_stored_path_that_would_leave_its_folder(tmp_path: Path, library: Library) -> None:
+    import_skills(library, [fixture_tree(tmp_path / "tree")])
+    skill_id = library.skills.get("unicode-notes").id
+    with library.transaction():  # what a hand-edited or hostile `db import` could hold
+        library.conn.execute("INSERT INTO skill_files (skill_id, path, size, sha256, content) VALUES (?, ?, 1, ?, ?)",
+                             (skill_id, "../../escaped.txt", hashlib.sha256(b"x").hexdigest(), b"x"))
+    result = export_skills(library, tmp_path / "out" / "skills")
+    assert result.skipped == ["skill 'unicode-notes': bundled file path '../../escaped.txt' would leave its folder"]
+    assert "unicode-notes" not in result.skills and not (tmp_path / "out" / "escaped.txt").exists()
+    assert not (tmp_path / "escaped.txt").exists()
+
+
 def test_export_directory_that_is_a_file_or_not_writable(tmp_path: Path, db_path: Path) -> None:
     write_skill(tmp_path / "tree", "some-skill")
     run_kaos_in_process("skill", "import", str(tmp_path / "tree"), db=db_path)
@@ -451,8 +467,9 @@ def test_agent_tools_skill_get_and_skill_file(tmp_path: Path, library: Library) 
     import_skills(library, [fixture_tree(tmp_path / "tree")])
     got = agent_tools.skill_get(library, "pdf-tools")
     assert got["template"].startswith("# PDF") and len(got["files"]) == 3
-    assert got["files"][0] == {"path": "assets/logo.png", "size": 2048,
+    assert got["files"][0] == {"path": "assets/logo.png", "size": 2048, "executable": False,
                                "sha256": hashlib.sha256(bytes(range(256)) * 8).hexdigest()}
+    assert got["files"][2]["path"] == "scripts/extract.py" and got["files"][2]["executable"] is True
     text = agent_tools.skill_file(library, "pdf-tools", "references/REFERENCE.md")
     assert text["text"] == "é🦖\n" and text["truncated"] is False
     binary = agent_tools.skill_file(library, "windows-file", "data.bin", max_bytes=4)

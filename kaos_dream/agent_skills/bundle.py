@@ -10,9 +10,9 @@ MAX_FILE_READ = 256 * 1024  # bytes of one bundled file handed to an agent in on
 
 
 def bundled_files(conn: Any, skill_id: int) -> list[dict[str, Any]]:
-    """Path, size and sha256 of each bundled file, in path order (no content)."""
-    return [{"path": r[0], "size": int(r[1]), "sha256": r[2]} for r in conn.execute(
-        "SELECT path, size, sha256 FROM skill_files WHERE skill_id = ? ORDER BY path", (skill_id,))]
+    """Path, size, sha256 and executable flag of each bundled file, in path order (no content)."""
+    return [{"path": r[0], "size": int(r[1]), "sha256": r[2], "executable": bool(r[3])} for r in conn.execute(
+        "SELECT path, size, sha256, executable FROM skill_files WHERE skill_id = ? ORDER BY path", (skill_id,))]
 
 
 def bundled_file(conn: Any, skill_id: int, skill_name: str, path: str,

@@ -108,17 +108,19 @@ def select(lib: Library, *, top: int | None, min_success: float | None, tag: str
     return sorted(chosen, key=lambda sr: sr[0].name)
 
 
-def _package(conn: Any, skill_id: int) -> tuple[dict[str, Any], str, list[tuple[str, bytes]]]:
+def _package(conn: Any, skill_id: int) -> tuple[dict[str, Any], str, list[tuple[str, bytes, bool]]]:
     row = conn.execute("SELECT front_matter, newline FROM skill_packages WHERE skill_id = ?", (skill_id,)).fetchone()
     kept, newline = (json.loads(row[0]), row[1]) if row else ({}, "lf")
-    files = [(r[0], bytes(r[1])) for r in conn.execute(
-        "SELECT path, content FROM skill_files WHERE skill_id = ? ORDER BY path", (skill_id,))]
+    files = [(r[0], bytes(r[1]), bool(r[2])) for r in conn.execute(
+        "SELECT path, content, executable FROM skill_files WHERE skill_id = ? ORDER BY path", (skill_id,))]
     return kept, newline, files
 
 
-def build(lib: Library, chosen: list[tuple[Skill, dict[str, Any]]]) -> tuple[dict[str, bytes], list[str], list[str]]:
-    """(relative path -> bytes, exported names, skipped lines) for the chosen skills."""
+def build(lib: Library, chosen: list[tuple[Skill, dict[str, Any]]]
+          ) -> tuple[dict[str, bytes], set[str], list[str], list[str]]:
+    """(relative path -> bytes, the executable ones, exported names, skipped lines) for the chosen skills."""
     outputs: dict[str, bytes] = {}
+    executable: set[str] = set()
     names: list[str] = []
     skipped: list[str] = []
     for skill, record in chosen:
@@ -130,15 +132,17 @@ def build(lib: Library, chosen: list[tuple[Skill, dict[str, Any]]]) -> tuple[dic
         if isinstance(checked, list):
             skipped.append(f"skill {skill.name!r}: not a valid Agent Skill ({checked[0].what})")
             continue
-        unsafe = [p for p, _ in files if not safe_relative(p) or p == SKILL_FILE]
+        unsafe = [p for p, _, _ in files if not safe_relative(p) or p == SKILL_FILE]
         if unsafe:
             skipped.append(f"skill {skill.name!r}: bundled file path {unsafe[0]!r} would leave its folder")
             continue
         outputs[f"{skill.name}/{SKILL_FILE}"] = data
-        for path, content in files:
+        for path, content, runnable in files:
             outputs[f"{skill.name}/{path}"] = content
+            if runnable:
+                executable.add(f"{skill.name}/{path}")
         names.append(skill.name)
-    return outputs, names, skipped
+    return outputs, executable, names, skipped
 
 
 def export_skills(lib: Library, directory: str | Path, *, top: int | None = None, min_success: float | None = None,
@@ -147,7 +151,7 @@ def export_skills(lib: Library, directory: str | Path, *, top: int | None = None
     root = Path(directory)
     _check_directory(root)
     chosen = select(lib, top=top, min_success=min_success, tag=tag, include_deprecated=include_deprecated)
-    outputs, names, skipped = build(lib, chosen)
+    outputs, executable, names, skipped = build(lib, chosen)
     result = ExportResult(show(root), names, skipped=skipped)
     manifest = _read_manifest(root, force)
     to_write, problems = _plan_writes(root, outputs, manifest, force)
@@ -157,7 +161,9 @@ def export_skills(lib: Library, directory: str | Path, *, top: int | None = None
         raise ExportRefusedError(problems)
     root.mkdir(parents=True, exist_ok=True)
     for path in to_write:
-        _write_atomic(root / path, outputs[path])
+        _write_atomic(root / path, outputs[path], executable=path in executable)
+    for path in sorted(executable - set(to_write)):  # same bytes already there: make sure the bit is too
+        _set_executable(root / path, True)
     for path in stale:
         (root / path).unlink()
         _remove_empty_parents(root, Path(path).parent)
@@ -277,12 +283,22 @@ def _plan_writes(root: Path, outputs: dict[str, bytes], manifest: dict[str, str]
     return to_write, problems
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
+def _set_executable(path: Path, executable: bool) -> None:
+    mode = os.stat(path).st_mode & 0o777
+    readable = (mode & 0o444) >> 2  # execute for whoever may read
+    wanted = mode | readable if executable else mode & ~0o111
+    if wanted != mode:
+        os.chmod(path, wanted)
+
+
+def _write_atomic(path: Path, data: bytes, *, executable: bool = False) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_name(f".{path.name}.kaos-tmp-{os.getpid()}")
     try:
         with open(temp, "wb") as fh:
             fh.write(data)
+        if executable:
+            _set_executable(temp, True)
         os.replace(temp, path)
     finally:
         with contextlib.suppress(FileNotFoundError):

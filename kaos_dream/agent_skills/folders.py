@@ -33,6 +33,7 @@ class BundledFile:
     size: int
     sha256: str
     content: bytes
+    executable: bool = False  # any execute bit set: a script the harness runs
 
 
 @dataclass(frozen=True)
@@ -182,4 +183,5 @@ def _read_bundle(folder: Path, prefix: str, depth: int, files: list[BundledFile]
             if content is None:
                 problems.append(Problem(where, 0, "grew past the size cap while being read"))
                 continue
-            files.append(BundledFile(relative, len(content), hashlib.sha256(content).hexdigest(), content))
+            files.append(BundledFile(relative, len(content), hashlib.sha256(content).hexdigest(), content,
+                                     bool(info.st_mode & 0o111)))

@@ -133,7 +133,7 @@ def import_skills(lib: Library, paths: Iterable[str | Path], *, sync: bool = Fal
         if isinstance(read, list):
             problems.extend(read)
             continue
-        digest = folder_digest(read.skill_md, [(f.path, f.sha256) for f in read.files])
+        digest = folder_digest(read.skill_md, [(f.path + ("*" if f.executable else ""), f.sha256) for f in read.files])
         folders.append(_Folder(read, digest, str(folder.resolve())))
     state = _state(lib.conn)
     for item in folders:
@@ -292,8 +292,8 @@ def _apply(lib: Library, change: Change, item: _Folder | None, existing: _Existi
                  "VALUES (?, ?, ?, ?, ?, ?)",
                  (skill_id, json.dumps(doc.kept, ensure_ascii=False), doc.newline, item.source, item.digest, now))
     for f in item.bytes.files:
-        conn.execute("INSERT INTO skill_files (skill_id, path, size, sha256, content) VALUES (?, ?, ?, ?, ?)",
-                     (skill_id, f.path, f.size, f.sha256, f.content))
+        conn.execute("INSERT INTO skill_files (skill_id, path, size, sha256, content, executable) "
+                     "VALUES (?, ?, ?, ?, ?, ?)", (skill_id, f.path, f.size, f.sha256, f.content, int(f.executable)))
     if embedded:
         _store_vector(lib, skill_id, doc, tags, vectors.get(doc.name))
     return Change(change.name, change.action, change.folder, skill_id)

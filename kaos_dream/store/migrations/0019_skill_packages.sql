@@ -6,8 +6,8 @@
 --   `--sync` of a tree owns) and a digest of the folder's bytes (SKILL.md and every bundled file),
 --   so a sync of an untouched folder compares one hash and parses nothing.
 -- * skill_files: every bundled file (scripts/, references/, assets/, ...) by its path relative to
---   the skill's folder, with size, sha256 and the bytes themselves, so an export writes them back
---   byte for byte without the original folder.
+--   the skill's folder, with size, sha256, the bytes themselves and whether it is executable (a
+--   script a harness runs), so an export writes them back byte for byte without the original folder.
 --
 -- Both go with their skill (ON DELETE CASCADE); the skill's id, and so its telemetry, stays when a
 -- sync replaces the text.
@@ -28,5 +28,6 @@ CREATE TABLE skill_files (
     size     INTEGER NOT NULL CHECK (size >= 0),
     sha256   TEXT NOT NULL CHECK (length(sha256) = 64),
     content  BLOB NOT NULL CHECK (length(content) = size),
+    executable INTEGER NOT NULL DEFAULT 0 CHECK (executable IN (0, 1)),
     PRIMARY KEY (skill_id, path)
 );

@@ -17,5 +17,6 @@ CREATE TABLE skill_files (
     size     BIGINT NOT NULL CHECK (size >= 0),
     sha256   TEXT NOT NULL CHECK (length(sha256) = 64),
     content  BYTEA NOT NULL CHECK (octet_length(content) = size),
+    executable BIGINT NOT NULL DEFAULT 0 CHECK (executable IN (0, 1)),
     PRIMARY KEY (skill_id, path)
 );
