@@ -494,6 +494,10 @@ def test_import_sync_export_on_either_engine(tmp_path: Path, lib: Library) -> No
     assert (tmp_path / "out" / "pdf-tools" / "assets" / "logo.png").read_bytes() == bytes(range(256)) * 8
     assert "kaos-uses: '1'" in (tmp_path / "out" / "pdf-tools" / "SKILL.md").read_text()
     assert lib.check() == []
+    from kaos_dream import agent_tools
+
+    assert agent_tools.skill_file(lib, "windows-file", "data.bin", max_bytes=4)["base64"] == "DQoA/w=="
+    assert agent_tools.skill_get(lib, "pdf-tools")["files"][2]["executable"] is True
 
 
 def test_db_export_import_carries_packages_and_files_and_check_sees_damage(tmp_path: Path, db_path: Path,
