@@ -230,8 +230,22 @@ def related(
 
 # -- skills and memories ----------------------------------------------------------------------------
 def skill_get(lib: Library, skill: str) -> dict[str, Any]:
+    """The skill with its body (``template``: the instructions) and its bundled files' list (path,
+    size, sha256; fetch one with :func:`skill_file`)."""
+    from .agent_skills.bundle import bundled_files
+
     found = lib.skills.get(skill)
-    return {**found.to_dict(), "parameters": list(found.parameters)}
+    return {**found.to_dict(), "parameters": list(found.parameters), "files": bundled_files(lib.conn, found.id)}
+
+
+def skill_file(lib: Library, skill: str, path: str, max_bytes: int | None = None) -> dict[str, Any]:
+    """One bundled file of ``skill``: text, or base64 when it is not UTF-8, capped at ``max_bytes``
+    (at most the server's cap, 256 KiB)."""
+    from .agent_skills.bundle import MAX_FILE_READ, bundled_file
+
+    found = lib.skills.get(skill)
+    cap = MAX_FILE_READ if max_bytes is None else min(int(max_bytes), MAX_FILE_READ)
+    return bundled_file(lib.conn, found.id, found.name, path, cap)
 
 
 def skill_apply(lib: Library, skill: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:

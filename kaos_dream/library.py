@@ -19,6 +19,7 @@ from .settings import Settings
 from .skills import Skills
 from .store import LATEST_VERSION, apply_migrations, connect, schema_version, transaction
 from .store.agent_uses import agent_index_problems
+from .store.bundled import bundled_file_problems
 from .store.connect import describe_sqlite_error, enable_wal
 from .store.context import StoreContext
 from .store.counters import counter_mismatches
@@ -270,6 +271,7 @@ class Library(AbstractContextManager["Library"]):
             problems.extend(fulltext_problems(self.conn))
             problems.extend(counter_mismatches(self.conn))
             problems.extend(agent_index_problems(self.conn))
+            problems.extend(bundled_file_problems(self.conn))
             return problems
         for (line,) in self.conn.execute("PRAGMA integrity_check"):
             if line != "ok":
@@ -279,6 +281,7 @@ class Library(AbstractContextManager["Library"]):
         problems.extend(self._check_fulltext())
         problems.extend(counter_mismatches(self.conn))
         problems.extend(agent_index_problems(self.conn))
+        problems.extend(bundled_file_problems(self.conn))
         return problems
 
     def _check_fulltext(self) -> list[str]:

@@ -295,8 +295,18 @@ def build_server(lib: Library, agents: Iterable[str] = ()) -> KaosMCPServer:
                          include_deprecated=include_deprecated)
 
     def skill_get(skill: SkillRef) -> dict[str, Any]:
-        """A skill's description, template and template parameters. Read-only."""
+        """A skill's description, template (its body: the instructions), template parameters and its
+        bundled files' list (path, size, sha256; read one with skill_file). Read-only."""
         return gate.call(tools.skill_get, skill)
+
+    def skill_file(
+        skill: SkillRef,
+        path: Annotated[str, Field(description="The bundled file's path inside the skill, as skill_get lists it.")],
+        max_bytes: Annotated[int | None, Field(description="Return at most this many bytes (cap 262144).")] = None,
+    ) -> dict[str, Any]:
+        """One bundled file of a skill (scripts/, references/, assets/): UTF-8 text as text, other bytes as
+        base64; truncated says the file is longer than what was returned. Read-only."""
+        return gate.call(tools.skill_file, skill, path, max_bytes)
 
     def skill_apply(
         skill: SkillRef,
@@ -325,7 +335,8 @@ def build_server(lib: Library, agents: Iterable[str] = ()) -> KaosMCPServer:
         return gate.call(tools.dream_status)
 
     for fn, kind in (
-        (agent_start, WRITE), (search, SEARCH), (skill_get, READ), (skill_apply, READ), (record_outcome, WRITE),
+        (agent_start, WRITE), (search, SEARCH), (skill_get, READ), (skill_file, READ), (skill_apply, READ),
+        (record_outcome, WRITE),
         (record_outcomes, WRITE),
         (memory_add, WRITE), (failure_lookup, READ), (failure_record, WRITE), (agent_end, WRITE),
         (alerts_check, READ), (related, READ), (dream_status, READ),

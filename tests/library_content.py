@@ -7,6 +7,8 @@ timestamps.
 
 from __future__ import annotations
 
+import hashlib
+
 from kaos_dream import Library
 from kaos_dream.graph.nodes import Node
 
@@ -61,6 +63,14 @@ def build_rich_library(path: str) -> dict[str, int]:
         lib.failures.attach_fix(failure.fingerprint_id, summary="start the database first", skill=old.id)
         lib.failures.record_fix_outcome(failure.fingerprint_id, True)
         lib.preferences.set("tone", "terse ✓")
+        with lib.transaction():  # an Agent Skills package of the old skill: kept front matter, a binary file
+            lib.conn.execute(
+                "INSERT INTO skill_packages (skill_id, front_matter, newline, source, digest, imported_at) "
+                "VALUES (?, ?, 'crlf', ?, ?, ?)",
+                (old.id, '{"metadata": {"é": "ß ✓"}}', "/skills/old", "ab" * 32, 1.8e9 + 1 / 7))
+            blob = b"\x00\xff\r"
+            lib.conn.execute("INSERT INTO skill_files (skill_id, path, size, sha256, content) VALUES (?, ?, 3, ?, ?)",
+                             (old.id, "assets/ünï.bin", hashlib.sha256(blob).hexdigest(), blob))
         record_query(lib, "tls staging", {Node("memory", note.id): 0.75}, target=Node("memory", note.id))
         with lib.transaction():
             lib.conn.execute("INSERT INTO llm_cache (key, purpose, model, answer, created_at) VALUES (?, ?, ?, ?, ?)",

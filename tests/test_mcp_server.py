@@ -24,7 +24,8 @@ from kaos_dream import Library, Settings  # noqa: E402
 from .conftest import PROJECT_ROOT, file_digest, kaos_command, library_digest, run_kaos  # noqa: E402
 
 EXPECTED_TOOLS = {
-    "agent_start", "search", "skill_get", "skill_apply", "record_outcome", "record_outcomes", "memory_add",
+    "agent_start", "search", "skill_get", "skill_file", "skill_apply", "record_outcome", "record_outcomes",
+    "memory_add",
     "failure_lookup",
     "failure_record", "agent_end", "alerts_check", "related", "dream_status",
 }

@@ -1,7 +1,8 @@
-"""`kaos skill …`: add, list, show, update, deprecate, restore, rm, apply."""
+"""`kaos skill …`: add, list, show, update, deprecate, restore, rm, apply, import, export."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -104,15 +105,34 @@ def list_(
 
 
 @app.command("show")
-def show(ctx: typer.Context, ref: SkillRef, db: DbOption = None, json_out: JsonOption = False) -> None:
+def show(
+    ctx: typer.Context,
+    ref: SkillRef,
+    body: Annotated[bool, typer.Option("--body", help="Print only the instructions (the body), byte-exact.")] = False,
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
     """Show one skill and its outcome record: exact all-time counts beside the effective (aged) record
-    that ranking uses, for all tasks and per task.
+    that ranking uses, for all tasks and per task. --body prints just the instructions; with --json
+    it adds the bundled files (path, size, sha256).
 
     Example: kaos skill show csv-to-parquet --json
     """
     with open_for_read(ctx, db) as lib:
         skill = lib.skills.get(ref)
-        record = lib.skill_record(skill.id)
+        if body:
+            from ..agent_skills.bundle import bundled_files
+
+            files = bundled_files(lib.conn, skill.id)
+        else:
+            record = lib.skill_record(skill.id)
+    if body:
+        if wants_json(ctx, json_out):
+            output.emit_json({"id": skill.id, "name": skill.name, "description": skill.description,
+                              "body": skill.template, "files": files})
+        else:
+            output.emit_exact(skill.template)
+        return
     show_skill(ctx, skill, json_out, record=record)
 
 
@@ -206,3 +226,94 @@ def apply(
         output.emit_json({"skill": skill.name, "id": skill.id, "params": params, "rendered": text})
     else:
         output.emit_exact(text)
+
+
+def raise_problems(problems: list, summary: Exception) -> None:
+    """One problem: it is the error line. Several: one `path:line: what` line each, then the summary."""
+    from ..errors import InvalidInputError
+
+    if len(problems) == 1:
+        raise InvalidInputError(f"{problems[0]} (nothing was written)") from None
+    for problem in problems:
+        output.warn(str(problem))
+    raise summary
+
+
+@app.command("import")
+def import_(
+    ctx: typer.Context,
+    paths: Annotated[list[Path], typer.Argument(help="Skill folders (holding SKILL.md) or trees of them.",
+                                                show_default=False)],
+    sync: Annotated[bool, typer.Option("--sync", help="Make the library match this one tree: update changed "
+                                       "skills, deprecate those whose folder is gone.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; write nothing.")] = False,
+    skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Import the valid folders and list the "
+                                               "others (default: any invalid folder imports nothing).")] = False,
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="Add this tag to each skill (repeat).")] = None,
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Import Agent Skills folders (SKILL.md with YAML front matter, plus bundled files) in one
+    transaction. Every problem is one `path:line: what` line on stderr; then nothing is imported.
+
+    Example: kaos skill import .claude/skills --sync --dry-run
+    """
+    from ..agent_skills.importer import SkillProblemsError, import_skills
+
+    opener = open_for_read(ctx, db) if dry_run else open_for_write(ctx, db, create=True)
+    try:
+        with opener as lib:
+            result = import_skills(lib, paths, sync=sync, dry_run=dry_run, skip_invalid=skip_invalid, tags=tag or [])
+    except SkillProblemsError as exc:
+        raise_problems(exc.problems, exc)
+    for problem in result.skipped:
+        output.warn(f"skipped: {problem}")
+    if wants_json(ctx, json_out):
+        output.emit_json(result.to_dict())
+        return
+    changed = [c for c in result.changes if c.action != "unchanged"]
+    if changed:
+        output.table("plan (dry run: nothing written)" if dry_run else "skills imported",
+                     ["name", "action", "folder"], ([c.name, c.action, c.folder] for c in changed))
+    counts = ", ".join(f"{n} {action}" for action, n in result.counts().items())
+    output.message(f"{'would change' if dry_run else 'changed'} {result.changed}: {counts}"
+                   + (f"; {len(result.skipped)} skipped" if result.skipped else ""))
+
+
+@app.command("export")
+def export(
+    ctx: typer.Context,
+    directory: Annotated[Path, typer.Argument(help="Folder to write one skill folder per skill into.",
+                                              show_default=False)],
+    top: Annotated[int | None, typer.Option("--top", min=0, help="Only the N best by effective success "
+                                            "(lower confidence bound).")] = None,
+    min_success: Annotated[float | None, typer.Option("--min-success", min=0.0, max=1.0,
+                                                      help="Only skills whose effective success rate is at "
+                                                           "least this (0 to 1).")] = None,
+    tag: Annotated[str | None, typer.Option("--tag", help="Only skills with this tag.")] = None,
+    include_deprecated: Annotated[bool, typer.Option("--include-deprecated", help="Deprecated skills too.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite files the export did not write.")] = False,
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Write skills as Agent Skills folders (DIR/NAME/SKILL.md and bundled files) with the learned
+    record in metadata under kaos- keys. Reads the library only.
+
+    Example: kaos skill export .claude/skills --min-success 0.8 --tag data
+    """
+    from ..agent_skills.exporter import ExportRefusedError, export_skills
+
+    try:
+        with open_for_read(ctx, db) as lib:
+            result = export_skills(lib, directory, top=top, min_success=min_success, tag=tag,
+                                   include_deprecated=include_deprecated, force=force)
+    except ExportRefusedError as exc:
+        raise_problems(exc.problems, exc)
+    for line in result.skipped:
+        output.warn(f"skipped: {line}")
+    if wants_json(ctx, json_out):
+        output.emit_json(result.to_dict())
+        return
+    output.message(f"exported {len(result.skills)} skill(s) to {result.directory}: {len(result.written)} file(s) "
+                   f"written, {result.unchanged} unchanged, {len(result.removed)} removed"
+                   + (f", {len(result.skipped)} skipped" if result.skipped else ""))

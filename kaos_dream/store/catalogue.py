@@ -33,6 +33,10 @@ _TRIGGER_WRITE = re.compile(
 # Columns that say how a row is stored, not what it holds: never exported, and a loaded row takes the
 # column's default (migration 18: whether the row is in the per-agent index yet).
 STORAGE_COLUMNS = frozenset({("skill_uses", "agent_indexed")})
+# Triggers that write only such columns (migration 18's fold sets agent_indexed): they do not make their
+# table a derived one. Counting skill_uses as trigger-written would load it after the counters and
+# let the counter triggers add its rows a second time (an export in a layout past 18 is loaded as is).
+STORAGE_TRIGGERS = frozenset({"skill_uses_agent_fold"})
 
 
 @dataclass(frozen=True)
@@ -80,7 +84,8 @@ def _sqlite_foreign_keys(conn: Any, table: str) -> set[str]:
 
 
 def _sqlite_trigger_sources(conn: Any) -> list[str]:
-    return [str(r[0] or "") for r in conn.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger'")]
+    return [str(r[1] or "") for r in conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")
+            if r[0] not in STORAGE_TRIGGERS]
 
 
 # -- PostgreSQL -------------------------------------------------------------------------------------
