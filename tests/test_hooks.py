@@ -305,3 +305,22 @@ def test_a_writer_holding_the_lock_makes_hooks_spool_not_wait(tmp_path: Path) ->
     with library(db) as lib:
         assert lib.episodes.get("w").state == "running"
 
+
+
+def test_the_dream_applies_spooled_events_before_its_pass(tmp_path: Path) -> None:
+    db = tmp_path / "kaos.db"
+    Library(db, settings=Settings()).close()
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        events = ('{"type": "session_start", "session": "d1", "event_id": "1"}\n'
+                  '{"type": "session_end", "session": "d1", "event_id": "2", "outcome": "completed"}\n')
+        assert "spooled" in hook(db, events, "jsonl", "--wait-ms", "20").stderr
+    finally:
+        conn.execute("COMMIT")
+        conn.close()
+    result = run_kaos("dream", "run", "--quiet", db=db)
+    assert result.returncode == 0, result.stderr
+    assert not Path(f"{db}.hook-spool.jsonl").exists() and not Path(f"{db}.hook-spool.claimed").exists()
+    with library(db) as lib:
+        assert lib.episodes.get("d1").state == "completed"
