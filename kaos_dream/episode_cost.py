@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import InvalidInputError
+from .store.agent_uses import agent_uses
 
 MAX_COUNT = 10**12  # tokens or tool calls of one episode: far above any real session, below int64
 MAX_DURATION_S = 10.0**8  # about three years
@@ -55,65 +56,67 @@ class EpisodeCost:
         return all(v is None for v in self.values())
 
 
-# One row per (successful episode, skill it reported an outcome for): the episode's cost fields.
-_BY_SKILL_SQL = """
-SELECT DISTINCT s.name, a.id, a.tokens_in, a.tokens_out, a.tool_calls, a.duration_s
-FROM skill_uses AS u
-JOIN agent_keys AS k ON k.id = u.agent_key
-JOIN agents AS a ON a.id = k.agent_id
-JOIN skills AS s ON s.id = u.skill_id
-WHERE a.state = 'completed' AND a.ended_at >= ?
-"""
-# The same per task the episode's outcomes were on (the task's stored text).
-_BY_TASK_SQL = """
-SELECT DISTINCT t.text, a.id, a.tokens_in, a.tokens_out, a.tool_calls, a.duration_s
-FROM skill_uses AS u
-JOIN agent_keys AS k ON k.id = u.agent_key
-JOIN agents AS a ON a.id = k.agent_id
-JOIN tasks AS t ON t.id = u.task_id
-WHERE a.state = 'completed' AND a.ended_at >= ?
-"""
-_ALL_SQL = ("SELECT 'all', id, tokens_in, tokens_out, tool_calls, duration_s FROM agents "
-            "WHERE state = 'completed' AND ended_at >= ?")
+# Completed episodes that ended in a window, newest first: their cost fields.
+_EPISODES_SQL = ("SELECT id, tokens_in, tokens_out, tool_calls, duration_s FROM agents "
+                 "WHERE state = 'completed' AND ended_at >= ? AND ended_at <= ? ORDER BY ended_at DESC, id")
+# The skills (by name) and tasks (by text) one episode reported outcomes for.
+_EPISODE_USES_SQL = (f"SELECT DISTINCT s.name, t.text FROM ({agent_uses('skill_id, task_id')}) AS u "
+                     "JOIN skills AS s ON s.id = u.skill_id LEFT JOIN tasks AS t ON t.id = u.task_id")
+MAX_BROKEN_DOWN = 2000  # episodes broken down by skill and task per call (the newest): bounds the reads
 
 
 def _median(values: list[float]) -> float | None:
     return float(statistics.median(values)) if values else None
 
 
-def summarise(rows: Iterable[tuple[Any, ...]]) -> list[dict[str, Any]]:
-    """Per group (the rows' first column): successful episodes, how many reported a cost, and the
-    median tokens (in + out), tool calls and duration per successful episode, with their totals.
-    Groups sorted by episodes (most first), ties by name."""
-    groups: dict[str, list[tuple[Any, ...]]] = {}
-    for row in rows:
-        groups.setdefault(str(row[0]), []).append(row)
-    out = []
-    for name, members in groups.items():
-        tokens = [float(r[2] or 0) + float(r[3] or 0) for r in members if r[2] is not None or r[3] is not None]
-        calls = [float(r[4]) for r in members if r[4] is not None]
-        durations = [float(r[5]) for r in members if r[5] is not None]
-        out.append({
-            "name": name,
-            "episodes": len(members),
-            "reported": sum(1 for r in members if any(v is not None for v in r[2:5])),
-            "median_tokens": _median(tokens),
-            "median_tool_calls": _median(calls),
-            "median_duration_s": _median(durations),
-            "total_tokens": int(sum(tokens)),
-            "total_tool_calls": int(sum(calls)),
-        })
-    out.sort(key=lambda g: (-g["episodes"], g["name"]))
-    return out
-
-
-def cost_per_success(conn: Any, since: float | None = None, limit: int = 20) -> dict[str, Any]:
-    """What a successful (completed) episode costs: overall, by skill and by task (at most ``limit``
-    groups each, most episodes first). Read-only."""
-    floor = since if since is not None else -1e18
-    overall = summarise(conn.execute(_ALL_SQL, (floor,)).fetchall())
+def summarise(name: str, rows: Iterable[tuple[Any, ...]]) -> dict[str, Any]:
+    """One group of episodes' cost rows ``(id, tokens_in, tokens_out, tool_calls, duration_s)``: how
+    many, how many reported tokens or tool calls, and the median tokens (in + out), tool calls and
+    duration per episode, with the totals."""
+    members = list(rows)
+    tokens = [float(r[1] or 0) + float(r[2] or 0) for r in members if r[1] is not None or r[2] is not None]
+    calls = [float(r[3]) for r in members if r[3] is not None]
+    durations = [float(r[4]) for r in members if r[4] is not None]
     return {
-        "overall": overall[0] if overall else None,
-        "by_skill": summarise(conn.execute(_BY_SKILL_SQL, (floor,)).fetchall())[:limit],
-        "by_task": summarise(conn.execute(_BY_TASK_SQL, (floor,)).fetchall())[:limit],
+        "name": name,
+        "episodes": len(members),
+        "reported": sum(1 for r in members if any(v is not None for v in r[1:4])),
+        "median_tokens": _median(tokens),
+        "median_tool_calls": _median(calls),
+        "median_duration_s": _median(durations),
+        "total_tokens": int(sum(tokens)),
+        "total_tool_calls": int(sum(calls)),
     }
+
+
+def _reported(row: tuple[Any, ...]) -> bool:
+    return any(v is not None for v in row[1:4])
+
+
+def cost_per_success(conn: Any, since: float | None = None, until: float | None = None,
+                     limit: int = 20) -> dict[str, Any]:
+    """What a successful (completed) episode costs in a window: overall, and by skill and by task
+    over the episodes that reported tokens or tool calls (the newest :data:`MAX_BROKEN_DOWN`), at most
+    ``limit`` groups each, most episodes first, ties by name. Read-only."""
+    lo = since if since is not None else -1e18
+    hi = until if until is not None else 1e18
+    episodes = [tuple(r) for r in conn.execute(_EPISODES_SQL, (lo, hi))]
+    by_skill: dict[str, list[tuple[Any, ...]]] = {}
+    by_task: dict[str, list[tuple[Any, ...]]] = {}
+    for row in [r for r in episodes if _reported(r)][:MAX_BROKEN_DOWN]:
+        skills, tasks = set(), set()
+        for skill, task in conn.execute(_EPISODE_USES_SQL, (row[0],)):
+            skills.add(str(skill))
+            if task is not None:
+                tasks.add(str(task))
+        for skill in skills:
+            by_skill.setdefault(skill, []).append(row)
+        for task in tasks:
+            by_task.setdefault(task, []).append(row)
+
+    def groups(found: dict[str, list[tuple[Any, ...]]]) -> list[dict[str, Any]]:
+        out = [summarise(name, rows) for name, rows in found.items()]
+        out.sort(key=lambda g: (-g["episodes"], g["name"]))
+        return out[:limit]
+
+    return {"overall": summarise("all", episodes), "by_skill": groups(by_skill), "by_task": groups(by_task)}
