@@ -192,8 +192,14 @@ def trigger_written_tables(conn: Any) -> set[str]:
     data = {s.name for s in data_tables(conn)}
     found: set[str] = set()
     for source in sources:
-        for inserted, updated in _TRIGGER_WRITE.findall(source):
-            name = inserted or updated
+        for match in _TRIGGER_WRITE.finditer(source):
+            name = match.group(1) or match.group(2)
+            if match.group(2):
+                # An update that only sets a storage column (migration 18's fold of skill_uses into
+                # its per-agent index) writes no data: the table still loads with the others.
+                first = source[match.end():].split("=", 1)[0].strip().strip('"')
+                if (name, first) in STORAGE_COLUMNS:
+                    continue
             if name in data:
                 found.add(name)
     return found
