@@ -296,14 +296,18 @@ def test_a_writer_holding_the_lock_makes_hooks_spool_not_wait(tmp_path: Path) ->
     conn.execute("BEGIN IMMEDIATE")
     try:
         result = hook(db, '{"type": "session_start", "session": "w", "event_id": "1"}', "jsonl", "--wait-ms", "50")
+        assert Path(f"{db}.hook-spool.jsonl").read_text().count("\n") == 1
+        # The next call claims the spool, cannot apply it either, and spools its own event anew.
+        second = hook(db, '{"type": "tool", "session": "w", "event_id": "2", "tool": "sh"}', "jsonl", "--wait-ms", "50")
     finally:
         conn.execute("COMMIT")
         conn.close()
-    assert result.returncode == 0 and "spooled" in result.stderr
-    assert Path(f"{db}.hook-spool.jsonl").read_text().count("\n") == 1
-    assert run_kaos("hook", "replay", db=db).returncode == 0
+    assert result.returncode == 0 and "spooled" in result.stderr and second.returncode == 0
+    assert Path(f"{db}.hook-spool.claimed").exists() and Path(f"{db}.hook-spool.jsonl").exists()
+    replayed = run_kaos("hook", "replay", "--json", db=db)
+    assert replayed.returncode == 0 and json.loads(replayed.stdout)["applied"] == 2  # the claim, then the rest
     with library(db) as lib:
-        assert lib.episodes.get("w").state == "running"
+        assert (lib.episodes.get("w").state, lib.episodes.get("w").tool_calls) == ("running", 1)
 
 
 

@@ -94,24 +94,29 @@ def replay(lib: Library, spool: Spool) -> tuple[int, int, int]:
     from .apply import apply_event
 
     applied = duplicates = rejected = 0
-    for line in spool.claim():
-        try:
-            event = HarnessEvent.from_json(line)
-        except (ValueError, TypeError, KaosError) as exc:
-            spool.reject(line, f"not a spooled event: {exc}")
-            rejected += 1
-            continue
-        try:
-            if apply_event(lib, event):
-                applied += 1
-            else:
-                duplicates += 1
-        except Exception as exc:
-            if _retryable(exc):
-                raise
-            spool.reject(line, str(exc))
-            rejected += 1
-    spool.done()
+    # An unfinished earlier claim first, then what was appended since: two rounds empty the spool as
+    # it was when the replay began (a third takes what arrived meanwhile, if anything).
+    for _ in range(3):
+        if not spool.pending():
+            break
+        for line in spool.claim():
+            try:
+                event = HarnessEvent.from_json(line)
+            except (ValueError, TypeError, KaosError) as exc:
+                spool.reject(line, f"not a spooled event: {exc}")
+                rejected += 1
+                continue
+            try:
+                if apply_event(lib, event):
+                    applied += 1
+                else:
+                    duplicates += 1
+            except Exception as exc:
+                if _retryable(exc):
+                    raise
+                spool.reject(line, str(exc))
+                rejected += 1
+        spool.done()
     return applied, duplicates, rejected
 
 
