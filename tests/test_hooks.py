@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from kaos_dream import Library, Settings
 
 from .conftest import PROJECT_ROOT, SUITE_ENV, kaos_command, run_kaos
@@ -328,3 +330,31 @@ def test_the_dream_applies_spooled_events_before_its_pass(tmp_path: Path) -> Non
     assert not Path(f"{db}.hook-spool.jsonl").exists() and not Path(f"{db}.hook-spool.claimed").exists()
     with library(db) as lib:
         assert lib.episodes.get("d1").state == "completed"
+
+
+@pytest.mark.both_engines
+def test_events_apply_once_on_both_engines(library_target: str) -> None:
+    """The same events, applied in process (the SQL of harness/apply.py), on SQLite and PostgreSQL."""
+    from kaos_dream.harness.apply import apply_event
+    from kaos_dream.harness.events import from_jsonl
+
+    lines = [
+        {"type": "session_start", "session": "pg-1", "event_id": "1", "name": "on a server", "at": T},
+        {"type": "tool", "session": "pg-1", "event_id": "2", "tool": "Skill", "at": T + 1},
+        {"type": "skill", "session": "pg-1", "event_id": "3", "skill": "csv-to-parquet", "at": T + 2},
+        {"type": "tool", "session": "pg-1", "event_id": "4", "tool": "http_get", "ok": False, "error": "HTTP 503",
+         "at": T + 3},
+        {"type": "usage", "session": "pg-1", "event_id": "5", "tokens_in": 70, "tokens_out": 7, "at": T + 4},
+        {"type": "session_end", "session": "pg-1", "event_id": "6", "at": T + 10},
+    ]
+    with Library(library_target, settings=Settings()) as lib:
+        lib.skills.add("csv-to-parquet", "Convert CSV files to parquet", "Convert {path}")
+        events = [from_jsonl(line, T + 20) for line in lines]
+        assert [apply_event(lib, e) for e in events] == [True] * 6
+        assert [apply_event(lib, e) for e in events] == [False] * 6
+        ep = lib.episodes.get("pg-1")
+        # The last tool call failed, so the session failed, and the invoked skill counts as a failure.
+        assert (ep.name, ep.state, ep.tool_calls, ep.tokens_in, ep.tokens_out, ep.duration_s) == (
+            "on a server", "failed", 2, 70, 7, 10.0)
+        assert uses(lib, "csv-to-parquet") == (1, 0)
+        assert [f["tool"] for f in lib.failures.list()] == ["http_get"]
