@@ -144,11 +144,11 @@ def run_hook(args: list[str]) -> int | None:
         from .settings import Settings
 
         db = Settings.from_env().db
-    from .harness.run import DEFAULT_WAIT_MS, handle
+    from .harness.run import DEFAULT_WAIT_MS, handle, read_stdin
 
     global _answered_fast
     _answered_fast = True
-    return handle(shape, sys.stdin.buffer.read(), db, spool_base=options.get("--spool"),
+    return handle(shape, read_stdin(), db, spool_base=options.get("--spool"),
                   wait_ms=int(wait) if wait is not None else DEFAULT_WAIT_MS)
 
 

@@ -7,12 +7,11 @@ without this command tree (a hook runs on every tool call); these definitions gi
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated
 
 import typer
 
-from ..harness.run import DEFAULT_WAIT_MS, handle, replay_command
+from ..harness.run import DEFAULT_WAIT_MS, handle, read_stdin, replay_command
 from . import output
 from .common import DbOption, JsonOption, global_options, wants_json
 from .libraries import resolve_db_path
@@ -29,7 +28,7 @@ WaitMs = Annotated[int, typer.Option(
 
 def _run(ctx: typer.Context, shape: str, db: str | None, spool: str | None, wait_ms: int) -> None:
     path = resolve_db_path(global_options(ctx), db)
-    raise typer.Exit(handle(shape, sys.stdin.buffer.read(), path, spool_base=spool, wait_ms=wait_ms))
+    raise typer.Exit(handle(shape, read_stdin(), path, spool_base=spool, wait_ms=wait_ms))
 
 
 @app.command("claude-code")

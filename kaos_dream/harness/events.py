@@ -26,7 +26,7 @@ from ..errors import InvalidInputError
 
 KINDS = ("session_start", "tool", "skill", "usage", "stop", "session_end", "ignored")
 END_OUTCOMES = ("completed", "failed", "killed")
-MAX_EVENT_BYTES = 1_000_000  # one hook event on stdin; a tool response can be large, the rest is dropped
+MAX_EVENT_BYTES = 16 * 1024 * 1024  # what a hook reads from stdin (a tool response can be large)
 MAX_ID = 200
 MAX_ERROR_CHARS = 20_000  # the failure record keeps a bounded sample and the full text's hash anyway
 MAX_TEXT = 2000

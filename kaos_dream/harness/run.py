@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from ..errors import KaosError, StoreError
-from .events import HarnessEvent, from_claude_code, from_jsonl, parse_object, transcript_usage
+from .events import MAX_EVENT_BYTES, HarnessEvent, from_claude_code, from_jsonl, parse_object, transcript_usage
 from .spool import Spool, default_base
 
 if TYPE_CHECKING:
@@ -39,6 +39,8 @@ def parse(shape: str, data: bytes, received: float) -> list[HarnessEvent]:
         return [_with_transcript_tokens(event)]
     if shape != "jsonl":
         raise KaosError(f"unknown hook shape {shape!r}: use {' or '.join(SHAPES)}")
+    if len(data) > MAX_EVENT_BYTES:
+        raise KaosError(f"the hook events are larger than {MAX_EVENT_BYTES} bytes")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -131,6 +133,11 @@ def _spool(spool: Spool, events: Iterable[HarnessEvent], why: str) -> int:
         return 0
     _say(f"{why}; {len(events)} event(s) spooled to {spool.path} for the next call to apply")
     return 0
+
+
+def read_stdin() -> bytes:
+    """Stdin up to one byte past the cap (enough to say it is too large without reading it all)."""
+    return sys.stdin.buffer.read(MAX_EVENT_BYTES + 1)
 
 
 def handle(shape: str, data: bytes, db: str, *, spool_base: str | None = None,
