@@ -69,15 +69,20 @@ class HarnessEvent:
         return cls(**{k: v for k, v in data.items() if k in known})
 
 
+def stdin_text(data: bytes, what: str = "the hook event") -> str:
+    """Stdin's bytes as text, or InvalidInputError when they are too many or not UTF-8."""
+    if len(data) > MAX_EVENT_BYTES:
+        raise InvalidInputError(f"{what} is larger than {MAX_EVENT_BYTES} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInputError(f"{what} is not UTF-8 text") from None
+
+
 def parse_object(text: str | bytes) -> dict[str, Any]:
     """One JSON object, or InvalidInputError in one line."""
     if isinstance(text, bytes):
-        if len(text) > MAX_EVENT_BYTES:
-            raise InvalidInputError(f"the hook event is larger than {MAX_EVENT_BYTES} bytes")
-        try:
-            text = text.decode("utf-8")
-        except UnicodeDecodeError:
-            raise InvalidInputError("the hook event is not UTF-8 text") from None
+        text = stdin_text(text)
     if not text.strip():
         raise InvalidInputError("no hook event on stdin (one JSON object expected)")
     try:

@@ -21,7 +21,15 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from ..errors import KaosError, StoreError
-from .events import MAX_EVENT_BYTES, HarnessEvent, from_claude_code, from_jsonl, parse_object, transcript_usage
+from .events import (
+    MAX_EVENT_BYTES,
+    HarnessEvent,
+    from_claude_code,
+    from_jsonl,
+    parse_object,
+    stdin_text,
+    transcript_usage,
+)
 from .spool import Spool, default_base
 
 if TYPE_CHECKING:
@@ -39,12 +47,7 @@ def parse(shape: str, data: bytes, received: float) -> list[HarnessEvent]:
         return [_with_transcript_tokens(event)]
     if shape != "jsonl":
         raise KaosError(f"unknown hook shape {shape!r}: use {' or '.join(SHAPES)}")
-    if len(data) > MAX_EVENT_BYTES:
-        raise KaosError(f"the hook events are larger than {MAX_EVENT_BYTES} bytes")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise KaosError("the hook events are not UTF-8 text") from None
+    text = stdin_text(data, "the hook events")
     events = []
     lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
     if not lines:
