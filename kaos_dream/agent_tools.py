@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .clock import iso, representable
+from .episode_cost import EpisodeCost
 from .episodes import END_STATES, clean_agent_id
 from .errors import InvalidInputError, NotPermittedError
 from .failures.diagnosis import for_agents
@@ -150,26 +152,50 @@ def agent_end(
     *,
     conclusion: str | None = None,
     citations: Sequence[str] = (),
+    tool: str | None = None,
+    message: str | None = None,
     error_tool: str | None = None,
     error: str | None = None,
+    cost: EpisodeCost | None = None,
 ) -> dict[str, Any]:
     """End an episode (completed, failed or killed). A failed episode may name the failure that ended
-    it (``error_tool`` + ``error``): it is recorded for the agent first, so the episode-end batch sees
-    it. Everything is validated before anything is written; ending an ended episode changes nothing
-    (and records no failure)."""
+    it (``tool`` + ``message``, as :func:`failure_record` names them; ``error_tool`` and ``error`` are
+    the older names, still accepted): it is recorded for the agent first, so the episode-end batch
+    sees it. ``cost`` (tokens, tool calls, duration) is stored with the end. Everything is validated
+    before anything is written; ending an ended episode changes nothing (and records no failure)."""
     if state not in END_STATES:
         raise InvalidInputError(f"state must be one of {', '.join(END_STATES)}")
-    if (error_tool is None) != (error is None):
-        raise InvalidInputError("give both error_tool and error, or neither")
-    if error_tool is not None and state != "failed":
-        raise InvalidInputError("error_tool and error are for state 'failed' only")
+    tool = _one_name(tool, error_tool, "tool", "error_tool")
+    message = _one_name(message, error, "message", "error")
+    if (tool is None) != (message is None):
+        raise InvalidInputError("give both tool and message (the failure's error text), or neither")
+    if tool is not None and state != "failed":
+        raise InvalidInputError("tool and message are for state 'failed' only")
+    cost = (cost or EpisodeCost()).checked()
     cited = parse_citations(citations)
     episode = lib.episodes.get(clean_agent_id(agent))
     failure = None
-    if error_tool is not None and error is not None and episode.state == "running":
-        failure = failure_record(lib, error_tool, error, episode.id)
-    result = lib.episodes.end(episode.id, state, conclusion, cited)
+    if tool is not None and message is not None and episode.state == "running":
+        failure = failure_record(lib, tool, message, episode.id)
+    result = lib.episodes.end(episode.id, state, conclusion, cited, cost=cost)
     return {**result.to_dict(), "failure": failure}
+
+
+def _one_name(value: str | None, alias: str | None, name: str, old: str) -> str | None:
+    """An argument given under its name or its older alias (not both with different values)."""
+    if alias is None:
+        return value
+    if value is not None and value != alias:
+        raise InvalidInputError(f"{old} is the older name of {name}: give one of them")
+    return alias
+
+
+def fix_outcome(lib: Library, failure: str, worked: bool, agent: str) -> dict[str, Any]:
+    """Whether the current fix of a failure (its fingerprint id or short hash) worked when ``agent``
+    applied it; a fix that fails too often is withdrawn. The fix it applied to is in the result."""
+    if not isinstance(worked, bool):
+        raise InvalidInputError("worked must be true or false")
+    return lib.failures.record_fix_outcome(failure, worked, agent=agent)
 
 
 # -- failures ---------------------------------------------------------------------------------------
@@ -270,6 +296,24 @@ def dream_status(lib: Library) -> dict[str, Any]:
     """What ``kaos dream status`` shows: episodes by state, live edges, telemetry rows, the dream's
     cycle, due-ness, running lease, last run and pending proposals, fingerprints and open alerts."""
     return library_status(lib.conn, lib.settings.dream_threshold)
+
+
+def iso_timestamps(value: Any) -> Any:
+    """``value`` with every ``*_at`` epoch turned into ISO 8601 UTC, as the CLI prints times; the
+    epoch stays beside it as ``*_at_epoch`` for a client that computes with it. Nested values too."""
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if (isinstance(key, str) and key.endswith("_at") and isinstance(item, int | float)
+                    and not isinstance(item, bool) and representable(float(item))):
+                out[key] = iso(float(item))
+                out[f"{key}_epoch"] = item
+            else:
+                out[key] = iso_timestamps(item)
+        return out
+    if isinstance(value, list | tuple):
+        return [iso_timestamps(v) for v in value]
+    return value
 
 
 def parse_citations(citations: Sequence[str]) -> tuple[tuple[str, str], ...]:

@@ -48,6 +48,10 @@ def run(argv: list[str] | None = None) -> int:
         code = run_search(args)
         if code is not None:
             return code
+    if text and "hook" in args:
+        code = run_hook(args)
+        if code is not None:
+            return code
     from .cli import run as run_cli
 
     return run_cli(args)
@@ -83,6 +87,69 @@ def run_search(args: list[str]) -> int | None:
     global _answered_fast
     _answered_fast = True
     return guard.guarded(command)
+
+
+_HOOK_OPTIONS = ("--db", "--spool", "--wait-ms")
+
+
+def hook_arguments(args: list[str]) -> tuple[str, dict[str, str]] | None:
+    """``[--db V] hook SHAPE [--db V] [--spool V] [--wait-ms N]`` as (shape, options); None for
+    anything else (help, a typo, another command), which click then judges."""
+    from .harness.run import SHAPES
+
+    options: dict[str, str] = {}
+    rest = list(args)
+
+    def take(allowed: tuple[str, ...], prefix: str) -> bool:
+        arg = rest[0]
+        name, eq, value = arg.partition("=")
+        if name not in allowed:
+            return False
+        if not eq:
+            if len(rest) < 2:
+                return False
+            value = rest[1]
+            del rest[0]
+        del rest[0]
+        options[prefix + name] = value
+        return True
+
+    while rest and rest[0] != "hook":
+        if not take(("--db",), "root"):
+            return None
+    if len(rest) < 2 or rest[1] not in SHAPES:
+        return None
+    shape = rest[1]
+    del rest[:2]
+    while rest:
+        if not take(_HOOK_OPTIONS, ""):
+            return None
+    return shape, options
+
+
+def run_hook(args: list[str]) -> int | None:
+    """`kaos hook claude-code|jsonl` without typer: a hook runs on every tool call of an agent, so
+    its start-up is most of its cost. None when the arguments need click (help, a bad option)."""
+    parsed = hook_arguments(args)
+    if parsed is None:
+        return None
+    shape, options = parsed
+    wait = options.get("--wait-ms")
+    if wait is not None and (not wait.isdigit() or int(wait) > 60_000):
+        return None  # click says what is wrong with it
+    db = options.get("--db") or options.get("root--db") or os.environ.get("KAOS_DB")
+    if db is not None and not db.strip():
+        return None
+    if not db:
+        from .settings import Settings
+
+        db = Settings.from_env().db
+    from .harness.run import DEFAULT_WAIT_MS, handle, read_stdin
+
+    global _answered_fast
+    _answered_fast = True
+    return handle(shape, read_stdin(), db, spool_base=options.get("--spool"),
+                  wait_ms=int(wait) if wait is not None else DEFAULT_WAIT_MS)
 
 
 def single_blas_thread() -> None:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import hooks
+from .episode_cost import EpisodeCost
 from .errors import ConflictError, InvalidInputError, NotFoundError
 from .names import clean_agent_id
 from .plasticity.hebbian import CROSS_MODAL_WEIGHT, SAME_KIND_WEIGHT, canonical
@@ -57,6 +58,10 @@ class Episode:
     conclusion: str | None
     citations: tuple[tuple[str, str], ...]
     processed_at: float | None
+    tokens_in: int | None
+    tokens_out: int | None
+    tool_calls: int | None
+    duration_s: float | None
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Episode:
@@ -174,6 +179,19 @@ _SESSION_NODES_SQL = f"""
 UNION ALL SELECT 1, memory_id FROM memory_hits WHERE agent_id = ?1
 UNION ALL SELECT 2, fingerprint_id FROM failure_occurrences WHERE agent_id = ?1
 """
+# An episode end's cost: each field given replaces the stored count; a duration not given is the time
+# since the start (the parameters: tokens in, tokens out, tool calls, duration, now).
+_END_COST_SET = ("tokens_in = coalesce(?, tokens_in), tokens_out = coalesce(?, tokens_out), "
+                 "tool_calls = coalesce(?, tool_calls), "
+                 "duration_s = coalesce(?, duration_s, CASE WHEN ? > started_at THEN ? - started_at ELSE 0 END)")
+# A running episode's counts plus what a harness reported (?1-?3; NULL stays NULL until something is
+# reported); a duration given (?4) replaces the stored one. ?5 is the agent.
+_ADD_USAGE_SQL = (
+    "UPDATE agents SET tokens_in = CASE WHEN ?1 IS NULL THEN tokens_in ELSE coalesce(tokens_in, 0) + ?1 END, "
+    "tokens_out = CASE WHEN ?2 IS NULL THEN tokens_out ELSE coalesce(tokens_out, 0) + ?2 END, "
+    "tool_calls = CASE WHEN ?3 IS NULL THEN tool_calls ELSE coalesce(tool_calls, 0) + ?3 END, "
+    "duration_s = coalesce(?4, duration_s) WHERE id = ?5 AND state = 'running'"
+)
 # Per-skill outcome counts of one agent (``kaos agent show``).
 _ACTIVITY_SQL = (
     "SELECT u.skill_id, s.name, count(*), sum(u.success) "
@@ -344,10 +362,11 @@ class Episodes:
         return {"skills": skills, "memories": memories, "skill_hits": skill_hits}
 
     def complete(
-        self, agent_id: str, conclusion: str | None = None, citations: Iterable[Sequence[str]] = ()
+        self, agent_id: str, conclusion: str | None = None, citations: Iterable[Sequence[str]] = (),
+        *, cost: EpisodeCost | None = None,
     ) -> EndResult:
         """End the episode successfully: the only end state the default gate lets reinforce anything."""
-        return self.end(agent_id, "completed", conclusion, citations)
+        return self.end(agent_id, "completed", conclusion, citations, cost=cost)
 
     def fail(
         self,
@@ -357,6 +376,7 @@ class Episodes:
         *,
         tool: str | None = None,
         error: str | None = None,
+        cost: EpisodeCost | None = None,
     ) -> EndResult:
         """End the episode as failed: recorded, hooks run, nothing is reinforced.
 
@@ -368,11 +388,14 @@ class Episodes:
         if tool is not None and error is not None:
             self.get(clean_agent_id(agent_id))  # an unknown agent is an error before anything is written
             self._failures.record(tool, error, agent=agent_id)
-        return self.end(agent_id, "failed", conclusion, citations)
+        return self.end(agent_id, "failed", conclusion, citations, cost=cost)
 
-    def kill(self, agent_id: str, conclusion: str | None = None, citations: Iterable[Sequence[str]] = ()) -> EndResult:
+    def kill(
+        self, agent_id: str, conclusion: str | None = None, citations: Iterable[Sequence[str]] = (),
+        *, cost: EpisodeCost | None = None,
+    ) -> EndResult:
         """End the episode as killed: recorded, hooks run, nothing is reinforced."""
-        return self.end(agent_id, "killed", conclusion, citations)
+        return self.end(agent_id, "killed", conclusion, citations, cost=cost)
 
     def end(
         self,
@@ -381,10 +404,16 @@ class Episodes:
         conclusion: str | None = None,
         citations: Iterable[Sequence[str]] = (),
         extra: dict[str, object] | None = None,
+        *,
+        cost: EpisodeCost | None = None,
     ) -> EndResult:
-        """End an episode in ``state``; a second end of the same agent is a no-op (``changed=False``)."""
+        """End an episode in ``state``; a second end of the same agent is a no-op (``changed=False``).
+
+        ``cost`` (tokens, tool calls, duration) is stored with the end; a field it leaves out keeps
+        what :meth:`add_usage` counted, and a duration not given is the time since the start."""
         if state not in END_STATES:
             raise InvalidInputError(f"end state must be one of {', '.join(END_STATES)}")
+        cost = (cost or EpisodeCost()).checked()
         agent_id = clean_agent_id(agent_id)
         cited = clean_citations(citations)
         auto = self._ctx.settings.dream_auto
@@ -401,9 +430,10 @@ class Episodes:
                 return EndResult(Episode.from_row(row), False, False, "already ended", 0, 0)
             now = self._ctx.now()
             self._conn.execute(
-                "UPDATE agents SET state = ?, ended_at = ?, conclusion = ?, citations = ?, processed_at = ? "
-                "WHERE id = ?",
-                (state, now, conclusion, json.dumps([list(c) for c in cited]), now, agent_id),
+                "UPDATE agents SET state = ?, ended_at = ?, conclusion = ?, citations = ?, processed_at = ?, "
+                f"{_END_COST_SET} WHERE id = ?",
+                (state, now, conclusion, json.dumps([list(c) for c in cited]), now, *cost.values(),
+                 now, now, agent_id),
             )
             if auto:
                 skills, memories, failure_ids = self._session_nodes(agent_id)
@@ -452,6 +482,17 @@ class Episodes:
         eta = self._ctx.settings.ltp_eta
         strengthened = self._conn.execute(_LTP_SQL, (*ids, eta, CROSS_MODAL_WEIGHT)).rowcount
         return pairs, strengthened
+
+    def add_usage(self, agent_id: str, usage: EpisodeCost) -> Episode:
+        """Add ``usage`` (tokens, tool calls) to a running episode's counts, for a harness that reports
+        as it goes (``kaos hook``); a duration given replaces the stored one. An ended episode is
+        left as it ended."""
+        usage = usage.checked()
+        agent_id = clean_agent_id(agent_id)
+        with transaction(self._conn):
+            self._ensure_agent(agent_id, self._ctx.now())
+            self._conn.execute(_ADD_USAGE_SQL, (*usage.values(), agent_id))
+        return self.get(agent_id)
 
     # -- fast path --------------------------------------------------------------------------------
     def _ensure_agent(self, agent_id: str, now: float) -> None:

@@ -49,6 +49,7 @@ from pydantic import Field, ValidationError
 
 from . import __version__
 from . import agent_tools as tools
+from .episode_cost import MAX_COUNT, MAX_DURATION_S, EpisodeCost
 from .errors import KaosError
 from .library import Library
 from .store.connect import connection_path, describe_sqlite_error
@@ -60,7 +61,8 @@ T = TypeVar("T")
 INSTRUCTIONS = (
     "kaos-dream: a skill and memory library that learns from use. Typical episode: agent_start, search "
     "(record_hits=true, agent=…), skill_get/skill_apply, record_outcome for each skill you applied, "
-    "failure_lookup / failure_record when a tool fails, then agent_end. Check alerts_check before spawning "
+    "failure_lookup / failure_record when a tool fails (fix_outcome once you tried the fix it suggested), then "
+    "agent_end with what the episode cost. Check alerts_check before spawning "
     "more agents. This server acts only on the episodes it started (or that its configuration names). "
     "Reviewing merges and promotions, confirming model-written diagnoses, applying dream proposals and "
     "acknowledging or resolving alerts are human-only: they are CLI commands (kaos dream merges, kaos dream "
@@ -102,7 +104,7 @@ class LibraryGate:
     def call(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         with self._lock:
             try:
-                return fn(self.lib, *args, **kwargs)
+                return tools.iso_timestamps(fn(self.lib, *args, **kwargs))
             except KaosError as exc:
                 raise ToolError(str(exc)) from None
             except sqlite3.Error as exc:
@@ -248,16 +250,41 @@ def build_server(lib: Library, agents: Iterable[str] = ()) -> KaosMCPServer:
         citations: Annotated[
             list[str], Field(description="What you relied on, as KIND:REF (skill:NAME, memory:KEY, failure:ID).")
         ] = [],  # noqa: B006  (pydantic copies defaults; this is the schema's default, never mutated)
-        error_tool: Annotated[
+        tool: Annotated[
             str | None, Field(description="With state=failed: the tool whose failure ended the episode.")
         ] = None,
-        error: Annotated[str | None, Field(description="With state=failed: that failure's error text.")] = None,
+        message: Annotated[
+            str | None, Field(description="With state=failed: that failure's error text (as in failure_record).")
+        ] = None,
+        error_tool: Annotated[str | None, Field(description="Older name of tool, still accepted.")] = None,
+        error: Annotated[str | None, Field(description="Older name of message, still accepted.")] = None,
+        tokens_in: Annotated[
+            int | None, Field(ge=0, le=MAX_COUNT, description="Input tokens the episode used.")] = None,
+        tokens_out: Annotated[
+            int | None, Field(ge=0, le=MAX_COUNT, description="Output tokens the episode produced.")] = None,
+        tool_calls: Annotated[int | None, Field(ge=0, le=MAX_COUNT, description="Tool calls the episode made.")] = None,
+        duration_s: Annotated[
+            float | None, Field(ge=0, le=MAX_DURATION_S, description="Seconds it took (default: since agent_start).")
+        ] = None,
     ) -> dict[str, Any]:
         """End your episode. Only a completed episode that passes validation reinforces the skills and
         memories it used; failed and killed ones are recorded without reinforcing anything. With state=failed,
-        error_tool + error record the failure first. Ending an ended episode changes nothing."""
+        tool + message record the failure first. Report what the episode cost (tokens, tool calls,
+        duration) here: it is shown in reports, never used for ranking. Ending an ended episode changes nothing."""
+        cost = EpisodeCost(tokens_in, tokens_out, tool_calls, duration_s)
         return gate.call_as(agent, "end it", tools.agent_end, agent, state, conclusion=conclusion,
-                            citations=citations, error_tool=error_tool, error=error)
+                            citations=citations, tool=tool, message=message, error_tool=error_tool, error=error,
+                            cost=cost)
+
+    def fix_outcome(
+        failure: Annotated[str, Field(description="The failure's fingerprint id or hash prefix (from "
+                                      "failure_record or failure_lookup).", max_length=200)],
+        worked: Annotated[bool, Field(description="Did applying the suggested fix work?")],
+        agent: Annotated[str, Field(description="Your episode id, from agent_start.", max_length=200)],
+    ) -> dict[str, Any]:
+        """Report whether the fix failure_record or failure_lookup suggested worked for you. A fix that
+        keeps failing is withdrawn, so the next agent gets the diagnosis instead of a bad fix."""
+        return gate.call_as(agent, "report fix outcomes for it", tools.fix_outcome, failure, worked, agent)
 
     def failure_record(tool: Tool, message: Message, agent: Agent = None) -> dict[str, Any]:
         """Record a failure you hit: returns its fingerprint, diagnosis (category, root cause, suggested
@@ -338,7 +365,7 @@ def build_server(lib: Library, agents: Iterable[str] = ()) -> KaosMCPServer:
         (agent_start, WRITE), (search, SEARCH), (skill_get, READ), (skill_file, READ), (skill_apply, READ),
         (record_outcome, WRITE),
         (record_outcomes, WRITE),
-        (memory_add, WRITE), (failure_lookup, READ), (failure_record, WRITE), (agent_end, WRITE),
+        (memory_add, WRITE), (failure_lookup, READ), (failure_record, WRITE), (fix_outcome, WRITE), (agent_end, WRITE),
         (alerts_check, READ), (related, READ), (dream_status, READ),
     ):
         server.register(fn, kind)

@@ -27,7 +27,7 @@ EXPECTED_TOOLS = {
     "agent_start", "search", "skill_get", "skill_file", "skill_apply", "record_outcome", "record_outcomes",
     "memory_add",
     "failure_lookup",
-    "failure_record", "agent_end", "alerts_check", "related", "dream_status",
+    "failure_record", "fix_outcome", "agent_end", "alerts_check", "related", "dream_status",
 }
 
 
@@ -299,7 +299,7 @@ def test_bad_arguments_are_tool_errors_and_the_server_keeps_serving(library_file
         assert "agent 'a1' already exists" in await call_error(s, "agent_start", {"agent": "a1"})
         assert "for state 'failed' only" in await call_error(
             s, "agent_end", {"agent": "a1", "state": "completed", "error_tool": "sh", "error": "boom"})
-        assert "give both error_tool and error" in await call_error(
+        assert "give both tool and message" in await call_error(
             s, "agent_end", {"agent": "a1", "state": "failed", "error_tool": "sh"})
         assert "bad citation 'csv-to-parquet'" in await call_error(
             s, "agent_end", {"agent": "a1", "state": "completed", "citations": ["csv-to-parquet"]})
@@ -472,3 +472,62 @@ def test_record_outcomes_reports_a_batch_in_one_call_and_a_bad_item_writes_nothi
     drive(library_file, script)
     with Library(library_file) as lib:
         assert lib.conn.execute("SELECT count(*) FROM skill_uses").fetchone()[0] == 2
+
+
+def test_agent_end_records_cost_and_names_the_failure_as_failure_record_does(library_file: str) -> None:
+    """Issue 32 item 6 and issue 36: agent_end takes the episode's cost, and the failure's text is
+    `message` (with `tool`) as in failure_record; the older `error`/`error_tool` still work. Times come
+    back as ISO 8601 with the epoch beside them."""
+
+    async def script(s: ClientSession) -> None:
+        started = await call(s, "agent_start", {"agent": "c1"})
+        assert started["started_at"].endswith("Z") and isinstance(started["started_at_epoch"], float)
+        ended = await call(s, "agent_end", {"agent": "c1", "state": "failed", "tool": "pyarrow",
+                                            "message": "ArrowInvalid: CSV parse error", "tokens_in": 5200,
+                                            "tokens_out": 800, "tool_calls": 7, "duration_s": 12.5})
+        episode = ended["episode"]
+        assert (episode["tokens_in"], episode["tokens_out"], episode["tool_calls"], episode["duration_s"]) == (
+            5200, 800, 7, 12.5)
+        assert ended["failure"]["new"] is True and ended["failure"]["fingerprint_id"] >= 1
+        assert episode["ended_at"].endswith("Z") and episode["ended_at_epoch"] >= started["started_at_epoch"]
+        await call(s, "agent_start", {"agent": "c2"})
+        old = await call(s, "agent_end", {"agent": "c2", "state": "failed", "error_tool": "pyarrow",
+                                          "error": "ArrowInvalid: CSV parse error"})
+        assert old["failure"]["new"] is False and old["episode"]["tokens_in"] is None
+        await call(s, "agent_start", {"agent": "c3"})
+        assert "error is the older name of message" in await call_error(
+            s, "agent_end", {"agent": "c3", "state": "failed", "tool": "t", "message": "a", "error": "b"})
+        assert "tokens_in: Input should be greater than or equal to 0" in await call_error(
+            s, "agent_end", {"agent": "c3", "state": "completed", "tokens_in": -1})
+        # Both refusals wrote nothing: c3 still runs and can end normally.
+        assert (await call(s, "agent_end", {"agent": "c3", "state": "completed"}))["changed"] is True
+
+    drive(library_file, script)
+    with Library(library_file, settings=Settings(), readonly=True) as lib:
+        assert lib.episodes.get("c1").tool_calls == 7
+        assert lib.episodes.get("c3").duration_s is not None  # not given: the time since agent_start
+
+
+def test_fix_outcome_is_scoped_to_the_servers_own_episodes(library_file: str) -> None:
+    """Issue 32 item 7: an agent reports whether the suggested fix worked, for its own episode only."""
+    with Library(library_file, settings=Settings()) as lib:
+        fp = lib.failures.record("http_get", "HTTP 429 Too Many Requests").fingerprint_id
+        lib.failures.attach_fix(fp, summary="back off and retry", by="ops")
+        lib.episodes.start("someone-else")
+
+    async def script(s: ClientSession) -> None:
+        await call(s, "agent_start", {"agent": "f1"})
+        worked = await call(s, "fix_outcome", {"failure": str(fp), "worked": True, "agent": "f1"})
+        assert (worked["attempts"], worked["successes"]) == (1, 1)
+        failed = await call(s, "fix_outcome", {"failure": str(fp), "worked": False, "agent": "f1"})
+        assert (failed["attempts"], failed["successes"]) == (2, 1)
+        assert "episode 'someone-else' is neither" in await call_error(
+            s, "fix_outcome", {"failure": str(fp), "worked": True, "agent": "someone-else"})
+        assert "agent: required" in await call_error(s, "fix_outcome", {"failure": str(fp), "worked": True})
+        assert "no failure fingerprint with id 999" in await call_error(
+            s, "fix_outcome", {"failure": "999", "worked": True, "agent": "f1"})
+
+    drive(library_file, script)
+    with Library(library_file, settings=Settings(), readonly=True) as lib:
+        history = lib.failures.fix_history(fp)
+        assert [(h["attempts"], h["successes"]) for h in history] == [(2, 1)]

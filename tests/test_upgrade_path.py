@@ -152,6 +152,11 @@ def test_fixture_upgrades_with_data_intact(version: int, tmp_path: Path) -> None
             assert report["validators"] == [{"validator": "logical", "kind": "quality", "enabled": True,
                                              "score": 0.9, "passed": True, "threshold": 0.5,
                                              "reason": "consistent"}]
+        if version >= 2:
+            # An episode's cost: reported in the fixture once the columns exist, "not reported" before.
+            has_cost = any(m.name == "episode_cost_and_hook_events" for m in MIGRATIONS[:version])
+            old = lib.episodes.get("agent-old")
+            assert (old.tokens_in, old.tool_calls) == ((5200, 7) if has_cost else (None, None))
         lib.skills.add("written-after-upgrade")
     digest = file_digest(path)
     Library(path).close()  # a second open has nothing left to do

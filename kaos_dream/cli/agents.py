@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from ..episode_cost import EpisodeCost
 from ..episodes import EndResult, Episode
 from ..errors import InvalidInputError, KaosError
 from . import output
@@ -23,6 +24,14 @@ Cite = Annotated[
     typer.Option("--cite", help="KIND:NAME the agent relied on (skill:NAME, memory:KEY); repeatable.",
                  show_default=False),
 ]
+TokensIn = Annotated[int | None, typer.Option("--tokens-in", min=0, help="Input tokens the episode used.",
+                                              show_default=False)]
+TokensOut = Annotated[int | None, typer.Option("--tokens-out", min=0, help="Output tokens the episode produced.",
+                                               show_default=False)]
+ToolCalls = Annotated[int | None, typer.Option("--tool-calls", min=0, help="Tool calls the episode made.",
+                                               show_default=False)]
+Duration = Annotated[float | None, typer.Option(
+    "--duration", min=0.0, help="Seconds the episode took (default: since it started).", show_default=False)]
 
 
 class StateChoice(StrEnum):
@@ -41,7 +50,14 @@ def episode_rows(ep: Episode) -> list[tuple[str, object]]:
         ("ended", output.when(ep.ended_at)),
         ("conclusion", ep.conclusion),
         ("citations", [f"{k}:{v}" for k, v in ep.citations]),
+        ("tokens in / out", f"{_count(ep.tokens_in)} / {_count(ep.tokens_out)}"),
+        ("tool calls", _count(ep.tool_calls)),
+        ("duration", "-" if ep.duration_s is None else f"{ep.duration_s:.1f} s"),
     ]
+
+
+def _count(value: int | None) -> str:
+    return "-" if value is None else f"{value:,}"
 
 
 def parse_citations(values: list[str] | None) -> list[tuple[str, str]]:
@@ -77,9 +93,9 @@ def start(
 
 
 def _end(ctx: typer.Context, db: str | None, agent_id: str, state: str, conclusion: str | None,
-         cite: list[str] | None, json_out: bool) -> None:
+         cite: list[str] | None, json_out: bool, cost: EpisodeCost) -> None:
     with open_for_write(ctx, db) as lib:
-        result: EndResult = lib.episodes.end(agent_id, state, conclusion, parse_citations(cite))
+        result: EndResult = lib.episodes.end(agent_id, state, conclusion, parse_citations(cite), cost=cost)
     _report_end(ctx, result, state, json_out)
 
 
@@ -98,12 +114,14 @@ def _report_end(ctx: typer.Context, result: EndResult, state: str, json_out: boo
 
 @app.command("complete")
 def complete(ctx: typer.Context, agent_id: AgentId, conclusion: Conclusion = None, cite: Cite = None,
-             db: DbOption = None, json_out: JsonOption = False) -> None:
+             tokens_in: TokensIn = None, tokens_out: TokensOut = None, tool_calls: ToolCalls = None,
+             duration: Duration = None, db: DbOption = None, json_out: JsonOption = False) -> None:
     """End a session successfully; its co-used skills and memories are reinforced (if the gate passes).
 
-    Example: kaos agent complete run-42 --conclusion "loaded 3 files" --cite skill:csv-to-parquet
+    Example: kaos agent complete run-42 --cite skill:csv-to-parquet --tokens-in 5200 --tokens-out 800 --tool-calls 7
     """
-    _end(ctx, db, agent_id, "completed", conclusion, cite, json_out)
+    _end(ctx, db, agent_id, "completed", conclusion, cite, json_out,
+         EpisodeCost(tokens_in, tokens_out, tool_calls, duration))
 
 
 @app.command("fail")
@@ -114,6 +132,10 @@ def fail(
     cite: Cite = None,
     tool: Annotated[str | None, typer.Option("--tool", help="The tool that failed (with --error).")] = None,
     error: Annotated[str | None, typer.Option("--error", help="Its error message; '-' reads stdin.")] = None,
+    tokens_in: TokensIn = None,
+    tokens_out: TokensOut = None,
+    tool_calls: ToolCalls = None,
+    duration: Duration = None,
     db: DbOption = None,
     json_out: JsonOption = False,
 ) -> None:
@@ -124,18 +146,21 @@ def fail(
     if error == "-":
         error = sys.stdin.read()
     with open_for_write(ctx, db) as lib:
-        result: EndResult = lib.episodes.fail(agent_id, conclusion, parse_citations(cite), tool=tool, error=error)
+        result: EndResult = lib.episodes.fail(agent_id, conclusion, parse_citations(cite), tool=tool, error=error,
+                                              cost=EpisodeCost(tokens_in, tokens_out, tool_calls, duration))
     _report_end(ctx, result, "failed", json_out)
 
 
 @app.command("kill")
 def kill(ctx: typer.Context, agent_id: AgentId, conclusion: Conclusion = None, cite: Cite = None,
-         db: DbOption = None, json_out: JsonOption = False) -> None:
+         tokens_in: TokensIn = None, tokens_out: TokensOut = None, tool_calls: ToolCalls = None,
+         duration: Duration = None, db: DbOption = None, json_out: JsonOption = False) -> None:
     """End a session as killed: recorded, nothing reinforced.
 
-    Example: kaos agent kill run-42
+    Example: kaos agent kill run-42 --tool-calls 40
     """
-    _end(ctx, db, agent_id, "killed", conclusion, cite, json_out)
+    _end(ctx, db, agent_id, "killed", conclusion, cite, json_out,
+         EpisodeCost(tokens_in, tokens_out, tool_calls, duration))
 
 
 @app.command("show")

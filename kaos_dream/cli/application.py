@@ -46,6 +46,7 @@ COMMANDS = {
     "alerts": Lazy("kaos_dream.cli.failures", "alerts_app"),
     "graph": Lazy("kaos_dream.cli.graph", "app"),
     "mcp": Lazy("kaos_dream.cli.mcp", "app"),
+    "hook": Lazy("kaos_dream.cli.hook", "app"),
 }
 
 app = typer.Typer(

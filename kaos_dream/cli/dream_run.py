@@ -124,10 +124,29 @@ def run(
         raise typer.BadParameter("--dry-run and --apply exclude each other", param_hint="--apply")
     as_json = wants_json(ctx, json_out)
     since_ts = parse_since(since)
+    replay_hook_spool(ctx, db)
     with open_for_write(ctx, db) as lib, progress_bar(not quiet and not as_json) as progress:
         outcome = lib.dream.run(apply=apply, since=since_ts, wait=wait, if_due=if_due, trigger=trigger,
                                 progress=progress)
     render_outcome(outcome, as_json, quiet)
+
+
+def replay_hook_spool(ctx: typer.Context, db: str | None) -> None:
+    """Hook events spooled while the library was busy (`kaos hook`) are applied before a pass, so the
+    pass sees them; one that cannot be applied now stays spooled, and the pass goes on."""
+    from ..errors import KaosError
+    from ..harness.run import replay_command
+    from ..harness.spool import Spool, default_base
+    from .common import global_options
+    from .libraries import resolve_db_path
+
+    path = resolve_db_path(global_options(ctx), db)
+    if not Spool(default_base(path)).pending():
+        return
+    try:
+        replay_command(path)
+    except (KaosError, OSError) as exc:
+        sys.stderr.write(output.visible(f"kaos: spooled hook events not applied yet: {exc}") + "\n")
 
 
 @app.command("consolidate")

@@ -25,6 +25,31 @@ def _md(text: Any) -> str:
     return " ".join(out.split())
 
 
+def _num(value: float | None, unit: str = "") -> str:
+    if value is None:
+        return "-"
+    whole = unit != " s" and float(value).is_integer()
+    return (f"{value:,.0f}" if whole else f"{value:,.1f}") + unit
+
+
+def cost_lines(cost: dict[str, Any] | None) -> list[str]:
+    """The Activity section's cost of a successful episode (medians), overall and by skill, when any
+    completed episode of the window reported tokens or tool calls."""
+    if not cost or not cost["overall"]["reported"]:
+        return []
+    o = cost["overall"]
+    lines = [f"- cost per successful episode (median; {o['reported']} of {o['episodes']} completed reported): "
+             f"{_num(o['median_tokens'])} tokens, {_num(o['median_tool_calls'])} tool calls, "
+             f"{_num(o['median_duration_s'], ' s')}"]
+    for key, label in (("by_skill", "skill"), ("by_task", "task")):
+        if cost[key]:
+            lines += ["", f"| {label} | successful episodes | median tokens | median tool calls | median duration |",
+                      "|---|---|---|---|---|"]
+            lines += [f"| {_md(g['name'])} | {g['episodes']} | {_num(g['median_tokens'])} | "
+                      f"{_num(g['median_tool_calls'])} | {_num(g['median_duration_s'], ' s')} |" for g in cost[key]]
+    return lines
+
+
 def render_digest(
     header: dict[str, Any], results: dict[str, dict[str, Any]], sections: dict[str, str] | None = None,
     db_hint: str = "",
@@ -49,6 +74,7 @@ def render_digest(
                   f"memory retrievals: {rep['memory_hits']}"]
         if rep.get("unprocessed_episodes"):
             lines.append(f"- ended episodes not yet processed by the episode-end batch: {rep['unprocessed_episodes']}")
+        lines += cost_lines(rep.get("cost"))
         lines.append("")
         lines += ["## Hot skills", ""]
         if rep["hot_skills"]:

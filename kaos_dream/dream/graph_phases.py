@@ -9,6 +9,7 @@ import sqlite3
 from operator import itemgetter
 from typing import Any
 
+from ..episode_cost import cost_per_success
 from .phases import ORDER_DECAY, ORDER_EMERGENT, ORDER_REPLAY, DreamContext, PhaseResult, register_phase
 from .state import current_cycle, set_state
 
@@ -46,6 +47,9 @@ def window_outcomes(conn: sqlite3.Connection, lo: float, hi: float) -> list[tupl
     if cursor.execute(_OUTSIDE_SQL, (lo, hi)).fetchone()[0]:
         return cursor.execute(_WINDOW_SQL, (lo, hi)).fetchall()
     return cursor.execute(_ALL_TIME_SQL).fetchall()
+
+
+COST_GROUPS = 5  # skills and tasks the digest lists in its cost table
 
 
 def replay(ctx: DreamContext, _: Any) -> PhaseResult:
@@ -106,6 +110,8 @@ def replay(ctx: DreamContext, _: Any) -> PhaseResult:
         "never_used_examples": never,
         "memory_hits": hits,
         "hot_memories": hot_memories,
+        # What a successful episode of the window cost (shown, never used to rank): episode_cost.py.
+        "cost": cost_per_success(conn, lo, hi, limit=COST_GROUPS),
     })
 
 

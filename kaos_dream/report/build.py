@@ -104,6 +104,35 @@ def skills_section(lib: Library, since: float | None) -> str:
     return "".join(parts)
 
 
+def cost_section(lib: Library, since: float | None) -> str:
+    """What a successful (completed) episode costs: overall, by skill and by task (medians). Shown,
+    never used for ranking; the counts come from agents, hooks or `kaos agent complete --tokens-in …`."""
+    from ..episode_cost import cost_per_success
+
+    cost = cost_per_success(lib.conn, since, limit=TABLE_ROWS)
+    overall = cost["overall"]
+    if not overall["episodes"]:
+        return empty("no episode has completed yet")
+    columns = [("", False), ("successful episodes", True), ("reported", True), ("median tokens", True),
+               ("median tool calls", True), ("median duration (s)", True), ("total tokens", True),
+               ("total tool calls", True)]
+
+    def row(g: dict[str, Any]) -> list[Cell]:
+        seconds = g["median_duration_s"]
+        return [Cell(name(g["name"]), g["name"]), num(g["episodes"]), num(g["reported"]), num(g["median_tokens"]),
+                num(g["median_tool_calls"]), num(seconds, None if seconds is None else f"{seconds:.1f}"),
+                num(g["total_tokens"]), num(g["total_tool_calls"])]
+
+    parts = ["<p>Cost per successful episode. “reported”: episodes that reported tokens or tool calls "
+             "(by skill and by task only those are counted).</p>",
+             table([("all", False)] + columns[1:], [row(overall)])]
+    for key, label in (("by_skill", "skill"), ("by_task", "task")):
+        groups = cost[key]
+        parts.append(table([(label, False)] + columns[1:], [row(g) for g in groups], sortable=True, scroll=True)
+                     if groups else empty(f"no successful episode that reported its cost used a {label} yet"))
+    return "".join(parts)
+
+
 def failures_section(lib: Library, since: float | None) -> str:
     conn = lib.conn
     parts = []
@@ -244,6 +273,7 @@ def build_report(lib: Library, since: float | None = None) -> str:
     return document("kaos-dream report", subtitle, [
         ("overview", "overview", overview_section(lib, data)),
         ("skills", "skills", skills_section(lib, since)),
+        ("cost", "episode cost", cost_section(lib, since)),
         ("failures", "failures", failures_section(lib, since)),
         ("graph", "graph", graph_section(lib)),
         ("dream", "dream", dream_section(lib, since)),

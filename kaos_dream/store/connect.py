@@ -211,7 +211,7 @@ def _check_header(path: str) -> None:
 
 
 CREATING_COMMANDS = ("init", "db import", "demo", "skill add", "memory add", "agent start", "record-outcome",
-                     "failure record", "prefs set")
+                     "failure record", "prefs set", "hook claude-code", "hook jsonl")
 
 
 def missing_library_message(path: str) -> str:
