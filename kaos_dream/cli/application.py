@@ -80,11 +80,15 @@ def root(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
     ] = False,
+    principal: Annotated[str | None, typer.Option(
+        "--principal", help="Who writes (counted once by the dream's prune and promotion rules; default "
+        "$KAOS_PRINCIPAL, else user@host).", show_default=False)] = None,
 ) -> None:
     """kaos-dream: a skill and memory library for AI agents that learns from use."""
     options = global_options(ctx)
     options.db = db
     options.json = json_out
+    options.principal = principal
 
 
 
