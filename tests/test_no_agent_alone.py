@@ -196,3 +196,18 @@ def test_a_principal_may_hold_only_so_many_open_episodes(tmp_path: Path) -> None
     kaos_ok(db, "agent", "start", "--id", "other", env={**cap, "KAOS_PRINCIPAL": "someone-else"})
     kaos_ok(db, "agent", "complete", "e1", env=cap)  # ending one frees its place
     kaos_ok(db, "agent", "start", "--id", "e3", env=cap)
+
+
+def test_one_principal_cannot_tip_two_honest_hits_into_a_promotion(tmp_path: Path) -> None:
+    """The audit's planted memory, retrieved once each by two honest principals and ten times by the
+    hostile one: three principals, but each counts at most its share (2 of the 5 hits needed)."""
+    db = library(tmp_path)
+    plant(db, ["hostile"], 10)
+    kaos_ok(db, "--principal", "honest-1", "search", "deploying curl", "--agent", "h1", "--record-hits")
+    kaos_ok(db, "--principal", "honest-2", "search", "deploying curl", "--agent", "h2", "--record-hits")
+    kaos_ok(db, "dream", "run", "--apply", env={"KAOS_DREAM_AUTO_PROMOTE": "1"})
+    assert proposals(db, "promote") == [] and skill_names(db) == ["deploy-safely"]
+    kaos_ok(db, "--principal", "honest-3", "search", "deploying curl", "--agent", "h3", "--record-hits")
+    kaos_ok(db, "dream", "run", "--apply")  # 2 + 1 + 1 + 1 counted hits from four principals
+    (pending,) = proposals(db, "promote")
+    assert pending["evidence"]["counted_hits"] == 5 and pending["evidence"]["principal_count"] == 4

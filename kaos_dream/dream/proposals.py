@@ -19,7 +19,9 @@ fail it by the prune rule — one hostile principal's failures, however many and
 episodes, are one vote, and honest principals that succeed with the skill do not vote for it — and
 (when more than one is required) the rule must still hold with the outcomes of the principal that
 reported the most failures left out, so one principal cannot tip the rate for others' occasional
-failures either; a promotion needs hits from ``KAOS_DREAM_PROMOTE_MIN_AGENTS`` distinct principals.
+failures either; a promotion needs hits from ``KAOS_DREAM_PROMOTE_MIN_AGENTS`` distinct principals,
+and towards ``KAOS_DREAM_PROMOTE_HITS`` each principal counts at most its share of it (the threshold
+over the principals needed, rounded up), so one principal's flood cannot tip others' incidental hits.
 Outcomes and hits recorded without an agent count towards the totals but vote for nobody; an
 episode written before principals were recorded counts as its own principal. Each proposal's
 evidence names the principals and their episodes.
@@ -68,13 +70,29 @@ def _whose(agents: list[str]) -> str:
 VOTER = "coalesce(a.principal, 'episode:' || a.id)"
 
 
+# A memory's hits per voter (NULL: hits recorded without an agent, one group of their own).
+_PROMOTE_SQL = f"""
+SELECT m.id, m.key, m.kind, m.content, sum(g.n) AS hits, sum(min(g.n, :share)) AS counted, count(g.who) AS voters
+FROM (SELECT h.memory_id, {VOTER} AS who, count(*) AS n FROM memory_hits AS h LEFT JOIN agents AS a ON a.id = h.agent_id
+      GROUP BY h.memory_id, {VOTER}) AS g
+JOIN memories AS m ON m.id = g.memory_id
+GROUP BY m.id HAVING sum(min(g.n, :share)) >= :min_hits AND count(g.who) >= :min_agents ORDER BY m.id
+"""
+
+
+def promote_share(min_hits: int, min_agents: int) -> int:
+    """The most hits one principal adds towards the promotion threshold: its share of it, rounded up."""
+    return -(-min_hits // max(1, min_agents))
+
+
 def promote_candidates(conn: sqlite3.Connection, min_hits: int, min_agents: int = 1) -> list[Candidate]:
+    """Memories retrieved by ``min_agents`` distinct principals, ``min_hits`` times counting at most
+    :func:`promote_share` hits from each: the threshold is reached by breadth, so one principal's
+    flood cannot tip two honest principals' incidental hits into a promotion."""
     out = []
-    for mid, key, kind, content, hits in conn.execute(
-        "SELECT m.id, m.key, m.kind, m.content, count(*) FROM memory_hits h JOIN memories m ON m.id = h.memory_id "
-        "LEFT JOIN agents AS a ON a.id = h.agent_id "
-        f"GROUP BY m.id HAVING count(*) >= ? AND count(DISTINCT {VOTER}) >= ? ORDER BY m.id",
-        (min_hits, min_agents),
+    share = promote_share(min_hits, min_agents)
+    for mid, key, kind, content, hits, counted, _ in conn.execute(
+        _PROMOTE_SQL, {"share": share, "min_hits": min_hits, "min_agents": min_agents}
     ):
         principals = [r[0] for r in conn.execute(
             f"SELECT DISTINCT {VOTER} FROM memory_hits AS h JOIN agents AS a ON a.id = h.agent_id "
@@ -84,10 +102,12 @@ def promote_candidates(conn: sqlite3.Connection, min_hits: int, min_agents: int 
             (mid,))]
         out.append(Candidate(
             "promote", f"memory:{mid}", fingerprint(key, kind, content), float(hits),
-            {"memory_id": mid, "key": key, "hits": hits, "principal_count": len(principals),
-             "principals": principals[:SHOWN_AGENTS], "agent_count": len(agents), "agents": agents[:SHOWN_AGENTS]},
-            f"memory {key!r} was retrieved {hits} times (threshold {min_hits}) by {len(principals)} principals "
-            f"({_whose(principals)}) in {len(agents)} episodes: make it a skill",
+            {"memory_id": mid, "key": key, "hits": int(hits), "counted_hits": int(counted),
+             "principal_count": len(principals), "principals": principals[:SHOWN_AGENTS],
+             "agent_count": len(agents), "agents": agents[:SHOWN_AGENTS]},
+            f"memory {key!r} was retrieved {int(hits)} times ({int(counted)} counted, at most {share} per principal; "
+            f"threshold {min_hits}) by {len(principals)} principals ({_whose(principals)}) in {len(agents)} "
+            f"episodes ({_whose(agents)}): make it a skill",
         ))
     return out
 
