@@ -21,7 +21,8 @@ from .libraries import DB_HELP, JSON_HELP
 from .output import FORMATS
 
 COMMAND = "search"
-QUERY_HELP = "Any text; it is made safe for full-text search."
+QUERY_HELP = ("Any text; it is made safe for full-text search. - reads it from stdin; put -- before a query that "
+              "begins with -.")
 DOC = """Search skills and memories, best match first.
 
     Example: kaos search "convert csv to parquet" --kind skill --limit 5 --agent run-42 --record-hits
