@@ -130,3 +130,17 @@ def test_one_mcp_server_is_one_principal_however_many_episodes_it_opens(tmp_path
         lib.dream.run(apply=True)
         assert not lib.skills.get("deploy-safely").deprecated
         assert lib.conn.execute("SELECT count(*) FROM proposals WHERE kind = 'prune'").fetchone()[0] == 0
+
+
+def test_skill_names_are_nfc_so_composed_and_decomposed_spellings_are_one_name(tmp_path: Path) -> None:
+    """Issue 33 item 4 (its NFC part): `café-deploy` typed composed and decomposed was two skills."""
+    composed, decomposed = "caf\u00e9-deploy", "cafe\u0301-deploy"
+    with Library(tmp_path / "k.db", settings=Settings()) as lib:
+        added = lib.skills.add(decomposed, "d", "t")
+        assert added.name == composed
+        with pytest.raises(ConflictError, match="already exists"):
+            lib.skills.add(composed, "d", "t")
+        assert lib.skills.get(decomposed).id == lib.skills.get(composed).id == added.id
+        other = lib.skills.add("other", "d", "t")
+        with pytest.raises(ConflictError):
+            lib.skills.update(other.id, name=decomposed)
