@@ -192,11 +192,21 @@ def trigger_written_tables(conn: Any) -> set[str]:
     data = {s.name for s in data_tables(conn)}
     found: set[str] = set()
     for source in sources:
-        for inserted, updated in _TRIGGER_WRITE.findall(source):
-            name = inserted or updated
-            if name in data:
+        for match in _TRIGGER_WRITE.finditer(source):
+            name = match.group(1) or match.group(2)
+            if name in data and not _sets_storage_column(name, source[match.end():]):
                 found.add(name)
     return found
+
+
+def _sets_storage_column(table: str, after_set: str) -> bool:
+    """Whether an ``UPDATE table SET`` assigns a storage column (migration 18's fold trigger marks
+    skill_uses rows indexed): that says how rows are stored, so it makes no table trigger-written.
+    A file exported in a layout past 18 (a later migration that changes what rows hold) is loaded at
+    that layout, where the fold trigger exists; taking skill_uses for a counter table loaded it
+    after skill_stats, and its insert triggers counted every outcome twice."""
+    head = after_set.lstrip()
+    return any(t == table and re.match(rf"{re.escape(c)}\s*=", head) for t, c in STORAGE_COLUMNS)
 
 
 def referenced_tables(conn: Any, tables: list[str]) -> set[str]:
