@@ -332,9 +332,12 @@ def main() -> int:
     problems += b2b_problems
     checks.add("back-to-back writers: every writer gets the lock, no error", not b2b_problems,
                "; ".join(b2b_problems[:3]))
-    poisoned = poisoning.run_scenario(args.seed, folder)  # one hostile agent among honest ones
+    # one hostile principal, with N episodes, among honest ones
+    poisoned = poisoning.run_scenario(args.seed, folder,
+                                      poisoning.QUICK_EPISODES if args.quick else poisoning.HOSTILE_EPISODES)
     problems += poisoned["problems"]
-    checks.add("poisoning: no skill deprecated or created by one agent alone", not poisoned["problems"],
+    checks.add("poisoning: no skill deprecated or created by one principal alone, however many episodes",
+               not poisoned["problems"],
                "; ".join(poisoned["problems"][:3]))
     fig = figures(reports, seconds)
     result = {

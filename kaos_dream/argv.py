@@ -10,7 +10,7 @@ from __future__ import annotations
 from . import __version__
 
 # The root's options other than --version (cli.application.root): `kaos --db --version` names a file "--version".
-ROOT_VALUE_OPTIONS = ("--db", "--format")
+ROOT_VALUE_OPTIONS = ("--db", "--format", "--principal")
 ROOT_FLAGS = ("--json", "--header", "--quiet")
 
 

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from . import hooks
 from .episode_cost import EpisodeCost
 from .errors import ConflictError, InvalidInputError, NotFoundError
-from .names import clean_agent_id
+from .names import clean_agent_id, clean_principal
 from .plasticity.hebbian import CROSS_MODAL_WEIGHT, SAME_KIND_WEIGHT, canonical
 from .plasticity.task import task_hash, task_key
 from .store import transaction
@@ -62,6 +62,7 @@ class Episode:
     tokens_out: int | None
     tool_calls: int | None
     duration_s: float | None
+    principal: str | None  # who opened it (None: written before principals were recorded)
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Episode:
@@ -200,6 +201,12 @@ _ACTIVITY_SQL = (
 )
 
 
+# A principal's running episodes that are not stale yet, counted up to the cap (?3) and no further.
+_OPEN_EPISODES_SQL = (
+    "SELECT count(*) FROM (SELECT 1 FROM agents WHERE state = 'running' AND principal = ?1 AND started_at >= ?2 "
+    "LIMIT ?3) AS o"
+)
+
 # An outcome row names its agent by its key in agent_keys (migration 16). An agent that is not
 # registered gets key -1, which no agent has, so the row fails its foreign key exactly as a missing
 # agent's id did (and the full path registers it); no agent is NULL.
@@ -309,19 +316,45 @@ class Episodes:
         return self._ctx.conn
 
     # -- sessions ---------------------------------------------------------------------------------
-    def start(self, agent_id: str | None = None, name: str | None = None) -> Episode:
-        """Register a running agent; the id is a fresh uuid4 hex string when not given."""
+    def start(self, agent_id: str | None = None, name: str | None = None, *, principal: str | None = None) -> Episode:
+        """Register a running agent; the id is a fresh uuid4 hex string when not given.
+
+        The episode names its principal: ``principal`` when given (a trusted caller of the library
+        acting for someone else), else the library's. A principal may hold at most
+        ``KAOS_PRINCIPAL_MAX_OPEN_EPISODES`` running episodes that are not yet stale
+        (``KAOS_EPISODE_STALE_AFTER_S``); one more is a ConflictError that says how to free one.
+        """
         agent_id = clean_agent_id(agent_id) if agent_id is not None else uuid.uuid4().hex
+        who = clean_principal(principal) if principal is not None else self._ctx.principal
         if name is not None:
             name = name.strip() or None
+        settings = self._ctx.settings
+        cap = settings.principal_max_open_episodes
         with transaction(self._conn):
+            now = self._ctx.now()
+            # Counted inside the write transaction, so concurrent starts of one principal cannot
+            # both pass a cap that has room for one.
+            open_now = self._conn.execute(_OPEN_EPISODES_SQL, (who, now - settings.episode_stale_after_s, cap)
+                                          ).fetchone()[0]
+            if open_now >= cap:
+                raise ConflictError(
+                    f"principal {who!r} already has {cap} running episodes (KAOS_PRINCIPAL_MAX_OPEN_EPISODES): "
+                    "end one (kaos agent complete|fail|kill) or wait until they are stale (KAOS_EPISODE_STALE_AFTER_S)")
             try:
                 self._conn.execute(
-                    "INSERT INTO agents (id, name, started_at) VALUES (?, ?, ?)", (agent_id, name, self._ctx.now())
-                )
+                    "INSERT INTO agents (id, name, started_at, principal) VALUES (?, ?, ?, ?)",
+                    (agent_id, name, now, who))
             except sqlite3.IntegrityError:
                 raise ConflictError(f"agent {agent_id!r} already exists") from None
         return self.get(agent_id)
+
+    def stale(self, now: float | None = None) -> list[Episode]:
+        """Running episodes started more than ``KAOS_EPISODE_STALE_AFTER_S`` ago (oldest first, ties by
+        id): their client most likely crashed. They no longer count against their principal's cap."""
+        now = self._ctx.now() if now is None else now
+        cutoff = now - self._ctx.settings.episode_stale_after_s
+        return [Episode.from_row(r) for r in self._conn.execute(
+            "SELECT * FROM agents WHERE state = 'running' AND started_at < ? ORDER BY started_at, id", (cutoff,))]
 
     def get(self, agent_id: str) -> Episode:
         """One episode (agent session) by id; NotFoundError when there is none."""
@@ -496,7 +529,11 @@ class Episodes:
 
     # -- fast path --------------------------------------------------------------------------------
     def _ensure_agent(self, agent_id: str, now: float) -> None:
-        self._conn.execute("INSERT OR IGNORE INTO agents (id, started_at) VALUES (?, ?)", (agent_id, now))
+        # A session registered by its first outcome or hit names the library's principal too (so it
+        # votes as that principal); it is not held to the cap: only the MCP server's agent_start and
+        # `agent start` open sessions on an untrusted client's behalf, and they go through start().
+        self._conn.execute("INSERT OR IGNORE INTO agents (id, started_at, principal) VALUES (?, ?, ?)",
+                           (agent_id, now, self._ctx.principal))
 
     def _known_agents(self) -> set[str]:
         """Agents this connection has seen registered. Only a hint that saves the insert-or-ignore on

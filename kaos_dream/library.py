@@ -14,6 +14,7 @@ from .clock import Clock, SystemClock
 from .errors import StoreError
 from .hooks import HookRunner
 from .memories import Memories
+from .names import effective_principal
 from .search.candidates import ensure_sql_math
 from .settings import Settings
 from .skills import Skills
@@ -71,8 +72,12 @@ class Library(AbstractContextManager["Library"]):
         settings: Settings | None = None,
         readonly: bool = False,
         create: bool = True,
+        principal: str | None = None,
     ) -> None:
         self.settings = settings or Settings.from_env()
+        # Who writes: ``principal`` (an MCP server's configured identity), else KAOS_PRINCIPAL, else
+        # user@host. Checked before the file is opened, so a bad one changes nothing.
+        self.principal = effective_principal(self.settings.principal if principal is None else principal)
         self._create = create
         self.path = str(path) if path is not None else self.settings.db
         self.clock: Clock = clock or SystemClock()
@@ -84,7 +89,8 @@ class Library(AbstractContextManager["Library"]):
             self.conn = self._open_sqlite()
         # The stores get the narrow context and the other stores they use, never the library itself;
         # gates and episode hooks (a public extension point) still receive the library, through the runner.
-        self.ctx = StoreContext(self.conn, self.clock, self.settings, self.path, readonly, HookRunner(self))
+        self.ctx = StoreContext(self.conn, self.clock, self.settings, self.path, readonly, HookRunner(self),
+                                self.principal)
         ctx = self.ctx
         self.skills = Skills(ctx, self._vectors)
         self.memories = Memories(ctx, self._vectors)

@@ -30,7 +30,10 @@ are not affected (no write lock is held during LLM calls).
 
 **Identity.** A server acts only on the episodes it started (``agent_start``) or that its
 configuration names (``kaos mcp serve --agent ID``, ``KAOS_MCP_AGENTS``): ending, reporting outcomes,
-recording hits or failures for any other episode is refused with an error that says so.
+recording hits or failures for any other episode is refused with an error that says so. Every
+episode it opens names the server's principal (``kaos mcp serve --principal``, ``KAOS_PRINCIPAL``,
+else user@host), so a client that opens many episodes is still one vote in the dream's prune and
+promotion rules, and it may hold at most ``KAOS_PRINCIPAL_MAX_OPEN_EPISODES`` of them at once.
 """
 
 from __future__ import annotations
@@ -372,9 +375,10 @@ def build_server(lib: Library, agents: Iterable[str] = ()) -> KaosMCPServer:
     return server
 
 
-def serve(db: str | None, agents: Iterable[str] = ()) -> None:
-    """Open the library (creating it if needed) and serve MCP on stdin/stdout until the client leaves."""
-    lib = Library(db)
+def serve(db: str | None, agents: Iterable[str] = (), principal: str | None = None) -> None:
+    """Open the library (creating it if needed) and serve MCP on stdin/stdout until the client leaves.
+    Every episode the client opens names ``principal`` (else KAOS_PRINCIPAL, else user@host)."""
+    lib = Library(db, principal=principal)
     try:
         build_server(lib, agents).run("stdio")
     finally:

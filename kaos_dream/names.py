@@ -8,6 +8,8 @@ that look identical differ, or make a listing display something else than what i
 
 from __future__ import annotations
 
+import getpass
+import socket
 import unicodedata
 
 from .errors import InvalidInputError
@@ -48,3 +50,35 @@ def clean_label(value: str, what: str, limit: int, *, one_rule: bool = False) ->
 def clean_agent_id(agent_id: str) -> str:
     """``agent_id`` stripped, or InvalidInputError when it is empty, too long or not printable."""
     return clean_label(agent_id, "agent id", MAX_AGENT_ID)
+
+
+MAX_PRINCIPAL = 200
+
+
+def clean_principal(principal: str, what: str = "principal") -> str:
+    """A principal (who writes: ``ci-bot``, ``alice@build-7``) checked like an agent id."""
+    return clean_label(principal, what, MAX_PRINCIPAL)
+
+
+def default_principal() -> str:
+    """The OS user and host of this process (``user@host``): the CLI's principal when none is pinned."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no passwd entry and no LOGNAME/USER (a bare container)
+        user = "uid-" + str(_uid())
+    host = socket.gethostname() or "localhost"
+    text = f"{user}@{host}"
+    return "".join(c if c.isprintable() else "?" for c in text)[:MAX_PRINCIPAL].strip() or "unknown"
+
+
+def _uid() -> int | str:
+    import os
+
+    return os.getuid() if hasattr(os, "getuid") else "unknown"
+
+
+def effective_principal(pinned: str) -> str:
+    """``pinned`` (KAOS_PRINCIPAL, --principal) checked, else :func:`default_principal`."""
+    if pinned.strip():
+        return clean_principal(pinned, "the principal (--principal, KAOS_PRINCIPAL)")
+    return default_principal()

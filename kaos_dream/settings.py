@@ -137,6 +137,14 @@ class Settings:
     # never deprecates a skill others rely on (KAOS_DREAM_PRUNE_MIN_AGENTS).
     dream_prune_min_agents: int = 3
     dream_promote_min_agents: int = 3  # a promotion needs hits from this many distinct agents
+    # Principals (issue 33): who writes. "Distinct agents" above means distinct principals, so one
+    # client that opens many episodes is one vote. KAOS_PRINCIPAL pins the identity (the CLI's
+    # --principal, `kaos mcp serve --principal`); empty: the OS user and host (user@host).
+    principal: str = ""
+    principal_max_open_episodes: int = 256  # running episodes one principal may have started at once
+    # An episode still running this long after it started is stale: it no longer counts against its
+    # principal's open episodes, and the next `dream run --apply` marks it killed (a crashed client).
+    episode_stale_after_s: float = 21_600.0
     dream_auto_promote: bool = False  # off: promotions wait for `kaos dream promotions --accept`, like merges
     dream_merge_jaccard: float = 0.65  # token Jaccard between two live skills -> merge proposal
     dream_emergent_min: float = 3.0  # co-activations before an emergent co_occurs_with edge
@@ -307,6 +315,10 @@ class Settings:
             raise InvalidInputError("KAOS_DREAM_MERGE_JACCARD must be in (0, 1]")
         if not 0.0 <= self.dream_prune_max_success <= 1.0:
             raise InvalidInputError("KAOS_DREAM_PRUNE_MAX_SUCCESS must be in [0, 1]")
+        if self.principal_max_open_episodes < 1:
+            raise InvalidInputError("KAOS_PRINCIPAL_MAX_OPEN_EPISODES must be at least 1")
+        if self.episode_stale_after_s <= 0:
+            raise InvalidInputError("KAOS_EPISODE_STALE_AFTER_S must be positive")
         if self.dream_lease_s <= 0 or self.dream_ltd_tau <= 0:
             raise InvalidInputError("KAOS_DREAM_LEASE_S and KAOS_DREAM_LTD_TAU must be positive")
         if self.dream_prune_min_agents < 1 or self.dream_promote_min_agents < 1:

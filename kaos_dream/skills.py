@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
@@ -59,7 +60,10 @@ class Skill:
 
 
 def clean_name(name: str) -> str:
-    return clean_label(name, "skill name", MAX_NAME)
+    """A skill name checked (printable, bounded) and NFC-normalised (issue 33 item 4): the composed
+    and decomposed spellings of ``café-deploy`` look alike, so they are one name, and the unique
+    index refuses the second."""
+    return clean_label(unicodedata.normalize("NFC", name), "skill name", MAX_NAME)
 
 
 def clean_text(value: str, what: str) -> str:
@@ -180,7 +184,10 @@ class Entries(Generic[R]):
         return self._ctx.conn
 
     def resolve_id(self, ref: int | str) -> int:
-        """An id or a label (name or key) to the entry's id; labels win over digit-strings that look like ids."""
+        """An id or a label (name or key) to the entry's id; labels win over digit-strings that look like ids.
+        A skill name is looked up in its NFC form, the form it is stored in."""
+        if self._TABLE == "skills" and isinstance(ref, str):
+            ref = unicodedata.normalize("NFC", ref)
         return resolve_ref(self._conn, self._TABLE, self._LABEL, ref, self._NOUN)
 
     def get(self, ref: int | str) -> R:

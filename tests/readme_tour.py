@@ -3,7 +3,9 @@
 Convention for documentation authors: a fenced block marked ```bash or ```sh is run, line by line
 and in order, on a fresh library by tests/test_readme_tour.py; put ``<!-- not-run -->`` on the line
 just above a block that only illustrates (installs, servers, endless commands). Other fences
-(```cron, ```json, ```python, ```text) are never run.
+(```cron, ```json, ```python, ```text) are never run. A comment line ``#=> TEXT`` right after a
+command says what it prints: the test checks that its output (stdout and stderr) holds TEXT, so an
+example that stops doing what its text says fails the tour.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import re
 from pathlib import Path
 
 SKIP_MARKER = "<!-- not-run -->"
+EXPECT = "#=> "
 _FENCE = re.compile(r"^```(\w*)\s*$")
 
 
@@ -35,3 +38,24 @@ def shell_blocks(path: Path) -> list[tuple[int, list[str]]]:
             blocks.append((start + 1, commands))
         i = end + 1
     return blocks
+
+
+def shell_steps(path: Path) -> list[tuple[int, list[tuple[str, list[str]]]]]:
+    """Like :func:`shell_blocks`, each command with the ``#=> TEXT`` lines that follow it."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    out: list[tuple[int, list[tuple[str, list[str]]]]] = []
+    for first, commands in shell_blocks(path):
+        steps: list[tuple[str, list[str]]] = []
+        at = first - 1
+        for command in commands:
+            while lines[at] != command:
+                at += 1
+            expected = []
+            nxt = at + 1
+            while nxt < len(lines) and lines[nxt].lstrip().startswith(EXPECT.strip()):
+                expected.append(lines[nxt].lstrip()[len(EXPECT):])
+                nxt += 1
+            steps.append((command, expected))
+            at = nxt
+        out.append((first, steps))
+    return out

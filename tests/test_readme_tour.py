@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from .conftest import PROJECT_ROOT
-from .readme_tour import SKIP_MARKER, shell_blocks
+from .readme_tour import SKIP_MARKER, shell_blocks, shell_steps
 
 
 def tour_env(tmp_path: Path) -> dict[str, str]:
@@ -32,13 +32,16 @@ def run_document(path: Path, tmp_path: Path) -> list[str]:
     work.mkdir()
     env = tour_env(tmp_path)
     failures = []
-    for first_line, commands in shell_blocks(path):
-        for command in commands:
+    for first_line, steps in shell_steps(path):
+        for command, expected in steps:
             proc = subprocess.run(["bash", "-c", command], cwd=work, env=env, capture_output=True,
                                   text=True, stdin=subprocess.DEVNULL, timeout=120)
             if proc.returncode != 0:
                 failures.append(f"{path.name} block at line {first_line}: {command!r} exited {proc.returncode}: "
                                 f"{(proc.stderr or proc.stdout).strip()[:300]}")
+            failures += [f"{path.name} block at line {first_line}: {command!r} did not print {text!r}: "
+                         f"{(proc.stdout + proc.stderr).strip()[:300]}"
+                         for text in expected if text not in proc.stdout + proc.stderr]
     return failures
 
 
@@ -60,3 +63,11 @@ def test_the_extractor_runs_only_marked_shell_blocks(tmp_path: Path) -> None:
     assert [commands for _, commands in shell_blocks(doc)] == [["kaos init"], ["false"]]
     failures = run_document(doc, tmp_path)
     assert len(failures) == 1 and "'false'" in failures[0]
+
+
+def test_an_expected_output_line_is_checked(tmp_path: Path) -> None:
+    doc = tmp_path / "doc.md"
+    doc.write_text("```bash\necho hello world\n#=> hello\necho bye\n#=> hello\n```\n", encoding="utf-8")
+    assert shell_steps(doc) == [(2, [("echo hello world", ["hello"]), ("echo bye", ["hello"])])]
+    failures = run_document(doc, tmp_path)
+    assert len(failures) == 1 and "'echo bye' did not print 'hello'" in failures[0]

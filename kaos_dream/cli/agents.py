@@ -13,7 +13,7 @@ from ..episode_cost import EpisodeCost
 from ..episodes import EndResult, Episode
 from ..errors import InvalidInputError, KaosError
 from . import output
-from .common import DbOption, JsonOption, one_of, open_for_read, open_for_write, wants_json
+from .common import DbOption, JsonOption, free_text, one_of, open_for_read, open_for_write, wants_json
 
 app = typer.Typer(help="Agent sessions (episodes): start, end, inspect.", no_args_is_help=True)
 
@@ -143,8 +143,8 @@ def fail(
 
     Example: kaos agent fail run-42 --tool http_post --error "HTTP 429 Too Many Requests"
     """
-    if error == "-":
-        error = sys.stdin.read()
+    if error is not None:
+        error = free_text(error, "error message")
     with open_for_write(ctx, db) as lib:
         result: EndResult = lib.episodes.fail(agent_id, conclusion, parse_citations(cite), tool=tool, error=error,
                                               cost=EpisodeCost(tokens_in, tokens_out, tool_calls, duration))

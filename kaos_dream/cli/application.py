@@ -18,8 +18,8 @@ import typer.main
 
 from ..argv import is_utf8_text, version_line
 from . import output
-from .common import DbOption, global_options
-from .compat import Abort, ClickException, Exit, NoArgsIsHelpError, UsageError
+from .common import STDIN_HINT, DbOption, global_options
+from .compat import Abort, ClickException, Exit, NoArgsIsHelpError, NoSuchOption, UsageError
 from .guard import fail, guarded, start_command, strict_stdin
 from .lazy import Lazy, lazy_group
 
@@ -81,11 +81,15 @@ def root(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
     ] = False,
+    principal: Annotated[str | None, typer.Option(
+        "--principal", help="Who writes (counted once by the dream's prune and promotion rules; default "
+        "$KAOS_PRINCIPAL, else user@host).", show_default=False)] = None,
 ) -> None:
     """kaos-dream: a skill and memory library for AI agents that learns from use."""
     options = global_options(ctx)
     options.db = db
     options.json = json_out
+    options.principal = principal
 
 
 
@@ -228,7 +232,11 @@ def _run_click(args: list[str]) -> int:
         return 2
     except UsageError as exc:
         where = exc.ctx.command_path if exc.ctx else "kaos"
-        return fail(f"usage error: {exc.format_message()} (see `{where} --help`)", 2)
+        hint = ""
+        if isinstance(exc, NoSuchOption) and exc.ctx is not None and any(
+                getattr(p, "param_type_name", "") == "argument" for p in exc.ctx.command.params):
+            hint = f"; {STDIN_HINT}"  # `kaos failure record -t sh "-x: boom"`: the text was taken for an option
+        return fail(f"usage error: {exc.format_message()} (see `{where} --help`{hint})", 2)
     except Abort:
         return fail("aborted", 130)
     except Exit as exc:

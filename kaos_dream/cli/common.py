@@ -145,3 +145,22 @@ def complete_skill_names(ctx: typer.Context, incomplete: str) -> list[str]:
             return [s.name for s in lib.skills.list() if s.name.startswith(incomplete)]
     except Exception:  # completion must never break the shell: no file, a damaged one, a bad setting
         return []
+
+
+STDIN_HINT = ("a text that begins with '-' goes after -- (kaos failure record -t pytest -- '-x: boom'), "
+              "or pass - and give it on stdin")
+
+
+def free_text(value: str, what: str) -> str:
+    """A free-text argument: ``-`` reads it from stdin (a text beginning with ``-`` also passes after
+    ``--``); empty stdin is refused with a one-line message."""
+    if value != "-":
+        return value
+    import sys
+
+    from ..errors import InvalidInputError
+
+    text = sys.stdin.read()
+    if not text.strip():
+        raise InvalidInputError(f"no {what} on stdin")
+    return text.rstrip("\n")

@@ -11,6 +11,7 @@ try:  # typer >= 0.20 vendors click
     from typer._click.exceptions import (  # type: ignore[import-not-found]
         ClickException,
         NoArgsIsHelpError,
+        NoSuchOption,
         UsageError,
     )
     from typer._click.globals import get_current_context  # type: ignore[import-not-found]
@@ -18,10 +19,10 @@ try:  # typer >= 0.20 vendors click
 except ImportError:  # pragma: no cover - depends on the installed typer
     from click import get_current_context
     from click.core import ParameterSource
-    from click.exceptions import Abort, ClickException, Exit, UsageError
+    from click.exceptions import Abort, ClickException, Exit, NoSuchOption, UsageError
 
     class NoArgsIsHelpError(UsageError):  # type: ignore[no-redef]
         """Never raised by this click: a placeholder so the handler list stays the same."""
 
-__all__ = ["Abort", "ClickException", "Exit", "NoArgsIsHelpError", "ParameterSource", "UsageError",
+__all__ = ["Abort", "ClickException", "Exit", "NoArgsIsHelpError", "NoSuchOption", "ParameterSource", "UsageError",
            "get_current_context"]

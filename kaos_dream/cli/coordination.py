@@ -11,7 +11,7 @@ import typer
 from ..coordination import CoordinationLog, LogEntry
 from ..policies import Policy
 from . import output
-from .common import DbOption, JsonOption, one_of, open_for_read, open_for_write, show_entry, wants_json
+from .common import DbOption, JsonOption, free_text, one_of, open_for_read, open_for_write, show_entry, wants_json
 
 log_app = typer.Typer(help="The coordination log: intents, votes, decisions, commits, aborts, results.",
                       no_args_is_help=True)
@@ -54,7 +54,8 @@ def _emit_one(ctx: typer.Context, entry: LogEntry, json_out: bool) -> None:
 def intent(
     ctx: typer.Context,
     agent: Agent,
-    action: Annotated[str, typer.Argument(help="What the agent intends to do.", show_default=False)],
+    action: Annotated[str, typer.Argument(help="What the agent intends to do; - reads it from stdin.",
+                                          show_default=False)],
     meta: Meta = None,
     auto: Annotated[bool, typer.Option("--auto", help="Let an enabled matching policy approve it at once.")] = False,
     db: DbOption = None,
@@ -64,6 +65,7 @@ def intent(
 
     Example: kaos log intent agent-7 "deploy staging" --auto
     """
+    action = free_text(action, "intent")
     with open_for_write(ctx, db) as lib:
         if not auto:
             _emit_one(ctx, lib.log.intent(agent, action, meta), json_out)

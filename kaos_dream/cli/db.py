@@ -19,7 +19,7 @@ from ..store.backup import backup_database
 from ..store.connect import missing_library_message
 from ..store.copy import copy_library
 from ..store.engine import is_postgres_url, mask
-from ..store.jsonl import export_database, import_database
+from ..store.jsonl import describe_versions, export_database, import_database
 from . import output
 from .common import DbOption, JsonOption, open_for_read, open_for_write, resolve_db, wants_json
 from .libraries import require_postgres_driver
@@ -205,7 +205,8 @@ def export(
         result = export_database(path, sys.stdout, busy_timeout_ms=settings.busy_timeout_ms)
         return
     result = export_database(path, target, force=force, busy_timeout_ms=settings.busy_timeout_ms)
-    output.note(f"exported {result.rows} rows (schema version {result.schema_version}) to {result.target}")
+    versions = describe_versions(result.schema_version, result.library_schema_version)
+    output.note(f"exported {result.rows} rows ({versions}) to {result.target}")
 
 
 @app.command("import")
@@ -236,10 +237,8 @@ def import_(
     if wants_json(ctx, json_out):
         output.emit_json(asdict(result))
     else:
-        upgraded = "" if result.upgraded_to == result.schema_version else f", upgraded to {result.upgraded_to}"
-        output.message(
-            f"imported {result.rows} rows into {result.target} (schema version {result.schema_version}{upgraded})"
-        )
+        versions = describe_versions(result.schema_version, result.upgraded_to)
+        output.message(f"imported {result.rows} rows into {result.target} ({versions})")
 
 
 @app.command("copy")

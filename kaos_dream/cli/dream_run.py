@@ -315,8 +315,9 @@ def promotions(
 
     review(ctx, db, wants_json(ctx, json_out), decide if accept is not None or reject is not None else None, decided,
            pending=lambda lib: lib.dream.promotions(), title="pending promotions",
-           columns=["id", "memory", "hits", "agents", "content"],
-           cells=lambda r: [r["id"], r["key"], r["hits"], r["agent_count"], output.shorten(r["content"] or "", 70)],
+           columns=["id", "memory", "hits", "principals", "content"],
+           cells=lambda r: [r["id"], r["key"], r["hits"], r["principal_count"] or r["agent_count"],
+                                 output.shorten(r["content"] or "", 70)],
            hint="accept: kaos dream promotions --accept N; reject: kaos dream promotions --reject N [--reason TEXT]")
 
 

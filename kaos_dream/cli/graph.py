@@ -16,7 +16,7 @@ from ..graph.export import MAX_DEPTH, graph_data, render
 from ..graph.nodes import resolve_node
 from ..graph.relations import DEFAULT_EXTRA, DEFAULT_SEEDS, RELATIONS
 from . import output
-from .common import DbOption, JsonOption, allowed_values, open_for_read, open_for_write, reply, wants_json
+from .common import DbOption, JsonOption, allowed_values, free_text, open_for_read, open_for_write, reply, wants_json
 from .numbers import finite, finite_days
 
 app = typer.Typer(
@@ -139,7 +139,7 @@ def show(
 @app.command("activate")
 def activate_cmd(
     ctx: typer.Context,
-    query: Annotated[str | None, typer.Argument(help="Seed from the top search hits of this text.",
+    query: Annotated[str | None, typer.Argument(help="Seed from the top search hits of this text (- reads stdin).",
                                                 show_default=False)] = None,
     from_nodes: Annotated[list[str] | None, typer.Option("--from", help="Seed node (repeatable).")] = None,
     mode: Annotated[Mode, typer.Option(help="How prevented edges act.")] = Mode.gated,
@@ -156,6 +156,7 @@ def activate_cmd(
     """
     if (query is None) == (not from_nodes):
         raise InvalidInputError("give either a QUERY or one or more --from NODE")
+    query = free_text(query, "query") if query is not None else None
     with open_for_read(ctx, db) as lib:
         if query is not None:
             seed_map = kg.seeds_from_query(lib, query, limit=seeds)
@@ -182,7 +183,7 @@ def activate_cmd(
 @app.command("search")
 def search_cmd(
     ctx: typer.Context,
-    query: Annotated[str, typer.Argument(help="Any text.", show_default=False)],
+    query: Annotated[str, typer.Argument(help="Any text; - reads it from stdin.", show_default=False)],
     limit: Annotated[int, typer.Option(min=0, max=1000, help="Lexical results kept (never evicted).")] = 10,
     extra: Annotated[int, typer.Option(min=0, max=100, help="At most this many items added by the graph.")]
     = DEFAULT_EXTRA,
@@ -194,6 +195,7 @@ def search_cmd(
 
     Example: kaos graph search "postgres backup" --extra 3
     """
+    query = free_text(query, "query")
     with open_for_read(ctx, db) as lib:
         results = kg.search_expanded(lib, query, limit=limit, extra=extra, mode=mode.value)
     if wants_json(ctx, json_out):
@@ -257,7 +259,8 @@ def neglect_cmd(
 @app.command("record-query")
 def record_query_cmd(
     ctx: typer.Context,
-    query: Annotated[str, typer.Argument(help="A query whose retrieval pruning must preserve.", show_default=False)],
+    query: Annotated[str, typer.Argument(help="A query whose retrieval pruning must preserve; - reads it from stdin.",
+                                         show_default=False)],
     target: Annotated[str | None, typer.Option(help="The node that is the right answer.")] = None,
     db: DbOption = None,
     json_out: JsonOption = False,
@@ -266,6 +269,7 @@ def record_query_cmd(
 
     Example: kaos graph record-query "deploy failed" --target skill:rollback
     """
+    query = free_text(query, "query")
     with open_for_write(ctx, db) as lib:
         seed_map = kg.seeds_from_query(lib, query)
         if not seed_map:

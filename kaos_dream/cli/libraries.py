@@ -23,6 +23,7 @@ class GlobalOptions:
 
     db: str | None = None
     json: bool = False
+    principal: str | None = None  # the root's --principal (else KAOS_PRINCIPAL, else user@host)
 
 
 _resolved: list[str] = []  # the database the running command opened, for error messages
@@ -88,7 +89,7 @@ def open_writable(options: GlobalOptions, db: str | None, *, create: bool = Fals
     remote = is_postgres_url(path)
     if not create and not remote and path != ":memory:" and not path.startswith("file:") and not os.path.exists(path):
         raise StoreError(missing_library_message(path))
-    lib = Library(path, create=create or not remote)
+    lib = Library(path, create=create or not remote, principal=options.principal)
     try:
         yield lib
     finally:

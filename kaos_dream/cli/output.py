@@ -7,7 +7,9 @@ content, failure messages, model diagnoses), and a control character in it would
 the terminal raw — a clear-screen, a cursor move, an OSC title string or hidden text planted for
 whoever triages. Each C0 character except newline and tab, DEL and each C1 character is shown as its
 ``\\xNN`` escape instead, which also defuses every ESC/CSI/OSC sequence (its introducer is shown,
-the rest is plain text). JSON output escapes the same characters the JSON way (``\\u001b``), so
+the rest is plain text); bidirectional and invisible format characters (U+202E, U+2066-U+2069,
+U+200B-U+200F, U+2060-U+2064, U+FEFF, ...) are shown as ``\\uXXXX``, so a reviewer never reads
+reordered or hidden text. JSON output escapes the same characters the JSON way (``\\u001b``), so
 programs get the exact value back. The output format is chosen once per command: ``table`` on a
 terminal, ``tsv`` when stdout is not a terminal, or what ``--format`` / ``--json`` asked for.
 """
@@ -115,17 +117,28 @@ def __getattr__(name: str) -> Any:
         return _err_console()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Control characters (C0 but newline and tab, DEL, C1) and the invisible and bidirectional format
+# characters (issue 33 item 2): a U+202E right-to-left override or a U+2066 isolate makes a reviewer
+# read reordered text, a zero-width space or joiner hides a difference. Soft hyphen U+00AD, Arabic
+# letter mark U+061C, Mongolian vowel separator U+180E, U+200B-U+200F (zero-width space, joiners,
+# LRM, RLM), U+2028/U+2029 (line and paragraph separators), U+202A-U+202E (embeddings, overrides),
+# U+2060-U+2064 (word joiner, invisible operators), U+2066-U+206F (isolates, deprecated format
+# controls), U+FEFF (zero-width no-break space), U+FFF9-U+FFFB (interlinear annotation).
+_CONTROL = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064"
+    "\u2066-\u206f\ufeff\ufff9-\ufffb]")
 # json.dumps(ensure_ascii=False) escapes C0 but writes DEL and C1 (U+009B is a one-character CSI) raw.
 _JSON_RAW_CONTROL = re.compile(r"[\x7f-\x9f]")
 
 
 def _escape(match: re.Match[str]) -> str:
-    return f"\\x{ord(match.group(0)):02x}"
+    code = ord(match.group(0))
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
 def visible(text: str) -> str:
-    """``text`` safe for a terminal: control characters (not newline or tab) shown as ``\\xNN``."""
+    """``text`` safe for a terminal: control characters (not newline or tab) shown as ``\\xNN``, bidi and
+    invisible format characters as ``\\uXXXX``."""
     return _CONTROL.sub(_escape, text)
 
 

@@ -21,7 +21,8 @@ from .libraries import DB_HELP, JSON_HELP
 from .output import FORMATS
 
 COMMAND = "search"
-QUERY_HELP = "Any text; it is made safe for full-text search."
+QUERY_HELP = ("Any text; it is made safe for full-text search. - reads it from stdin; put -- before a query that "
+              "begins with -.")
 DOC = """Search skills and memories, best match first.
 
     Example: kaos search "convert csv to parquet" --kind skill --limit 5 --agent run-42 --record-hits
@@ -148,6 +149,8 @@ def _root(args: list[str], parsed: Parsed) -> int:
     at = 0
     while at < len(args):
         flag, eq, inline = args[at].partition("=")
+        if flag == "--principal":
+            raise _Unsure  # who writes: the recorded hits name it, so typer's path opens the library with it
         if flag in ROOT_VALUE_OPTIONS:
             raw, at = _take(args, at, inline if eq else None)
             if flag == "--db":

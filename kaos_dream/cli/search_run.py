@@ -48,6 +48,10 @@ def execute(options: GlobalOptions, values: dict[str, Any]) -> None:
     """Run one search with the command's ``values`` (by option name, see :mod:`.search_options`)."""
     v = {name: _plain(value) for name, value in values.items()}
     query, kind, expand = v["query"], v["kind"], v["expand"]
+    if query == "-":
+        from .common import free_text
+
+        query = free_text(query, "query")
     opener = open_writable if v["record_hits"] else open_readonly
     with opener(options, v["db"]) as lib:
         hits = lib.search(

@@ -1,4 +1,4 @@
-"""Dream phases contributed by other features: failure catch-up, policy mining, graph upkeep.
+"""Dream phases contributed by other features: stale episodes, failure catch-up, policy mining, graph upkeep.
 
 Each is a thin adapter from the dream's phase protocol to the feature's own library call, so the
 logic stays with its feature and the dream only decides the order.
@@ -127,3 +127,35 @@ def vectors_phase(ctx: DreamContext, batch: list[Any]) -> PhaseResult:
 
 
 register_phase("vectors", vectors_phase, order=ORDER_FAILURES + 60, prepare=vectors_prepare, kinds=("run",))
+
+
+STALE_SHOWN = 10  # stale episodes named in a pass's summary (the count is always exact)
+STALE_CONCLUSION = "killed by the dream: still running {hours:g} h after it started (KAOS_EPISODE_STALE_AFTER_S)"
+
+
+def leases_phase(ctx: DreamContext, _: Any) -> PhaseResult:
+    """End the episodes whose client never came back. A running episode started more than
+    ``KAOS_EPISODE_STALE_AFTER_S`` before the pass (the pass's clock, so a replayed pass decides the
+    same) is marked ``killed`` and processed: a killed episode reinforces nothing, so no episode-end
+    learning runs, and it stops counting against its principal's open episodes at once. A dry run
+    only counts them. Oldest first, ties by id."""
+    settings = ctx.lib.settings
+    cutoff = ctx.started_at - settings.episode_stale_after_s
+    ids = [str(r[0]) for r in ctx.conn.execute(
+        "SELECT id FROM agents WHERE state = 'running' AND started_at < ? ORDER BY started_at, id", (cutoff,))]
+    if ctx.apply and ids:
+        conclusion = STALE_CONCLUSION.format(hours=round(settings.episode_stale_after_s / 3600, 2))
+        ctx.conn.executemany(
+            "UPDATE agents SET state = 'killed', ended_at = ?, conclusion = ?, processed_at = ? "
+            "WHERE id = ? AND state = 'running'",
+            [(ctx.started_at, conclusion, ctx.started_at, agent_id) for agent_id in ids])
+    summary = {"applied": ctx.apply, "stale": len(ids), "killed": len(ids) if ctx.apply else 0,
+               "episodes": ids[:STALE_SHOWN]}
+    verb = "marked killed" if ctx.apply else "would be marked killed (dry run)"
+    shown = ", ".join(_md(i) for i in ids[:STALE_SHOWN]) + (" …" if len(ids) > STALE_SHOWN else "")
+    digest = _section("Stale episodes", [f"{len(ids)} episode(s) still running past the stale-after {verb}: {shown}"]
+                      ) if ids else None
+    return PhaseResult(summary, digest)
+
+
+register_phase("leases", leases_phase, order=ORDER_FAILURES - 10, kinds=("run",))

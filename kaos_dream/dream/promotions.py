@@ -29,6 +29,7 @@ def pending_promotions(lib: Context) -> list[dict[str, Any]]:
     ):
         ev = json.loads(r["evidence"])
         out.append({"id": r["id"], "memory_id": ev.get("memory_id"), "key": ev.get("key"), "hits": ev.get("hits"),
+                    "principal_count": ev.get("principal_count"), "principals": ev.get("principals", []),
                     "agent_count": ev.get("agent_count"), "agents": ev.get("agents", []), "content": r["content"],
                     "memory_kind": r["kind"], "rationale": r["rationale"], "created_at": r["created_at"]})
     return out

@@ -12,14 +12,19 @@ Merges are never applied here: they wait for `kaos dream merges --accept`. Promo
 way (`kaos dream promotions --accept`) unless ``KAOS_DREAM_AUTO_PROMOTE`` is on: a skill is
 instructions other agents execute.
 
-No agent rewrites the library alone (DESIGN §13): a prune needs at least ``KAOS_DREAM_PRUNE_MIN_AGENTS``
-distinct agents (episodes) whose *own* outcomes fail it by the prune rule — one hostile agent's
-failures, however many, are one vote, and honest agents that succeed with the skill do not vote for
-it — and (when more than one agent is required) the rule must still hold with the outcomes of the
-agent that reported the most failures left out, so one agent cannot tip the rate for others'
-occasional failures either; a promotion needs hits from ``KAOS_DREAM_PROMOTE_MIN_AGENTS`` distinct
-agents. Outcomes and hits recorded without an agent count towards the totals but vote for nobody.
-Each proposal's evidence names the agents.
+No agent rewrites the library alone: a prune needs at least ``KAOS_DREAM_PRUNE_MIN_AGENTS``
+distinct *principals* (who writes: the identity an MCP server or the CLI runs as, not the episode
+id a client picks, so one client that opens many episodes is still one vote) whose *own* outcomes
+fail it by the prune rule — one hostile principal's failures, however many and over however many
+episodes, are one vote, and honest principals that succeed with the skill do not vote for it — and
+(when more than one is required) the rule must still hold with the outcomes of the principal that
+reported the most failures left out, so one principal cannot tip the rate for others' occasional
+failures either; a promotion needs hits from ``KAOS_DREAM_PROMOTE_MIN_AGENTS`` distinct principals,
+and towards ``KAOS_DREAM_PROMOTE_HITS`` each principal counts at most its share of it (the threshold
+over the principals needed, rounded up), so one principal's flood cannot tip others' incidental hits.
+Outcomes and hits recorded without an agent count towards the totals but vote for nobody; an
+episode written before principals were recorded counts as its own principal. Each proposal's
+evidence names the principals and their episodes.
 """
 
 from __future__ import annotations
@@ -61,31 +66,58 @@ def _whose(agents: list[str]) -> str:
     return shown + (f", … ({len(agents) - SHOWN_AGENTS} more)" if len(agents) > SHOWN_AGENTS else "")
 
 
+# Who votes: an episode's principal; an episode from before principals were recorded is its own.
+VOTER = "coalesce(a.principal, 'episode:' || a.id)"
+
+
+# A memory's hits per voter (NULL: hits recorded without an agent, one group of their own).
+_PROMOTE_SQL = f"""
+SELECT m.id, m.key, m.kind, m.content, sum(g.n) AS hits, sum(min(g.n, :share)) AS counted, count(g.who) AS voters
+FROM (SELECT h.memory_id, {VOTER} AS who, count(*) AS n FROM memory_hits AS h LEFT JOIN agents AS a ON a.id = h.agent_id
+      GROUP BY h.memory_id, {VOTER}) AS g
+JOIN memories AS m ON m.id = g.memory_id
+GROUP BY m.id HAVING sum(min(g.n, :share)) >= :min_hits AND count(g.who) >= :min_agents ORDER BY m.id
+"""
+
+
+def promote_share(min_hits: int, min_agents: int) -> int:
+    """The most hits one principal adds towards the promotion threshold: its share of it, rounded up."""
+    return -(-min_hits // max(1, min_agents))
+
+
 def promote_candidates(conn: sqlite3.Connection, min_hits: int, min_agents: int = 1) -> list[Candidate]:
+    """Memories retrieved by ``min_agents`` distinct principals, ``min_hits`` times counting at most
+    :func:`promote_share` hits from each: the threshold is reached by breadth, so one principal's
+    flood cannot tip two honest principals' incidental hits into a promotion."""
     out = []
-    for mid, key, kind, content, hits in conn.execute(
-        "SELECT m.id, m.key, m.kind, m.content, count(*) FROM memory_hits h JOIN memories m ON m.id = h.memory_id "
-        "GROUP BY m.id HAVING count(*) >= ? AND count(DISTINCT h.agent_id) >= ? ORDER BY m.id",
-        (min_hits, min_agents),
+    share = promote_share(min_hits, min_agents)
+    for mid, key, kind, content, hits, counted, _ in conn.execute(
+        _PROMOTE_SQL, {"share": share, "min_hits": min_hits, "min_agents": min_agents}
     ):
+        principals = [r[0] for r in conn.execute(
+            f"SELECT DISTINCT {VOTER} FROM memory_hits AS h JOIN agents AS a ON a.id = h.agent_id "
+            "WHERE h.memory_id = ? ORDER BY 1", (mid,))]
         agents = [r[0] for r in conn.execute(
             "SELECT DISTINCT agent_id FROM memory_hits WHERE memory_id = ? AND agent_id IS NOT NULL ORDER BY agent_id",
             (mid,))]
         out.append(Candidate(
             "promote", f"memory:{mid}", fingerprint(key, kind, content), float(hits),
-            {"memory_id": mid, "key": key, "hits": hits, "agent_count": len(agents),
-             "agents": agents[:SHOWN_AGENTS]},
-            f"memory {key!r} was retrieved {hits} times (threshold {min_hits}) by {len(agents)} agents "
-            f"({_whose(agents)}): make it a skill",
+            {"memory_id": mid, "key": key, "hits": int(hits), "counted_hits": int(counted),
+             "principal_count": len(principals), "principals": principals[:SHOWN_AGENTS],
+             "agent_count": len(agents), "agents": agents[:SHOWN_AGENTS]},
+            f"memory {key!r} was retrieved {int(hits)} times ({int(counted)} counted, at most {share} per principal; "
+            f"threshold {min_hits}) by {len(principals)} principals ({_whose(principals)}) in {len(agents)} "
+            f"episodes ({_whose(agents)}): make it a skill",
         ))
     return out
 
 
 def _holds_without_loudest(conn: sqlite3.Connection, skill_id: int, uses: int, wins: int, max_success: float) -> bool:
-    """The prune rule on the outcomes of everyone but the agent with the most failures (ties: lowest id)."""
+    """The prune rule on the outcomes of everyone but the principal with the most failures (ties: lowest)."""
     per = conn.execute(
-        "SELECT k.agent_id, count(*), sum(u.success) FROM skill_uses AS u JOIN agent_keys AS k ON k.id = u.agent_key "
-        "WHERE u.skill_id = ? GROUP BY k.agent_id ORDER BY count(*) - sum(u.success) DESC, k.agent_id LIMIT 1",
+        f"SELECT {VOTER}, count(*), sum(u.success) FROM skill_uses AS u JOIN agent_keys AS k ON k.id = u.agent_key "
+        "JOIN agents AS a ON a.id = k.agent_id "
+        f"WHERE u.skill_id = ? GROUP BY {VOTER} ORDER BY count(*) - sum(u.success) DESC, 1 LIMIT 1",
         (skill_id,)).fetchone()
     rest_n, rest_w = (uses - per[1], wins - per[2]) if per is not None else (uses, wins)
     return rest_n > 0 and rest_w <= max_success * rest_n + _EPS
@@ -102,13 +134,14 @@ WITH failing AS MATERIALIZED (
 SELECT * FROM (
     SELECT s.id, s.name, s.description, s.template, f.uses, f.successes,
            (SELECT count(*) FROM (SELECT sum(u.success) AS w, count(*) AS n FROM skill_uses AS u
-                                  WHERE u.skill_id = f.skill_id AND u.agent_key IS NOT NULL GROUP BY u.agent_key) AS a
+                                  JOIN agent_keys AS k ON k.id = u.agent_key JOIN agents AS a ON a.id = k.agent_id
+                                  WHERE u.skill_id = f.skill_id GROUP BY {voter}) AS v
             WHERE w <= :rate * n + :eps) AS voters
     FROM failing AS f JOIN skills AS s ON s.id = f.skill_id
 ) AS c
 WHERE voters >= :min_agents
 ORDER BY id
-"""
+""".replace("{voter}", VOTER)
 
 
 def prune_candidates(
@@ -120,17 +153,24 @@ def prune_candidates(
         "rate": max_success, "eps": _EPS, "min_uses": min_uses, "min_agents": min_agents}):
         if min_agents > 1 and not _holds_without_loudest(conn, sid, uses, wins, max_success):
             continue
-        agents = [r[0] for r in conn.execute(
-            "SELECT k.agent_id FROM skill_uses AS u JOIN agent_keys AS k ON k.id = u.agent_key WHERE u.skill_id = ? "
-            "GROUP BY k.agent_id HAVING sum(u.success) <= ? * count(*) + ? ORDER BY k.agent_id",
+        principals = [r[0] for r in conn.execute(
+            f"SELECT {VOTER} FROM skill_uses AS u JOIN agent_keys AS k ON k.id = u.agent_key "
+            f"JOIN agents AS a ON a.id = k.agent_id WHERE u.skill_id = ? GROUP BY {VOTER} "
+            "HAVING sum(u.success) <= ? * count(*) + ? ORDER BY 1",
             (sid, max_success, _EPS))]
+        voting = set(principals)
+        agents = [r[0] for r in conn.execute(
+            f"SELECT k.agent_id, {VOTER} FROM skill_uses AS u JOIN agent_keys AS k ON k.id = u.agent_key "
+            "JOIN agents AS a ON a.id = k.agent_id WHERE u.skill_id = ? GROUP BY k.agent_id, a.id ORDER BY k.agent_id",
+            (sid,)) if r[1] in voting]
         rate = wins / uses
         out.append(Candidate(
             "prune", f"skill:{sid}", fingerprint(name, desc, template), rate,
-            {"skill_id": sid, "name": name, "uses": uses, "successes": wins, "agent_count": int(voters),
-             "agents": agents[:SHOWN_AGENTS]},
+            {"skill_id": sid, "name": name, "uses": uses, "successes": wins, "principal_count": int(voters),
+             "principals": principals[:SHOWN_AGENTS], "agent_count": len(agents), "agents": agents[:SHOWN_AGENTS]},
             f"skill {name!r} succeeded {wins}/{uses} times ({rate:.0%} <= {max_success:.0%}), failing for "
-            f"{int(voters)} agents ({_whose(agents)}): deprecate it",
+            f"{int(voters)} principals ({_whose(principals)}) in {len(agents)} episodes ({_whose(agents)}): "
+            "deprecate it",
         ))
     return out
 

@@ -48,7 +48,7 @@ FALLBACK = Diagnosis(
 NO_SESSION_CONCLUSION = "no session: registered by a failure report"
 
 
-def register_reporting_agent(conn, agent: str, now: float) -> None:
+def register_reporting_agent(conn, agent: str, now: float, principal: str | None = None) -> None:
     """Make sure ``agent`` has a row (occurrences reference it) without inventing a session.
 
     An agent id nobody started gets an *ended* row (state ``failed``, already processed, so no
@@ -56,9 +56,9 @@ def register_reporting_agent(conn, agent: str, now: float) -> None:
     never ends. An agent that did ``agent start`` keeps its own session untouched.
     """
     conn.execute(
-        "INSERT OR IGNORE INTO agents (id, state, started_at, ended_at, conclusion, processed_at)"
-        " VALUES (?, 'failed', ?, ?, ?, ?)",
-        (agent, now, now, NO_SESSION_CONCLUSION, now),
+        "INSERT OR IGNORE INTO agents (id, state, started_at, ended_at, conclusion, processed_at, principal)"
+        " VALUES (?, 'failed', ?, ?, ?, ?, ?)",
+        (agent, now, now, NO_SESSION_CONCLUSION, now, principal or None),
     )
 
 
@@ -175,7 +175,7 @@ class Failures:
         conn = self.conn
         with transaction(conn):
             if agent is not None:
-                register_reporting_agent(conn, agent, now)
+                register_reporting_agent(conn, agent, now, self._ctx.principal)
             row = conn.execute("SELECT id FROM failure_fingerprints WHERE hash = ?", (digest,)).fetchone()
             new = row is None
             if new:
@@ -464,7 +464,7 @@ class Failures:
             fp_id = self.resolve_id(ref)
             now = self._ctx.now()
             if agent is not None:
-                register_reporting_agent(self.conn, agent, now)
+                register_reporting_agent(self.conn, agent, now, self._ctx.principal)
             fix = fixes.active_fix(self.conn, fp_id)
             result = fixes.record_outcome(self.conn, fp_id, bool(succeeded), agent, now, self._ctx.settings)
             if fix is not None and fix["skill_id"] is not None:

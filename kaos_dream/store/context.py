@@ -54,6 +54,8 @@ class StoreContext:
     path: str
     readonly: bool
     hooks: HookRunner
+    # Who writes through this library (issue 33): every episode it registers names this principal.
+    principal: str = ""
 
     def now(self) -> float:
         """The clock's current time (UTC epoch seconds; injectable for tests)."""

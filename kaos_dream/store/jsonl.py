@@ -251,10 +251,28 @@ def export_lines(conn: sqlite3.Connection) -> Iterator[str]:
 
 @dataclass(frozen=True)
 class ExportResult:
-    schema_version: int
+    schema_version: int  # the layout the file is written in: the "schema_version" of its header
     tables: dict[str, int]
     rows: int
     target: str
+    library_schema_version: int = 0  # the source library's own version (later steps storage-only)
+
+
+def storage_only_between(older: int, newer: int) -> bool:
+    """Whether every migration after ``older`` up to ``newer`` changes only how rows are stored."""
+    return all(MIGRATIONS[v - 1].name in STORAGE_ONLY for v in range(older + 1, newer + 1))
+
+
+def describe_versions(in_file: int, library: int) -> str:
+    """One schema version for a person, the one the export file holds, and why the library's
+    differs when it does (issue 33 item 12: "schema 18" said while the file held 17)."""
+    if in_file == library:
+        return f"schema version {in_file}"
+    if in_file < library and storage_only_between(in_file, library):
+        later = ", ".join(str(v) for v in range(in_file + 1, library + 1))
+        return (f"schema version {in_file}, as written in the export; the library is at {library}, but "
+                f"migration {later} changes only how rows are stored, not what an export holds")
+    return f"schema version {in_file} in the export, upgraded to {library}"
 
 
 def open_export_source(source: str, target: str | Path | None, *, verb: str, busy_timeout_ms: int) -> Any:
@@ -296,7 +314,7 @@ def export_database(source: str, out: str | Path | IO[str], *, force: bool = Fal
         raise StoreError(describe_sqlite_error(exc, shown)) from None
     finally:
         conn.close()
-    return ExportResult(version, counts, total, target_name)
+    return ExportResult(export_version(version), counts, total, target_name, version)
 
 
 def _write(lines: Iterable[str], fh: IO[str]) -> int:
