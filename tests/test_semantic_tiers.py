@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from kaos_dream import Library, ManualClock, Settings
+from kaos_dream.dream.phases import phases_for
 from kaos_dream.embedding.store import from_bytes
 
 from .conftest import PROJECT_ROOT, T0, run_kaos
@@ -73,24 +74,55 @@ def test_the_dream_backfills_strong_vectors_a_bounded_batch_per_pass(db_path: Pa
         small_library(lib)
         passes = []
         for _ in range(3):
-            phase = lib.dream.run(apply=True).summary["phases"]["vectors"]
-            passes.append((phase["strong_embedded"], phase["strong_missing"]))
+            out = lib.dream.run(apply=True).summary
+            phase = out["phases"]["strong-vectors"]
+            passes.append((phase["embedded"], phase["missing"]))
+            assert "strong-vectors" in out["timings_ms"]  # its own phase, with its own cost
+            assert "strong_embedded" not in out["phases"]["vectors"]  # the fast tier's phase embeds no strong row
             lib.clock.advance(3600)
         assert passes == [(2, 2), (2, 0), (0, 0)]  # three skills, then the third skill and the memory
         assert all(v == [FAST, STRONG] for v in models(lib).values()) and len(models(lib)) == 4
-    # A time budget also ends a pass: with none left, the pass embeds nothing with the strong model.
-    timed = Settings(embedding_model="hash-trigram", strong_embedding_model="wordllama",
-                     strong_backfill_seconds=1e-9)
-    with Library(db_path, clock=ManualClock(T0 + 10 * 3600), settings=timed) as lib:
-        lib.skills.add("prune-branches", "Delete merged git branches")
-        phase = lib.dream.run(apply=True).summary["phases"]["vectors"]
-        assert (phase["strong_embedded"], phase["strong_missing"]) == (0, 1)
+        names = [p.name for p in phases_for("run")]
+        assert names.index("strong-vectors") == len(names) - 2  # last before the digest
+
+
+def test_what_a_pass_embeds_is_bounded_by_rows_never_by_time(tmp_path: Path) -> None:
+    """Issue 33 item 10: a pass's results must not depend on the machine's speed. The old per-pass time
+    budget (KAOS_STRONG_BACKFILL_SECONDS) made a slow machine embed fewer rows; with a budget of a
+    microsecond set, two copies of one library still embed exactly the row cap and report the same."""
+    summaries = []
+    for n, env in enumerate(({}, {"KAOS_STRONG_BACKFILL_SECONDS": "0.000001"})):
+        settings = Settings.from_env({**TIERS_ENV, "KAOS_STRONG_BACKFILL_ROWS": "3", "KAOS_DREAM_AUTO": "0", **env})
+        with Library(tmp_path / f"lib{n}.db", clock=ManualClock(T0), settings=settings) as lib:
+            small_library(lib)
+            summaries.append(lib.dream.run(apply=True).summary["phases"])
+    assert summaries[0] == summaries[1]
+    assert (summaries[0]["strong-vectors"]["embedded"], summaries[0]["strong-vectors"]["missing"]) == (3, 1)
+
+
+def test_the_strong_backfill_embeds_at_the_lowest_cpu_priority_and_leaves_the_caller_as_it_was() -> None:
+    """Issue 33 item 13: the transformer's seconds of CPU must not be taken from writers beside the dream.
+    The work runs in a thread whose own priority is the lowest; the calling thread's is unchanged."""
+    import os
+    import threading
+
+    from kaos_dream.embedding.background import LOWEST, at_lowest_priority
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("per-thread priorities are a Linux feature")
+    before = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    seen = at_lowest_priority(lambda: (threading.get_native_id(),
+                                       os.getpriority(os.PRIO_PROCESS, threading.get_native_id())))
+    assert seen[0] != threading.get_native_id() and seen[1] == LOWEST
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == before
+    with pytest.raises(ZeroDivisionError):  # an error in the work reaches the caller
+        at_lowest_priority(lambda: 1 / 0)
 
 
 def test_a_backfilled_vector_of_text_edited_meanwhile_is_not_written(db_path: Path) -> None:
     with Library(db_path, clock=ManualClock(T0), settings=TIERS) as lib:
         publish = small_library(lib)
-        batch = lib.vectors.backfill_batch(100)  # the dream's prepare step, outside the write lock
+        batch = lib.vectors.strong_backfill_batch(100)  # the dream's prepare step, outside the write lock
         assert sorted((k, i) for k, i, _, _, m in batch if m[0] == STRONG) == [
             ("memory", 1), ("skill", 1), ("skill", 2), ("skill", 3)]
         lib.skills.update("publish-package", description="Ship the wheel to the package index")
@@ -218,9 +250,9 @@ def test_without_the_strong_wheel_everything_runs_on_the_fast_tier(tmp_path: Pat
         "with Library(sys.argv[1], settings=Settings(strong_embedding_model='minilm')) as lib:\n"
         "    lib.skills.add('prune-branches', 'Delete merged git branches')\n"
         "    hits = [h.id for h in lib.search('upload our library to PyPI', kind='skill')]\n"
-        "    dream = lib.dream.run(apply=True).summary['phases']['vectors']\n"
+        "    dream = lib.dream.run(apply=True).summary['phases']['strong-vectors']\n"
         "    done = lib.vectors.reindex()\n"
-        "    print(json.dumps([hits, dream['strong_embedded'], done, lib.vectors.tiers()['strong']]))\n")
+        "    print(json.dumps([hits, dream['embedded'], done, lib.vectors.tiers()['strong']]))\n")
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(PROJECT_ROOT)}
     proc = subprocess.run([sys.executable, "-c", code, str(db)], capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode == 0, proc.stderr
@@ -286,8 +318,7 @@ def test_bad_strong_tier_settings_are_one_line_errors_and_an_unknown_model_is_of
     assert sorted(KNOWN) == sorted(MODELS)
     db = tmp_path / "x.db"
     assert run_kaos("init", db=db).returncode == 0
-    for env in ({"KAOS_STRONG_SEMANTIC_THRESHOLD": "0.6"}, {"KAOS_STRONG_BACKFILL_ROWS": "-1"},
-                {"KAOS_STRONG_BACKFILL_SECONDS": "-2"}):
+    for env in ({"KAOS_STRONG_SEMANTIC_THRESHOLD": "0.6"}, {"KAOS_STRONG_BACKFILL_ROWS": "-1"}):
         r = run_kaos("search", "deploy", db=db, env=env)
         assert r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
     env = {"KAOS_STRONG_EMBEDDING_MODEL": "nope"}

@@ -28,6 +28,7 @@ ORDER_FAILURES = 400  # failure catch-up (failures feature)
 ORDER_PROPOSALS = 500
 ORDER_POLICIES = 600  # policies from the coordination log (coordination feature)
 ORDER_SPARSIFY = 700  # graph sparsification (graph feature)
+ORDER_STRONG_VECTORS = 900  # the strong tier's backfill, after every phase that reads vectors
 ORDER_DIGEST = 1000
 
 RUN_KINDS = ("run", "consolidate")

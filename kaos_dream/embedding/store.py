@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +22,7 @@ import numpy as np
 from ..errors import InvalidInputError
 from ..store import transaction
 from ..store.helpers import insert_unique
+from .background import at_lowest_priority
 from .base import Embedder
 from .loader import EmbedderUnavailable, identity, load_embedder, semantic_status
 from .packages import OFF, missing_package, strong_tier_off, tier_status
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 KINDS = ("skill", "memory")
 BATCH = 256  # rows embedded and written per transaction by reindex and backfill
-STRONG_CHUNK = 64  # rows the strong tier's backfill embeds between looks at its time budget
+STRONG_CHUNK = 64  # rows the strong tier's backfill embeds at once (bounds the batch's working memory)
 
 _TEXT_SQL = {
     "skill": "SELECT id, name, description, tags FROM skills WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
@@ -267,11 +267,9 @@ class Vectors:
                 self._conn.execute(f"DELETE FROM embeddings WHERE model NOT IN ({', '.join('?' for _ in kept)})", kept)
         return done
 
-    def backfill_batch(self, limit: int) -> list[Prepared]:
-        """The dream's prepare step, outside the write lock, computed without writing: fast vectors for
-        up to ``limit`` rows per kind that lack a current one, then strong vectors (when the tier is on)
-        for at most ``strong_backfill_rows`` rows in all, embedded in chunks until about
-        ``strong_backfill_seconds`` were spent; the rest wait for the next pass or ``kaos db reindex``."""
+    def fast_backfill_batch(self, limit: int) -> list[Prepared]:
+        """The dream's prepare step for the fast tier, outside the write lock, computed without
+        writing: fast vectors for up to ``limit`` rows per kind that lack a current one."""
         fast = self.embedder()
         if fast is None:
             return []
@@ -280,28 +278,39 @@ class Vectors:
             ids = self.stale_ids(kind, limit=limit)
             if ids:
                 out += self._prepare(fast, kind, ids)
-        s = self._ctx.settings
-        rows_left = s.strong_backfill_rows
-        if rows_left <= 0 or s.strong_backfill_seconds <= 0 or self.strong_identity() is None:
-            return out
-        strong = self.strong()
-        if strong is None:
-            return out
-        started = time.perf_counter()
-        for kind in KINDS:
-            ids = self.stale_ids(kind, limit=rows_left, model=_identity_of(strong))
-            for start in range(0, len(ids), STRONG_CHUNK):
-                if time.perf_counter() - started >= s.strong_backfill_seconds:
-                    return out
-                chunk = self._prepare(strong, kind, ids[start : start + STRONG_CHUNK])
-                out += chunk
-                rows_left -= len(chunk)
-            if rows_left <= 0:
-                break
         return out
 
+    def strong_backfill_batch(self, rows: int) -> list[Prepared]:
+        """The dream's prepare step for the strong tier (empty when it is off), outside the write lock:
+        strong vectors for the first ``rows`` rows in all (skills, then memories, by id) that lack a
+        current one. Bounded by rows only, never by time, so what a pass embeds does not depend on the
+        machine's speed (issue 33 item 10); the embedding runs at the lowest CPU priority
+        (:mod:`.background`), so writers beside it keep the CPU (item 13)."""
+        if rows <= 0 or self.strong_identity() is None:
+            return []
+        strong = self.strong()
+        if strong is None:
+            return []
+        wanted: list[tuple[str, list[int]]] = []
+        left = rows
+        for kind in KINDS:
+            ids = self.stale_ids(kind, limit=left, model=_identity_of(strong)) if left > 0 else []
+            wanted.append((kind, ids))
+            left -= len(ids)
+        if left == rows:
+            return []
+
+        def embed() -> list[Prepared]:
+            out: list[Prepared] = []
+            for kind, ids in wanted:
+                for start in range(0, len(ids), STRONG_CHUNK):
+                    out += self._prepare(strong, kind, ids[start : start + STRONG_CHUNK])
+            return out
+
+        return at_lowest_priority(embed)
+
     def store_backfill(self, batch: list[Prepared]) -> int:
-        """Write the vectors of :meth:`backfill_batch` whose row still holds the text that was embedded
+        """Write the vectors of a backfill batch whose row still holds the text that was embedded
         (inside the caller's transaction); returns how many were written."""
         return sum(self.store_backfill_by_model(batch).values())
 
