@@ -190,7 +190,11 @@ class Library(AbstractContextManager["Library"]):
         return self.clock.now()
 
     def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
-        """Group several library calls into one atomic write (``BEGIN IMMEDIATE`` … ``COMMIT``)."""
+        """Group several library calls into one atomic write (``BEGIN IMMEDIATE`` … ``COMMIT``). A
+        process that searches semantically first loads, outside the lock, a model a search inside the
+        transaction would otherwise load while holding it (:meth:`Vectors.warm_before_lock`)."""
+        if "vectors" in self.__dict__ and not self.conn.in_transaction:
+            self.vectors.warm_before_lock()
         return transaction(self.conn)
 
     def close(self) -> None:

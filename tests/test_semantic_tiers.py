@@ -329,3 +329,20 @@ def test_bad_strong_tier_settings_are_one_line_errors_and_an_unknown_model_is_of
     info = json.loads(run_kaos("db", "info", "--json", db=db, env=env).stdout)["semantic"]
     assert info["fast"]["on"] is True and info["strong"]["on"] is False
     assert "unknown embedding model 'nope'" in info["strong"]["off_reason"]
+
+
+def test_a_writer_loads_the_strong_model_before_its_transaction_not_inside_it(tmp_path: Path) -> None:
+    """Issue 33 item 13: writers searching inside ``lib.transaction()`` starved beside the dream because
+    the first search after the dream's backfill loaded the strong model while holding the write lock."""
+    db = tmp_path / "lib.db"
+    with Library(db, clock=ManualClock(T0), settings=TIERS) as writer:
+        small_library(writer)
+        writer.search(PARAPHRASE, kind="skill")  # a semantic search: the fast model is loaded, no strong vector yet
+        with writer.transaction():
+            assert writer.vectors._strong is None  # nothing to warm: the library has no strong vector
+        with Library(db, clock=ManualClock(T0), settings=TIERS) as dream:  # another process's backfill
+            assert dream.vectors.reindex()["strong"] == {"skill": 3, "memory": 1}
+        with writer.transaction():
+            assert writer.vectors._strong is not None and writer.vectors._strong[0] is not None  # loaded before BEGIN
+            hits = writer.search(PARAPHRASE, kind="skill", record_hits=True)
+        assert hits and hits[0].name == "publish-package"

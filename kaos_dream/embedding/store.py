@@ -89,6 +89,7 @@ class Vectors:
         self._strong: tuple[Embedder | None, str] | None = None
         self._strong_id: tuple[Identity | None] | None = None  # strong_identity's answer, once known
         self._index: dict[tuple[str, str], KindIndex] = {}
+        self._warm_seq: int | None = None  # the vectors' seq at the last look of warm_before_lock
 
     @property
     def _conn(self) -> sqlite3.Connection:
@@ -168,6 +169,25 @@ class Vectors:
                     found = None
             self._strong_id = (found,)
         return self._strong_id[0]
+
+    def warm_before_lock(self) -> None:
+        """Load the strong model now, before a write transaction, when a search inside it would load it.
+
+        A process that searched semantically holds the fast model; once the library gains strong
+        vectors (the dream's backfill), its next semantic search loads the strong model too: half a
+        second or more, which inside ``lib.transaction()`` held the write lock, and the other writers'
+        waits ran past their busy timeout (issue 33 item 13). Looked at only when the vectors changed
+        since the last look (one ``max(seq)`` read); never changes what a search returns."""
+        if self._strong is not None or self._status is None or self._status[0] is None:
+            return
+        seq = int(self._conn.execute("SELECT coalesce(max(seq), 0) FROM embeddings").fetchone()[0])
+        if seq == self._warm_seq:
+            return
+        self._warm_seq = seq
+        model = self.strong_identity()
+        if model is not None and self._conn.execute(
+                "SELECT 1 FROM embeddings WHERE model = ? AND model_version = ? AND dim = ? LIMIT 1", model).fetchone():
+            self.strong()
 
     def _tiers(self) -> list[Embedder]:
         """The models whose vectors reindex and backfill compute: the fast one, then the strong one."""
