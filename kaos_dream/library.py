@@ -192,9 +192,9 @@ class Library(AbstractContextManager["Library"]):
     def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
         """Group several library calls into one atomic write (``BEGIN IMMEDIATE`` … ``COMMIT``). A
         process that searches semantically first loads, outside the lock, a model a search inside the
-        transaction would otherwise load while holding it (:meth:`Vectors.warm_before_lock`)."""
+        transaction would otherwise load while holding it (:class:`_WarmTransaction`)."""
         if "vectors" in self.__dict__ and not self.conn.in_transaction:
-            self.vectors.warm_before_lock()
+            return _WarmTransaction(self.conn, self.vectors)
         return transaction(self.conn)
 
     def close(self) -> None:
@@ -335,3 +335,28 @@ def open_library(
 ) -> Library:
     """Open (creating and migrating when needed, unless ``readonly``) the library at ``path``."""
     return Library(path, clock=clock, settings=settings, readonly=readonly)
+
+
+class _WarmTransaction:
+    """``transaction(conn)`` for a process that searches semantically: the strong model, when a search
+    inside would load it, is loaded before the lock is taken, and again after an empty release when the
+    vectors that call for it were committed while this writer waited for the lock (issue 33 item 13:
+    a writer loading the model under the lock made the others wait past their busy timeout)."""
+
+    __slots__ = ("_conn", "_tx", "_vectors")
+
+    def __init__(self, conn: sqlite3.Connection, vectors: Vectors) -> None:
+        self._conn, self._vectors, self._tx = conn, vectors, transaction(conn)
+
+    def __enter__(self) -> sqlite3.Connection:
+        self._vectors.warm_before_lock()
+        self._tx.__enter__()
+        if self._vectors.strong_to_load():  # committed while we waited: nothing is written yet, step out
+            self._tx.__exit__(None, None, None)
+            self._vectors.strong()
+            self._tx = transaction(self._conn)
+            self._tx.__enter__()
+        return self._conn
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        self._tx.__exit__(exc_type, exc, tb)

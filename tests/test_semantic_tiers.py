@@ -346,3 +346,24 @@ def test_a_writer_loads_the_strong_model_before_its_transaction_not_inside_it(tm
             assert writer.vectors._strong is not None and writer.vectors._strong[0] is not None  # loaded before BEGIN
             hits = writer.search(PARAPHRASE, kind="skill", record_hits=True)
         assert hits and hits[0].name == "publish-package"
+    # The vectors may be committed while the writer waits for the lock (here another process holds it
+    # while it backfills): the writer then steps out of its still-empty transaction, loads the model,
+    # and takes the lock again.
+    db2 = tmp_path / "lib2.db"
+    holder = (
+        "import sys, time\nfrom kaos_dream import Library, Settings\n"
+        "with Library(sys.argv[1], settings=Settings(embedding_model='hash-trigram',"
+        " strong_embedding_model='wordllama', dream_auto=False)) as lib, lib.transaction():\n"
+        "    lib.vectors.reindex()\n    print('locked', flush=True)\n    time.sleep(1.0)\n")
+    with Library(db2, clock=ManualClock(T0), settings=TIERS) as writer:
+        small_library(writer)
+        writer.search(PARAPHRASE, kind="skill")
+        proc = subprocess.Popen([sys.executable, "-c", holder, str(db2)], stdout=subprocess.PIPE, text=True,
+                                env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(PROJECT_ROOT)})
+        try:
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "locked"
+            with writer.transaction():  # nothing committed at the look before BEGIN; committed once we hold it
+                assert writer.vectors._strong is not None and writer.vectors._strong[0] is not None
+                assert writer.conn.execute("SELECT count(*) FROM embeddings WHERE model = ?", (STRONG,)).fetchone()[0]
+        finally:
+            assert proc.wait(timeout=120) == 0

@@ -170,23 +170,30 @@ class Vectors:
             self._strong_id = (found,)
         return self._strong_id[0]
 
-    def warm_before_lock(self) -> None:
-        """Load the strong model now, before a write transaction, when a search inside it would load it.
-
-        A process that searched semantically holds the fast model; once the library gains strong
-        vectors (the dream's backfill), its next semantic search loads the strong model too: half a
-        second or more, which inside ``lib.transaction()`` held the write lock, and the other writers'
-        waits ran past their busy timeout (issue 33 item 13). Looked at only when the vectors changed
-        since the last look (one ``max(seq)`` read); never changes what a search returns."""
+    def strong_to_load(self) -> bool:
+        """True when a semantic search now would load the strong model: this process searched
+        semantically (it holds the fast model), the strong model is not loaded, and the library has
+        gained strong vectors. Looked at only when the vectors changed since the last look (one
+        ``max(seq)`` read otherwise); see :meth:`warm_before_lock`."""
         if self._strong is not None or self._status is None or self._status[0] is None:
-            return
+            return False
         seq = int(self._conn.execute("SELECT coalesce(max(seq), 0) FROM embeddings").fetchone()[0])
         if seq == self._warm_seq:
-            return
+            return False
         self._warm_seq = seq
         model = self.strong_identity()
-        if model is not None and self._conn.execute(
-                "SELECT 1 FROM embeddings WHERE model = ? AND model_version = ? AND dim = ? LIMIT 1", model).fetchone():
+        return model is not None and self._conn.execute(
+            "SELECT 1 FROM embeddings WHERE model = ? AND model_version = ? AND dim = ? LIMIT 1", model
+        ).fetchone() is not None
+
+    def warm_before_lock(self) -> None:
+        """Load the strong model now, outside any write transaction, when a search would load it.
+
+        Once the library gains strong vectors (the dream's backfill), a process's next semantic search
+        loads the strong model: half a second or more, which inside ``lib.transaction()`` held the
+        write lock, and the other writers' waits ran past their busy timeout (issue 33 item 13).
+        Never changes what a search returns."""
+        if self.strong_to_load():
             self.strong()
 
     def _tiers(self) -> list[Embedder]:
