@@ -367,3 +367,20 @@ def test_a_writer_loads_the_strong_model_before_its_transaction_not_inside_it(tm
                 assert writer.conn.execute("SELECT count(*) FROM embeddings WHERE model = ?", (STRONG,)).fetchone()[0]
         finally:
             assert proc.wait(timeout=120) == 0
+
+
+def test_a_repeated_query_is_embedded_once_per_model_and_searches_the_same(db_path: Path) -> None:
+    """Agents repeat queries; the strong model's forward pass for each ran inside writers' transactions."""
+    with Library(db_path, clock=ManualClock(T0), settings=TIERS) as lib:
+        small_library(lib)
+        lib.vectors.reindex()
+        first = [(h.kind, h.id, h.score) for h in lib.search(PARAPHRASE)]
+        strong = lib.vectors.strong()
+        assert strong is not None
+        vector = lib.vectors.embed_query(strong, PARAPHRASE)
+        assert lib.vectors.embed_query(strong, PARAPHRASE) is vector  # remembered, not recomputed
+        assert np.array_equal(vector, strong.embed([PARAPHRASE])[0])
+        assert [(h.kind, h.id, h.score) for h in lib.search(PARAPHRASE)] == first
+        for n in range(600):  # the memory is bounded: the oldest query is forgotten first
+            lib.vectors.embed_query(strong, f"query {n}")
+        assert lib.vectors.embed_query(strong, PARAPHRASE) is not vector

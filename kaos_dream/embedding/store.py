@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 KINDS = ("skill", "memory")
 BATCH = 256  # rows embedded and written per transaction by reindex and backfill
+QUERY_CACHE = 512  # query vectors a process remembers per library (a few hundred KB at most)
 STRONG_CHUNK = 64  # rows the strong tier's backfill embeds at once (bounds the batch's working memory)
 
 _TEXT_SQL = {
@@ -90,6 +91,7 @@ class Vectors:
         self._strong_id: tuple[Identity | None] | None = None  # strong_identity's answer, once known
         self._index: dict[tuple[str, str], KindIndex] = {}
         self._warm_seq: int | None = None  # the vectors' seq at the last look of warm_before_lock
+        self._queries: dict[tuple[str, str], np.ndarray] = {}  # (model id, query) -> vector, newest last
 
     @property
     def _conn(self) -> sqlite3.Connection:
@@ -209,6 +211,20 @@ class Vectors:
         """The fast vector a new or edited skill gets, computed before its write transaction (None when off)."""
         model = self.embedder()
         return None if model is None else model.embed([skill_text(name, description, tags)])[0]
+
+    def embed_query(self, model: Embedder, query: str) -> np.ndarray:
+        """``model``'s vector of a search query, remembered for the last :data:`QUERY_CACHE` queries:
+        agents repeat their queries, and the strong model's forward pass (milliseconds a query) ran
+        inside writers' transactions (issue 33 item 13). The same text always gets the same vector."""
+        key = (model.model_id, query)
+        vector = self._queries.pop(key, None)
+        if vector is None:
+            vector = model.embed([query])[0]
+            vector.setflags(write=False)
+            if len(self._queries) >= QUERY_CACHE:
+                del self._queries[next(iter(self._queries))]
+        self._queries[key] = vector
+        return vector
 
     def embed_memory(self, content: str) -> np.ndarray | None:
         """The fast vector a new or edited memory gets, computed before its write transaction (None when off)."""

@@ -244,8 +244,8 @@ class SearchPipeline:
         if not any(v is not None for v in indexes.values()) and not strong_indexes:
             return {}
         strong = vectors.strong() if strong_indexes else None
-        vector = model.embed([query])[0]
-        strong_vector = strong.embed([query])[0] if strong is not None else None
+        vector = vectors.embed_query(model, query)
+        strong_vector = vectors.embed_query(strong, query) if strong is not None else None
         fusion = Fusion(weight=s.semantic_weight, threshold=s.semantic_threshold, full=s.semantic_full)
         strong_fusion = Fusion(weight=s.semantic_weight, threshold=s.strong_semantic_threshold,
                                full=s.strong_semantic_full)
