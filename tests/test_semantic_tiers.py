@@ -178,12 +178,41 @@ def test_reindex_after_a_strong_model_change_recomputes_only_that_tier(db_path: 
         assert lib.vectors.status()["skill"]["strong"] == 3
         assert {r[0]: r[1] for r in lib.conn.execute(
             "SELECT entry_id, vector FROM embeddings WHERE kind = 'skill' AND model = ?", (FAST,))} == fast_before
-        # Switching the fast model makes its vectors stale; reindex replaces them and drops the old model's.
+        # Switching the fast model makes its vectors stale; reindex replaces them and keeps the old model's
+        # until asked to drop them (issue 33 item 6), then says how many went.
     switched = Settings(embedding_model="wordllama", strong_embedding_model="none")
     with Library(db_path, clock=ManualClock(T0), settings=switched) as lib:
         assert lib.vectors.status()["skill"] == {"rows": 3, "current": 3, "stale": 0, "missing": 0}
         assert lib.vectors.reindex() == {"skill": 0, "memory": 0}
+        assert set(m for v in models(lib).values() for m in v) == {FAST, STRONG}
+        assert lib.vectors.unused_count() == 4
+        assert lib.vectors.reindex(drop_unused=True) == {"skill": 0, "memory": 0, "dropped": 4}
         assert set(m for v in models(lib).values() for m in v) == {STRONG}
+
+
+def test_turning_the_strong_tier_off_never_deletes_its_vectors_without_the_flag(tmp_path: Path) -> None:
+    """Issue 33 item 6: `KAOS_STRONG_EMBEDDING_MODEL=none kaos db reindex` deleted every strong vector."""
+    db = tmp_path / "lib.db"
+    with Library(db, clock=ManualClock(T0), settings=TIERS) as lib:
+        small_library(lib)
+        lib.vectors.reindex()
+    count = "SELECT count(*) FROM embeddings WHERE model = ?"
+    off = {"KAOS_EMBEDDING_MODEL": "hash-trigram", "KAOS_STRONG_EMBEDDING_MODEL": "none"}
+    r = run_kaos("db", "reindex", db=db, env=off)
+    assert r.returncode == 0, r.stderr
+    assert "kept 4 vector(s) of models no tier uses" in r.stdout + r.stderr
+    with sqlite3.connect(db) as conn:
+        assert conn.execute(count, (STRONG,)).fetchone()[0] == 4
+    r = run_kaos("db", "reindex", "--json", db=db, env=off)
+    assert r.returncode == 0 and json.loads(r.stdout)["unused_vectors"] == 4
+    # The strong tier configured but unable to load: nothing can tell its vectors apart; refused, one line.
+    missing = {"KAOS_EMBEDDING_MODEL": "hash-trigram", "KAOS_STRONG_EMBEDDING_MODEL": "nope"}
+    r = run_kaos("db", "reindex", "--drop-unused", db=db, env=missing)
+    assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1 and "nothing dropped" in r.stderr
+    r = run_kaos("db", "reindex", "--drop-unused", "--json", db=db, env=off)
+    assert r.returncode == 0 and json.loads(r.stdout)["dropped_vectors"] == 4
+    with sqlite3.connect(db) as conn:
+        assert conn.execute(count, (STRONG,)).fetchone()[0] == 0
 
 
 def test_export_and_import_carry_both_tiers_byte_for_byte(tmp_path: Path) -> None:

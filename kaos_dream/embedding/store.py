@@ -279,17 +279,24 @@ class Vectors:
             params.append(limit)
         return [int(r[0]) for r in self._conn.execute(sql, params)]
 
-    def reindex(self, *, force: bool = False, limit: int | None = None) -> dict[str, Any]:
+    def reindex(self, *, force: bool = False, limit: int | None = None, drop_unused: bool = False) -> dict[str, Any]:
         """(Re)compute the vectors that are missing or stale (all of them with ``force``) for the fast
         model and, when installed, the strong one, in batches of :data:`BATCH` rows; at most ``limit``
-        rows per kind and model. Returns the fast tier's rows written per kind, and under ``"strong"``
-        the strong tier's (absent when it is off). A batch is embedded before its write transaction (the
-        strong model takes seconds per batch, and other writers must not wait for it); a row edited
-        meanwhile already got its fast vector with the edit. Vectors of models that are neither tier's
-        are dropped once both tiers are known."""
+        rows per kind and model. Returns the fast tier's rows written per kind and under ``"strong"`` the
+        strong tier's (absent when it is off). A batch is embedded before its write transaction (the strong model takes
+        seconds per batch, and other writers must not wait for it); a row edited meanwhile already got
+        its fast vector with the edit.
+
+        Vectors of other models are never deleted unless ``drop_unused`` (issue 33 item 6: turning the
+        strong tier off must not throw away hours of its embedding); then they are, and ``"dropped"``
+        says how many went."""
         if self.embedder() is None:
             raise InvalidInputError(f"cannot reindex: {self.off_reason()}")
         tiers = self._tiers()
+        if drop_unused and self._strong_name() is not None and len(tiers) < 2:
+            raise InvalidInputError(
+                f"cannot tell which vectors the strong tier uses ({self.strong_off_reason() or 'it did not load'}); "
+                "nothing dropped. Set KAOS_STRONG_EMBEDDING_MODEL=none to drop its vectors on purpose")
         done: dict[str, Any] = {}
         for n, model in enumerate(tiers):
             counts: dict[str, int] = {}
@@ -304,11 +311,21 @@ class Vectors:
                 done.update(counts)
             else:
                 done["strong"] = counts
-        if len(tiers) == 2 or self._strong_name() is None:  # an absent strong model's vectors are kept
+        if drop_unused:
             kept = [m.model_id for m in tiers]
             with transaction(self._conn):
+                done["dropped"] = self.unused_count()
                 self._conn.execute(f"DELETE FROM embeddings WHERE model NOT IN ({', '.join('?' for _ in kept)})", kept)
         return done
+
+    def unused_count(self) -> int:
+        """Stored vectors of models that are neither tier's (kept until ``reindex(drop_unused=True)``).
+        While the strong tier is configured but could not load, its own vectors are not counted."""
+        kept = [m.model_id for m in self._tiers()]
+        if self._strong_name() is not None and len(kept) < 2:
+            return 0
+        return int(self._conn.execute(
+            f"SELECT count(*) FROM embeddings WHERE model NOT IN ({', '.join('?' for _ in kept)})", kept).fetchone()[0])
 
     def fast_backfill_batch(self, limit: int) -> list[Prepared]:
         """The dream's prepare step for the fast tier, outside the write lock, computed without
