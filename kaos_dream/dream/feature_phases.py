@@ -127,7 +127,9 @@ def vectors_phase(ctx: DreamContext, batch: list[Any]) -> PhaseResult:
 def strong_vectors_prepare(ctx: DreamContext) -> list[Any]:
     """Embed up to ``strong_backfill_rows`` rows with the strong tier, outside the write lock and at
     the lowest CPU priority (nothing when the tier is off or in a dry run)."""
-    return ctx.lib.vectors.strong_backfill_batch(ctx.lib.settings.strong_backfill_rows) if ctx.apply else []
+    if not ctx.apply:
+        return []
+    return ctx.lib.vectors.strong_backfill_batch(ctx.lib.settings.strong_backfill_rows, between=ctx.heartbeat)
 
 
 def strong_vectors_phase(ctx: DreamContext, batch: list[Any]) -> PhaseResult:

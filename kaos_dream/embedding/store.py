@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -340,34 +341,29 @@ class Vectors:
                 out += self._prepare(fast, kind, ids)
         return out
 
-    def strong_backfill_batch(self, rows: int) -> list[Prepared]:
+    def strong_backfill_batch(self, rows: int, between: Callable[[], None] | None = None) -> list[Prepared]:
         """The dream's prepare step for the strong tier (empty when it is off), outside the write lock:
         strong vectors for the first ``rows`` rows in all (skills, then memories, by id) that lack a
         current one. Bounded by rows only, never by time, so what a pass embeds does not depend on the
-        machine's speed (issue 33 item 10); the embedding runs at the lowest CPU priority
-        (:mod:`.background`), so writers beside it keep the CPU (item 13)."""
+        machine's speed (issue 33 item 10). Each chunk of :data:`STRONG_CHUNK` rows is embedded at the
+        lowest CPU priority (:mod:`.background`), so writers beside it keep the CPU (item 13);
+        ``between`` runs in the calling thread after each chunk (the dream renews its lease there)."""
         if rows <= 0 or self.strong_identity() is None:
             return []
         strong = self.strong()
         if strong is None:
             return []
-        wanted: list[tuple[str, list[int]]] = []
+        out: list[Prepared] = []
         left = rows
         for kind in KINDS:
             ids = self.stale_ids(kind, limit=left, model=_identity_of(strong)) if left > 0 else []
-            wanted.append((kind, ids))
             left -= len(ids)
-        if left == rows:
-            return []
-
-        def embed() -> list[Prepared]:
-            out: list[Prepared] = []
-            for kind, ids in wanted:
-                for start in range(0, len(ids), STRONG_CHUNK):
-                    out += self._prepare(strong, kind, ids[start : start + STRONG_CHUNK])
-            return out
-
-        return at_lowest_priority(embed)
+            for start in range(0, len(ids), STRONG_CHUNK):
+                chunk = ids[start : start + STRONG_CHUNK]
+                out += at_lowest_priority(lambda chunk=chunk, kind=kind: self._prepare(strong, kind, chunk))
+                if between is not None:
+                    between()
+        return out
 
     def store_backfill(self, batch: list[Prepared]) -> int:
         """Write the vectors of a backfill batch whose row still holds the text that was embedded
