@@ -274,6 +274,7 @@ class Library(AbstractContextManager["Library"]):
             problems.extend(fulltext_problems(self.conn))
             problems.extend(counter_mismatches(self.conn))
             problems.extend(agent_index_problems(self.conn))
+            problems.extend(self._value_problems())
             return problems
         for (line,) in self.conn.execute("PRAGMA integrity_check"):
             if line != "ok":
@@ -283,7 +284,15 @@ class Library(AbstractContextManager["Library"]):
         problems.extend(self._check_fulltext())
         problems.extend(counter_mismatches(self.conn))
         problems.extend(agent_index_problems(self.conn))
+        problems.extend(self._value_problems())
         return problems
+
+    def _value_problems(self) -> list[str]:
+        """Stored values `db import` now refuses (an older import let them in; issue 33 item 3)."""
+        from .store.catalogue import data_tables
+        from .store.import_values import stored_value_problems
+
+        return stored_value_problems(self.conn, [(t.name, t.columns) for t in data_tables(self.conn)])
 
     def _check_fulltext(self) -> list[str]:
         """FTS5's integrity-check is phrased as an INSERT, so it needs a writable connection. A
