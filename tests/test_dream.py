@@ -225,7 +225,8 @@ def test_phase_registry_order_and_digest_sections(lib: Library) -> None:
         out = lib.dream.run()
     finally:
         unregister_phase("test-catch-up")
-    # Built-in phases plus those features register (failures 400, vectors 460, policies 600, graph 700, strong-vectors 900).
+    # Built-in phases plus those features register (failures 400, vectors 460, policies 600, graph 700,
+    # strong-vectors 900).
     assert list(out.summary["timings_ms"]) == ["replay", "decay", "emergent", "failures", "test-catch-up",
                                                "vectors", "proposals", "policies", "graph", "strong-vectors",
                                                "digest"]
