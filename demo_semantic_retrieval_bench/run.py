@@ -125,11 +125,11 @@ def backfill(path: Path) -> dict[str, Any]:
     with Library(path, clock=ManualClock(T0 + 3600), settings=Settings()) as lib:
         while True:
             start = time.perf_counter()
-            phase = lib.dream.run(apply=True).summary["phases"]["vectors"]
+            phase = lib.dream.run(apply=True).summary["phases"]["strong-vectors"]
             seconds += time.perf_counter() - start
             passes += 1
-            rows += phase["strong_embedded"]
-            if phase.get("strong_missing", 0) == 0 or passes >= 10:
+            rows += phase["embedded"]
+            if phase.get("missing", 0) == 0 or passes >= 10:
                 break
             lib.clock.advance(3600)
     return {"passes": passes, "strong_rows": rows, "pass_seconds": round(seconds, 3),
@@ -351,17 +351,17 @@ def at_scale(n: int, queries: int, repeats: int, paraphrases: list[str], seed: i
         timed_searches(path, Settings(), qs, paraphrases, repeats, "hybrid_fast_tier", out)
         size_fast = path.stat().st_size
         if HAS_MINILM:
-            if n == 10_000:  # one real dream pass: bounded by the strong tier's row cap and time budget
+            if n == 10_000:  # one real dream pass: bounded by the strong tier's row cap (rows, never time)
                 start = time.perf_counter()
                 with Library(path, clock=ManualClock(T0 + 7200), settings=Settings()) as lib:
-                    phase = lib.dream.run(apply=True).summary["phases"]["vectors"]
+                    phase = lib.dream.run(apply=True).summary["phases"]["strong-vectors"]
                     lib.conn.execute("DELETE FROM embeddings WHERE model LIKE 'minilm%'")  # the fill below
                 pass_s = time.perf_counter() - start
                 out["dream_pass_with_backfill"] = {
-                    "seconds": round(pass_s, 2), "strong_rows": phase["strong_embedded"],
-                    "strong_missing_after": phase["strong_missing"],
-                    "ms_per_row": round(1000 * pass_s / max(phase["strong_embedded"], 1), 2),
-                    "row_cap": Settings().strong_backfill_rows, "time_budget_s": Settings().strong_backfill_seconds}
+                    "seconds": round(pass_s, 2), "strong_rows": phase["embedded"],
+                    "strong_missing_after": phase["missing"],
+                    "ms_per_row": round(1000 * pass_s / max(phase["embedded"], 1), 2),
+                    "row_cap": Settings().strong_backfill_rows}
             out["strong_vectors_random_fill"] = fill_strong(path, seed)
             timed_searches(path, Settings(), qs, paraphrases, repeats, "hybrid", out)
             with Library(path, clock=ManualClock(T0 + 3600), settings=Settings()) as lib:
@@ -557,8 +557,7 @@ def main(argv: list[str] | None = None) -> int:
     st = Settings()
     results: dict[str, Any] = {"quick": args.quick, "seed": args.seed, "settings": {
         k: getattr(st, k) for k in ("embedding_model", "strong_embedding_model", "semantic_threshold", "semantic_full",
-                                    "strong_semantic_threshold", "strong_semantic_full", "strong_backfill_rows",
-                                    "strong_backfill_seconds")}}
+                                    "strong_semantic_threshold", "strong_semantic_full", "strong_backfill_rows")}}
     results["quality"] = quality(skills, sets)
     results["models"] = model_costs(skills)
     results["merge_duplicates"] = duplicates()

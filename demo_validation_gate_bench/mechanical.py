@@ -101,7 +101,8 @@ def _compare(lib: Library, model: Model, names: dict[int, str], where: str, log:
 
 def run_mechanical() -> dict[str, Any]:
     clock = ManualClock(T0)
-    settings = Settings(dream_threshold=10**9)  # no automatic dry-run passes in the middle of the script
+    # No automatic dry-run passes in the middle of the script; the strong tier pinned off (see utility.py).
+    settings = Settings(dream_threshold=10**9, strong_embedding_model="none")
     with tempfile.TemporaryDirectory() as tmp, Library(Path(tmp) / "mech.db", clock=clock, settings=settings) as lib:
         ids = {name: lib.skills.add(name, text, f"{text} for {{target}}").id for name, text in SKILLS.items()}
         names = {v: k for k, v in ids.items()}

@@ -96,8 +96,10 @@ def gate_off() -> Iterator[None]:
 
 def settings_without_llm() -> Settings:
     # Built in code, not from the environment: no ANTHROPIC_API_KEY, so the LLM validators are off;
-    # no automatic dry-run pass mid-stream (it could hand work to a detached process).
-    return Settings(anthropic_api_key="", dream_threshold=10**9)
+    # no automatic dry-run pass mid-stream (it could hand work to a detached process); the strong
+    # tier pinned off (issue 33 item 10): whether its wheel is installed must not change the episode
+    # streams the gate-on and gate-off runs see, and this bench measures gating, not retrieval.
+    return Settings(anthropic_api_key="", dream_threshold=10**9, strong_embedding_model="none")
 
 
 def build(lib: Library, work: Workload) -> tuple[dict[tuple[str, int], int], dict[str, int]]:

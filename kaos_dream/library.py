@@ -197,7 +197,11 @@ class Library(AbstractContextManager["Library"]):
         return self.clock.now()
 
     def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
-        """Group several library calls into one atomic write (``BEGIN IMMEDIATE`` … ``COMMIT``)."""
+        """Group several library calls into one atomic write (``BEGIN IMMEDIATE`` … ``COMMIT``). A
+        process that searches semantically first loads, outside the lock, a model a search inside the
+        transaction would otherwise load while holding it (:class:`_WarmTransaction`)."""
+        if "vectors" in self.__dict__ and not self.conn.in_transaction:
+            return _WarmTransaction(self.conn, self.vectors)
         return transaction(self.conn)
 
     def close(self) -> None:
@@ -278,6 +282,7 @@ class Library(AbstractContextManager["Library"]):
             problems.extend(counter_mismatches(self.conn))
             problems.extend(agent_index_problems(self.conn))
             problems.extend(bundled_file_problems(self.conn))
+            problems.extend(self._value_problems())
             return problems
         for (line,) in self.conn.execute("PRAGMA integrity_check"):
             if line != "ok":
@@ -288,7 +293,15 @@ class Library(AbstractContextManager["Library"]):
         problems.extend(counter_mismatches(self.conn))
         problems.extend(agent_index_problems(self.conn))
         problems.extend(bundled_file_problems(self.conn))
+        problems.extend(self._value_problems())
         return problems
+
+    def _value_problems(self) -> list[str]:
+        """Stored values `db import` now refuses (an older import let them in; issue 33 item 3)."""
+        from .store.catalogue import data_tables
+        from .store.import_values import stored_value_problems
+
+        return stored_value_problems(self.conn, [(t.name, t.columns) for t in data_tables(self.conn)])
 
     def _check_fulltext(self) -> list[str]:
         """FTS5's integrity-check is phrased as an INSERT, so it needs a writable connection. A
@@ -340,3 +353,28 @@ def open_library(
 ) -> Library:
     """Open (creating and migrating when needed, unless ``readonly``) the library at ``path``."""
     return Library(path, clock=clock, settings=settings, readonly=readonly)
+
+
+class _WarmTransaction:
+    """``transaction(conn)`` for a process that searches semantically: the strong model, when a search
+    inside would load it, is loaded before the lock is taken, and again after an empty release when the
+    vectors that call for it were committed while this writer waited for the lock (issue 33 item 13:
+    a writer loading the model under the lock made the others wait past their busy timeout)."""
+
+    __slots__ = ("_conn", "_tx", "_vectors")
+
+    def __init__(self, conn: sqlite3.Connection, vectors: Vectors) -> None:
+        self._conn, self._vectors, self._tx = conn, vectors, transaction(conn)
+
+    def __enter__(self) -> sqlite3.Connection:
+        self._vectors.warm_before_lock()
+        self._tx.__enter__()
+        if self._vectors.strong_to_load():  # committed while we waited: nothing is written yet, step out
+            self._tx.__exit__(None, None, None)
+            self._vectors.strong()
+            self._tx = transaction(self._conn)
+            self._tx.__enter__()
+        return self._conn
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        self._tx.__exit__(exc_type, exc, tb)

@@ -54,7 +54,10 @@ from . import __version__
 from . import agent_tools as tools
 from .episode_cost import MAX_COUNT, MAX_DURATION_S, EpisodeCost
 from .errors import KaosError
+from .failures.records import MAX_TOOL_CHARS
 from .library import Library
+from .names import MAX_SKILL_NAME
+from .skills import MAX_TEXT
 from .store.connect import connection_path, describe_sqlite_error
 
 log = logging.getLogger("kaos_dream.mcp")
@@ -81,9 +84,13 @@ Agent = Annotated[
     Field(description="Your episode (agent) id, from agent_start; telemetry is attributed to it.", max_length=200),
 ]
 Limit = Annotated[int, Field(ge=0, le=tools.MAX_LIMIT, description="At most this many results.")]
-Tool = Annotated[str, Field(description="The tool or command that failed, e.g. 'http_get' or 'pytest'.")]
-Message = Annotated[str, Field(description="The error text (a traceback is fine; it is normalised).")]
-SkillRef = Annotated[str, Field(description="Skill name or id.")]
+# Every free-text field has the cap the library enforces for the CLI too (issue 33 item 5; docs/cli.md
+# lists them): a field past it is refused by the schema before any library call.
+Tool = Annotated[str, Field(description="The tool or command that failed, e.g. 'http_get' or 'pytest'.",
+                            max_length=MAX_TOOL_CHARS)]
+Message = Annotated[str, Field(description="The error text (a traceback is fine; it is normalised).",
+                               max_length=MAX_TEXT)]
+SkillRef = Annotated[str, Field(description="Skill name or id.", max_length=MAX_SKILL_NAME)]
 
 
 class LibraryGate:
@@ -350,9 +357,11 @@ def build_server(lib: Library, agents: Iterable[str] = ()) -> KaosMCPServer:
         return gate.call(tools.skill_apply, skill, params)
 
     def memory_add(
-        content: Annotated[str, Field(description="The observation, result or note.")],
-        kind: Annotated[str, Field(description="A label such as note, insight, result.")] = "note",
-        key: Annotated[str | None, Field(description="Unique key (default: derived from kind and content).")] = None,
+        content: Annotated[str, Field(description="The observation, result or note.", max_length=MAX_TEXT)],
+        kind: Annotated[str, Field(description="A label such as note, insight, result.",
+                                   max_length=MAX_SKILL_NAME)] = "note",
+        key: Annotated[str | None, Field(description="Unique key (default: derived from kind and content).",
+                                         max_length=MAX_SKILL_NAME)] = None,
         metadata: Annotated[dict[str, Any] | None, Field(description="A JSON object stored with it.")] = None,
     ) -> dict[str, Any]:
         """Store a memory for later searches."""

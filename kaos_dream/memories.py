@@ -49,6 +49,9 @@ def _finite_float(text: str) -> float:
     return value
 
 
+MAX_METADATA_BYTES = 65_536  # a memory's metadata as compact UTF-8 JSON: labels and ids, not payloads
+
+
 def parse_metadata(metadata: str | Mapping[str, Any] | None) -> dict[str, Any]:
     """Metadata is a JSON object; text is parsed strictly so a typo is an error, not a string."""
     if metadata is None:
@@ -73,6 +76,9 @@ def parse_metadata(metadata: str | Mapping[str, Any] | None) -> dict[str, Any]:
         raise InvalidInputError("metadata is nested too deeply to be stored") from None
     if not isinstance(value, dict):
         raise InvalidInputError("metadata must be a JSON object, e.g. '{\"source\": \"run-42\"}'")
+    size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+    if size > MAX_METADATA_BYTES:  # issue 33 item 5: a 5 MB object was stored from MCP memory_add
+        raise InvalidInputError(f"metadata is {size} bytes of JSON; the limit is {MAX_METADATA_BYTES}")
     return value
 
 

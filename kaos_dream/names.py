@@ -47,6 +47,17 @@ def clean_label(value: str, what: str, limit: int, *, one_rule: bool = False) ->
     return cleaned
 
 
+MAX_SKILL_NAME = 200
+
+
+def clean_skill_name(name: str) -> str:
+    """A skill's name as `skill add` and `skill update` store it (stripped, printable, at most
+    :data:`MAX_SKILL_NAME` characters), NFC-normalised: the composed and decomposed spellings of
+    ``café-deploy`` look alike, so they are one name and the unique index refuses the second.
+    ``db import`` holds imported names to the same rule."""
+    return clean_label(unicodedata.normalize("NFC", name), "skill name", MAX_SKILL_NAME)
+
+
 def clean_agent_id(agent_id: str) -> str:
     """``agent_id`` stripped, or InvalidInputError when it is empty, too long or not printable."""
     return clean_label(agent_id, "agent id", MAX_AGENT_ID)

@@ -180,8 +180,9 @@ class Settings:
     semantic_threshold: float = 0.1
     semantic_full: float = 0.5
     # The strong tier (issue 22): a slower, better model whose vectors are never computed on a write
-    # but backfilled by `dream run --apply` (at most strong_backfill_rows rows and about
-    # strong_backfill_seconds of embedding per pass) and by `kaos db reindex`. A search that takes the
+    # but backfilled by `dream run --apply` (strong_backfill_rows rows per pass, in a phase of its own,
+    # at the lowest CPU priority; never bounded by time, so a pass does not depend on the machine's
+    # speed) and by `kaos db reindex`. A search that takes the
     # semantic path scores a row by its strong vector when it has one, else by its fast one; each model
     # has its own threshold and full cosine (chosen on demo_semantic_retrieval_bench's tuning set).
     # "none" turns the tier off.
@@ -192,7 +193,6 @@ class Settings:
     # Search returns no hit whose calibrated relevance (search/relevance.py) is below this
     # (KAOS_MIN_RELEVANCE, 0 keeps every hit); the default was chosen on the tuning sets.
     min_relevance: float = 0.02
-    strong_backfill_seconds: float = 10.0
     ltp_eta: float = 0.1  # Hebbian strengthening rate at episode end (half for skill x memory pairs)
     # MCP server (kaos mcp serve): the episodes a server may act on besides those it started
     # (comma-separated ids, KAOS_MCP_AGENTS), and the longest text skill_apply returns (KAOS_MCP_MAX_RENDER_CHARS;
@@ -292,8 +292,8 @@ class Settings:
             raise InvalidInputError(f"KAOS_MIN_RELEVANCE={self.min_relevance} must be a number from 0 to 1")
         if not 0.0 <= self.strong_semantic_threshold < self.strong_semantic_full <= 1.0:
             raise InvalidInputError("0 <= KAOS_STRONG_SEMANTIC_THRESHOLD < KAOS_STRONG_SEMANTIC_FULL <= 1")
-        if self.strong_backfill_rows < 0 or self.strong_backfill_seconds < 0:
-            raise InvalidInputError("KAOS_STRONG_BACKFILL_ROWS and KAOS_STRONG_BACKFILL_SECONDS must not be negative")
+        if self.strong_backfill_rows < 0:
+            raise InvalidInputError("KAOS_STRONG_BACKFILL_ROWS must not be negative")
         if not 0.0 < self.ltp_eta <= 1.0:
             raise InvalidInputError("KAOS_LTP_ETA must be in (0, 1]")
         if self.busy_timeout_ms < 0:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from .errors import ConflictError, InvalidInputError
-from .names import clean_label, first_unprintable
+from .names import MAX_SKILL_NAME, clean_skill_name, first_unprintable
 from .store import transaction
 from .store.helpers import resolve_ref
 from .store.records import as_dict, from_row
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from .embedding.store import Vectors
     from .store.context import StoreContext
 
-MAX_NAME = 200
+MAX_NAME = MAX_SKILL_NAME
 MAX_TEXT = 1_000_000
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}|\{|\}")
 # What reads as a format field: braces around a word with no spaces. ``{{``/``}}`` are matched first so
@@ -60,10 +60,7 @@ class Skill:
 
 
 def clean_name(name: str) -> str:
-    """A skill name checked (printable, bounded) and NFC-normalised (issue 33 item 4): the composed
-    and decomposed spellings of ``café-deploy`` look alike, so they are one name, and the unique
-    index refuses the second."""
-    return clean_label(unicodedata.normalize("NFC", name), "skill name", MAX_NAME)
+    return clean_skill_name(name)
 
 
 def clean_text(value: str, what: str) -> str:

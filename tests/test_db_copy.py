@@ -303,3 +303,29 @@ def test_backup_of_a_postgres_library_is_a_sqlite_file(rich_db: Path, pg_url: st
     again = kaos("db", "backup", str(target), db=pg_url)
     assert again.returncode == 1 and "already exists; pass --force" in again.stderr
     assert file_digest(target) == digest
+
+
+def test_copy_onto_its_own_database_spelled_differently_is_refused_at_once(pg_server: PgServer, pg_database: str,
+                                                                          tmp_path: Path, kaos) -> None:
+    """Issue 33 item 7: `localhost` for `127.0.0.1`, the unix socket for TCP, or a hard link to the source
+    file is the same database; the copy waited on its own lock and then blamed "another writer"."""
+    source = pg_server.url(pg_database, password=pg_server.admin_password)
+    assert kaos("init", db=source).returncode == 0
+    with Library(source) as lib:
+        lib.skills.add("deploy-app", "deploy the app")
+    before = export_text(kaos, source)
+    for other in (pg_server.url(pg_database, password=pg_server.admin_password, host="localhost"),
+                  pg_server.socket_url(pg_database)):
+        result = run_kaos_in_process("db", "copy", "--force", source, other)
+        assert result.returncode == 1, result.stderr
+        assert "is the source database itself" in result.stderr and "locked" not in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+    assert export_text(kaos, source) == before
+    src = tmp_path / "a.db"
+    assert kaos("init", db=src).returncode == 0
+    link = tmp_path / "link.db"
+    link.hardlink_to(src)
+    digest = file_digest(src)
+    result = run_kaos_in_process("db", "copy", "--force", str(src), str(link))
+    assert result.returncode == 1 and "is the database itself" in result.stderr and "inode" in result.stderr
+    assert file_digest(src) == digest

@@ -531,3 +531,26 @@ def test_fix_outcome_is_scoped_to_the_servers_own_episodes(library_file: str) ->
     with Library(library_file, settings=Settings(), readonly=True) as lib:
         history = lib.failures.fix_history(fp)
         assert [(h["attempts"], h["successes"]) for h in history] == [(2, 1)]
+def test_memory_add_metadata_and_text_fields_are_capped_like_the_cli(tmp_path: Path) -> None:
+    """Issue 33 item 5: a 5 MB metadata object was stored through memory_add while content was capped."""
+    from kaos_dream.memories import MAX_METADATA_BYTES
+
+    db = tmp_path / "lib.db"
+    assert run_kaos("init", db=db).returncode == 0
+    big = {"blob": "x" * (MAX_METADATA_BYTES + 1)}
+    fits = {"blob": "x" * (MAX_METADATA_BYTES - 20)}
+
+    async def script(s: ClientSession) -> None:
+        assert f"the limit is {MAX_METADATA_BYTES}" in await call_error(
+            s, "memory_add", {"content": "a note", "key": "big", "metadata": {"blob": "x" * 5_000_000}})
+        assert f"the limit is {MAX_METADATA_BYTES}" in await call_error(
+            s, "memory_add", {"content": "a note", "key": "big", "metadata": big})
+        await call(s, "memory_add", {"content": "a note", "key": "fits", "metadata": fits})
+        assert "kind" in await call_error(s, "memory_add", {"content": "a note", "kind": "k" * 201})
+        assert "tool" in await call_error(s, "failure_record", {"tool": "t" * 201, "message": "boom"})
+
+    drive(db, script)
+    cli = run_kaos("memory", "add", "a note", "--key", "big-cli", "--meta", json.dumps(big), db=db)
+    assert cli.returncode == 1 and f"the limit is {MAX_METADATA_BYTES}" in cli.stderr
+    listed = json.loads(run_kaos("memory", "list", "--json", db=db).stdout)
+    assert [m["key"] for m in listed] == ["fits"]  # nothing else was stored

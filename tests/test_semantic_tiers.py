@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from kaos_dream import Library, ManualClock, Settings
+from kaos_dream.dream.phases import phases_for
 from kaos_dream.embedding.store import from_bytes
 
 from .conftest import PROJECT_ROOT, T0, run_kaos
@@ -73,24 +74,55 @@ def test_the_dream_backfills_strong_vectors_a_bounded_batch_per_pass(db_path: Pa
         small_library(lib)
         passes = []
         for _ in range(3):
-            phase = lib.dream.run(apply=True).summary["phases"]["vectors"]
-            passes.append((phase["strong_embedded"], phase["strong_missing"]))
+            out = lib.dream.run(apply=True).summary
+            phase = out["phases"]["strong-vectors"]
+            passes.append((phase["embedded"], phase["missing"]))
+            assert "strong-vectors" in out["timings_ms"]  # its own phase, with its own cost
+            assert "strong_embedded" not in out["phases"]["vectors"]  # the fast tier's phase embeds no strong row
             lib.clock.advance(3600)
         assert passes == [(2, 2), (2, 0), (0, 0)]  # three skills, then the third skill and the memory
         assert all(v == [FAST, STRONG] for v in models(lib).values()) and len(models(lib)) == 4
-    # A time budget also ends a pass: with none left, the pass embeds nothing with the strong model.
-    timed = Settings(embedding_model="hash-trigram", strong_embedding_model="wordllama",
-                     strong_backfill_seconds=1e-9)
-    with Library(db_path, clock=ManualClock(T0 + 10 * 3600), settings=timed) as lib:
-        lib.skills.add("prune-branches", "Delete merged git branches")
-        phase = lib.dream.run(apply=True).summary["phases"]["vectors"]
-        assert (phase["strong_embedded"], phase["strong_missing"]) == (0, 1)
+        names = [p.name for p in phases_for("run")]
+        assert names.index("strong-vectors") == len(names) - 2  # last before the digest
+
+
+def test_what_a_pass_embeds_is_bounded_by_rows_never_by_time(tmp_path: Path) -> None:
+    """Issue 33 item 10: a pass's results must not depend on the machine's speed. The old per-pass time
+    budget (KAOS_STRONG_BACKFILL_SECONDS) made a slow machine embed fewer rows; with a budget of a
+    microsecond set, two copies of one library still embed exactly the row cap and report the same."""
+    summaries = []
+    for n, env in enumerate(({}, {"KAOS_STRONG_BACKFILL_SECONDS": "0.000001"})):
+        settings = Settings.from_env({**TIERS_ENV, "KAOS_STRONG_BACKFILL_ROWS": "3", "KAOS_DREAM_AUTO": "0", **env})
+        with Library(tmp_path / f"lib{n}.db", clock=ManualClock(T0), settings=settings) as lib:
+            small_library(lib)
+            summaries.append(lib.dream.run(apply=True).summary["phases"])
+    assert summaries[0] == summaries[1]
+    assert (summaries[0]["strong-vectors"]["embedded"], summaries[0]["strong-vectors"]["missing"]) == (3, 1)
+
+
+def test_the_strong_backfill_embeds_at_the_lowest_cpu_priority_and_leaves_the_caller_as_it_was() -> None:
+    """Issue 33 item 13: the transformer's seconds of CPU must not be taken from writers beside the dream.
+    The work runs in a thread whose own priority is the lowest; the calling thread's is unchanged."""
+    import os
+    import threading
+
+    from kaos_dream.embedding.background import LOWEST, at_lowest_priority
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("per-thread priorities are a Linux feature")
+    before = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    seen = at_lowest_priority(lambda: (threading.get_native_id(),
+                                       os.getpriority(os.PRIO_PROCESS, threading.get_native_id())))
+    assert seen[0] != threading.get_native_id() and seen[1] == LOWEST
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == before
+    with pytest.raises(ZeroDivisionError):  # an error in the work reaches the caller
+        at_lowest_priority(lambda: 1 / 0)
 
 
 def test_a_backfilled_vector_of_text_edited_meanwhile_is_not_written(db_path: Path) -> None:
     with Library(db_path, clock=ManualClock(T0), settings=TIERS) as lib:
         publish = small_library(lib)
-        batch = lib.vectors.backfill_batch(100)  # the dream's prepare step, outside the write lock
+        batch = lib.vectors.strong_backfill_batch(100)  # the dream's prepare step, outside the write lock
         assert sorted((k, i) for k, i, _, _, m in batch if m[0] == STRONG) == [
             ("memory", 1), ("skill", 1), ("skill", 2), ("skill", 3)]
         lib.skills.update("publish-package", description="Ship the wheel to the package index")
@@ -146,12 +178,41 @@ def test_reindex_after_a_strong_model_change_recomputes_only_that_tier(db_path: 
         assert lib.vectors.status()["skill"]["strong"] == 3
         assert {r[0]: r[1] for r in lib.conn.execute(
             "SELECT entry_id, vector FROM embeddings WHERE kind = 'skill' AND model = ?", (FAST,))} == fast_before
-        # Switching the fast model makes its vectors stale; reindex replaces them and drops the old model's.
+        # Switching the fast model makes its vectors stale; reindex replaces them and keeps the old model's
+        # until asked to drop them (issue 33 item 6), then says how many went.
     switched = Settings(embedding_model="wordllama", strong_embedding_model="none")
     with Library(db_path, clock=ManualClock(T0), settings=switched) as lib:
         assert lib.vectors.status()["skill"] == {"rows": 3, "current": 3, "stale": 0, "missing": 0}
         assert lib.vectors.reindex() == {"skill": 0, "memory": 0}
+        assert set(m for v in models(lib).values() for m in v) == {FAST, STRONG}
+        assert lib.vectors.unused_count() == 4
+        assert lib.vectors.reindex(drop_unused=True) == {"skill": 0, "memory": 0, "dropped": 4}
         assert set(m for v in models(lib).values() for m in v) == {STRONG}
+
+
+def test_turning_the_strong_tier_off_never_deletes_its_vectors_without_the_flag(tmp_path: Path) -> None:
+    """Issue 33 item 6: `KAOS_STRONG_EMBEDDING_MODEL=none kaos db reindex` deleted every strong vector."""
+    db = tmp_path / "lib.db"
+    with Library(db, clock=ManualClock(T0), settings=TIERS) as lib:
+        small_library(lib)
+        lib.vectors.reindex()
+    count = "SELECT count(*) FROM embeddings WHERE model = ?"
+    off = {"KAOS_EMBEDDING_MODEL": "hash-trigram", "KAOS_STRONG_EMBEDDING_MODEL": "none"}
+    r = run_kaos("db", "reindex", db=db, env=off)
+    assert r.returncode == 0, r.stderr
+    assert "kept 4 vector(s) of models no tier uses" in r.stdout + r.stderr
+    with sqlite3.connect(db) as conn:
+        assert conn.execute(count, (STRONG,)).fetchone()[0] == 4
+    r = run_kaos("db", "reindex", "--json", db=db, env=off)
+    assert r.returncode == 0 and json.loads(r.stdout)["unused_vectors"] == 4
+    # The strong tier configured but unable to load: nothing can tell its vectors apart; refused, one line.
+    missing = {"KAOS_EMBEDDING_MODEL": "hash-trigram", "KAOS_STRONG_EMBEDDING_MODEL": "nope"}
+    r = run_kaos("db", "reindex", "--drop-unused", db=db, env=missing)
+    assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1 and "nothing dropped" in r.stderr
+    r = run_kaos("db", "reindex", "--drop-unused", "--json", db=db, env=off)
+    assert r.returncode == 0 and json.loads(r.stdout)["dropped_vectors"] == 4
+    with sqlite3.connect(db) as conn:
+        assert conn.execute(count, (STRONG,)).fetchone()[0] == 0
 
 
 def test_export_and_import_carry_both_tiers_byte_for_byte(tmp_path: Path) -> None:
@@ -218,9 +279,9 @@ def test_without_the_strong_wheel_everything_runs_on_the_fast_tier(tmp_path: Pat
         "with Library(sys.argv[1], settings=Settings(strong_embedding_model='minilm')) as lib:\n"
         "    lib.skills.add('prune-branches', 'Delete merged git branches')\n"
         "    hits = [h.id for h in lib.search('upload our library to PyPI', kind='skill')]\n"
-        "    dream = lib.dream.run(apply=True).summary['phases']['vectors']\n"
+        "    dream = lib.dream.run(apply=True).summary['phases']['strong-vectors']\n"
         "    done = lib.vectors.reindex()\n"
-        "    print(json.dumps([hits, dream['strong_embedded'], done, lib.vectors.tiers()['strong']]))\n")
+        "    print(json.dumps([hits, dream['embedded'], done, lib.vectors.tiers()['strong']]))\n")
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(PROJECT_ROOT)}
     proc = subprocess.run([sys.executable, "-c", code, str(db)], capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode == 0, proc.stderr
@@ -286,8 +347,7 @@ def test_bad_strong_tier_settings_are_one_line_errors_and_an_unknown_model_is_of
     assert sorted(KNOWN) == sorted(MODELS)
     db = tmp_path / "x.db"
     assert run_kaos("init", db=db).returncode == 0
-    for env in ({"KAOS_STRONG_SEMANTIC_THRESHOLD": "0.6"}, {"KAOS_STRONG_BACKFILL_ROWS": "-1"},
-                {"KAOS_STRONG_BACKFILL_SECONDS": "-2"}):
+    for env in ({"KAOS_STRONG_SEMANTIC_THRESHOLD": "0.6"}, {"KAOS_STRONG_BACKFILL_ROWS": "-1"}):
         r = run_kaos("search", "deploy", db=db, env=env)
         assert r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
     env = {"KAOS_STRONG_EMBEDDING_MODEL": "nope"}
@@ -298,3 +358,58 @@ def test_bad_strong_tier_settings_are_one_line_errors_and_an_unknown_model_is_of
     info = json.loads(run_kaos("db", "info", "--json", db=db, env=env).stdout)["semantic"]
     assert info["fast"]["on"] is True and info["strong"]["on"] is False
     assert "unknown embedding model 'nope'" in info["strong"]["off_reason"]
+
+
+def test_a_writer_loads_the_strong_model_before_its_transaction_not_inside_it(tmp_path: Path) -> None:
+    """Issue 33 item 13: writers searching inside ``lib.transaction()`` starved beside the dream because
+    the first search after the dream's backfill loaded the strong model while holding the write lock."""
+    db = tmp_path / "lib.db"
+    with Library(db, clock=ManualClock(T0), settings=TIERS) as writer:
+        small_library(writer)
+        writer.search(PARAPHRASE, kind="skill")  # a semantic search: the fast model is loaded, no strong vector yet
+        with writer.transaction():
+            assert writer.vectors._strong is None  # nothing to warm: the library has no strong vector
+        with Library(db, clock=ManualClock(T0), settings=TIERS) as dream:  # another process's backfill
+            assert dream.vectors.reindex()["strong"] == {"skill": 3, "memory": 1}
+        with writer.transaction():
+            assert writer.vectors._strong is not None and writer.vectors._strong[0] is not None  # loaded before BEGIN
+            hits = writer.search(PARAPHRASE, kind="skill", record_hits=True)
+        assert hits and hits[0].name == "publish-package"
+    # The vectors may be committed while the writer waits for the lock (here another process holds it
+    # while it backfills): the writer then steps out of its still-empty transaction, loads the model,
+    # and takes the lock again.
+    db2 = tmp_path / "lib2.db"
+    holder = (
+        "import sys, time\nfrom kaos_dream import Library, Settings\n"
+        "with Library(sys.argv[1], settings=Settings(embedding_model='hash-trigram',"
+        " strong_embedding_model='wordllama', dream_auto=False)) as lib, lib.transaction():\n"
+        "    lib.vectors.reindex()\n    print('locked', flush=True)\n    time.sleep(1.0)\n")
+    with Library(db2, clock=ManualClock(T0), settings=TIERS) as writer:
+        small_library(writer)
+        writer.search(PARAPHRASE, kind="skill")
+        proc = subprocess.Popen([sys.executable, "-c", holder, str(db2)], stdout=subprocess.PIPE, text=True,
+                                env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(PROJECT_ROOT)})
+        try:
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "locked"
+            with writer.transaction():  # nothing committed at the look before BEGIN; committed once we hold it
+                assert writer.vectors._strong is not None and writer.vectors._strong[0] is not None
+                assert writer.conn.execute("SELECT count(*) FROM embeddings WHERE model = ?", (STRONG,)).fetchone()[0]
+        finally:
+            assert proc.wait(timeout=120) == 0
+
+
+def test_a_repeated_query_is_embedded_once_per_model_and_searches_the_same(db_path: Path) -> None:
+    """Agents repeat queries; the strong model's forward pass for each ran inside writers' transactions."""
+    with Library(db_path, clock=ManualClock(T0), settings=TIERS) as lib:
+        small_library(lib)
+        lib.vectors.reindex()
+        first = [(h.kind, h.id, h.score) for h in lib.search(PARAPHRASE)]
+        strong = lib.vectors.strong()
+        assert strong is not None
+        vector = lib.vectors.embed_query(strong, PARAPHRASE)
+        assert lib.vectors.embed_query(strong, PARAPHRASE) is vector  # remembered, not recomputed
+        assert np.array_equal(vector, strong.embed([PARAPHRASE])[0])
+        assert [(h.kind, h.id, h.score) for h in lib.search(PARAPHRASE)] == first
+        for n in range(600):  # the memory is bounded: the oldest query is forgotten first
+            lib.vectors.embed_query(strong, f"query {n}")
+        assert lib.vectors.embed_query(strong, PARAPHRASE) is not vector

@@ -120,6 +120,9 @@ def reindex(
     ctx: typer.Context,
     all_rows: Annotated[bool, typer.Option("--all", help="Recompute every vector, not only missing or stale ones.")]
     = False,
+    drop_unused: Annotated[bool, typer.Option(
+        "--drop-unused", help="Delete the vectors of models neither tier uses (never done otherwise); says how many.")]
+    = False,
     db: DbOption = None,
     json_out: JsonOption = False,
 ) -> None:
@@ -129,14 +132,19 @@ def reindex(
     installed, the strong model's (never written on an add; the dream backfills a bounded batch per
     pass, this command does the rest). Run it after changing $KAOS_EMBEDDING_MODEL or
     $KAOS_STRONG_EMBEDDING_MODEL or upgrading a model package. Exits 1 (one line) when the fast model
-    is not installed.
+    is not installed. Vectors of a model no tier uses (a tier turned off with
+    KAOS_STRONG_EMBEDDING_MODEL=none, a replaced model) are kept and counted; --drop-unused deletes them.
 
     Example: kaos db reindex --json
     """
     with open_for_write(ctx, db) as lib:
-        done = lib.vectors.reindex(force=all_rows)
+        done = lib.vectors.reindex(force=all_rows, drop_unused=drop_unused)
+        dropped = done.pop("dropped", None)
         status = lib.vectors.status()
-    result = {"embedded": done, **status}
+        unused = lib.vectors.unused_count()
+    result = {"embedded": done, **status, "unused_vectors": unused}
+    if dropped is not None:
+        result["dropped_vectors"] = dropped
     if wants_json(ctx, json_out):
         output.emit_json(result)
     else:
@@ -154,6 +162,11 @@ def reindex(
             if "strong" in s:
                 line += f"; strong tier {s['strong']} of {s['rows']}"
             output.message(line)
+        if dropped is not None:
+            output.message(f"dropped {dropped} vector(s) of models no tier uses")
+        if unused:
+            output.message(f"kept {unused} vector(s) of models no tier uses (`kaos db reindex --drop-unused` "
+                           "deletes them)")
 
 
 @app.command("backup")

@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from .phases import ORDER_FAILURES, ORDER_POLICIES, ORDER_SPARSIFY, DreamContext, PhaseResult, register_phase
+from .phases import (
+    ORDER_FAILURES,
+    ORDER_POLICIES,
+    ORDER_SPARSIFY,
+    ORDER_STRONG_VECTORS,
+    DreamContext,
+    PhaseResult,
+    register_phase,
+)
 
 RECURRING_SHOWN = 5
 
@@ -98,32 +106,49 @@ VECTOR_BACKFILL_LIMIT = 2000  # rows per kind a pass embeds with the fast model;
 
 
 def vectors_prepare(ctx: DreamContext) -> list[Any]:
-    """Embed rows that lack a current vector, outside the write lock (nothing when semantic search is
-    off): the fast model's up to :data:`VECTOR_BACKFILL_LIMIT` rows per kind, then the strong model's
-    within its per-pass row cap and time budget (``strong_backfill_rows`` / ``_seconds``)."""
-    return ctx.lib.vectors.backfill_batch(VECTOR_BACKFILL_LIMIT) if ctx.apply else []
+    """Embed rows that lack a current fast vector, up to :data:`VECTOR_BACKFILL_LIMIT` per kind,
+    outside the write lock (nothing when semantic search is off or in a dry run)."""
+    return ctx.lib.vectors.fast_backfill_batch(VECTOR_BACKFILL_LIMIT) if ctx.apply else []
 
 
 def vectors_phase(ctx: DreamContext, batch: list[Any]) -> PhaseResult:
-    """Backfill semantic-search vectors: fast ones for rows written while the model was missing, strong
-    ones for rows the strong tier has not embedded yet."""
+    """Backfill the fast tier's vectors of rows written while its model was missing."""
     vectors = ctx.lib.vectors
     fast = vectors.embedder()
-    strong_id = vectors.strong_identity() if fast is not None else None
-    by_model = vectors.store_backfill_by_model(batch) if ctx.apply else {}
-    written = sum(by_model.values())
-    strong_written = by_model.get(strong_id[0], 0) if strong_id is not None else 0
-    summary: dict[str, Any] = {"applied": ctx.apply, "semantic": fast is not None, "embedded": written,
-                               "strong_embedded": strong_written}
+    written = vectors.store_backfill(batch) if ctx.apply else 0
+    summary: dict[str, Any] = {"applied": ctx.apply, "semantic": fast is not None, "embedded": written}
     if fast is not None:
         status = vectors.status()
         summary["missing_or_stale"] = sum(status[k]["missing"] + status[k]["stale"] for k in ("skill", "memory"))
-        if strong_id is not None:
-            summary["strong_missing"] = sum(status[k]["rows"] - status[k]["strong"] for k in ("skill", "memory"))
-    lines = [f"{written} vector(s) backfilled"
-             + (f", {strong_written} of them by the strong tier" if strong_written else "") + "."]
-    digest = _section("Semantic vectors", lines) if written else None
+    digest = _section("Semantic vectors", [f"{written} vector(s) backfilled."]) if written else None
     return PhaseResult(summary, digest)
+
+
+def strong_vectors_prepare(ctx: DreamContext) -> list[Any]:
+    """Embed up to ``strong_backfill_rows`` rows with the strong tier, outside the write lock and at
+    the lowest CPU priority (nothing when the tier is off or in a dry run)."""
+    if not ctx.apply:
+        return []
+    return ctx.lib.vectors.strong_backfill_batch(ctx.lib.settings.strong_backfill_rows, between=ctx.heartbeat)
+
+
+def strong_vectors_phase(ctx: DreamContext, batch: list[Any]) -> PhaseResult:
+    """The strong tier's backfill, a phase of its own: its cost is reported apart from the pass's steady
+    work (it is one-time work per row: a library whose rows all have a strong vector pays only the
+    lookup), and it runs after every phase that reads vectors, so nothing else in the pass depends on it."""
+    vectors = ctx.lib.vectors
+    strong_id = vectors.strong_identity() if vectors.embedder() is not None else None
+    written = vectors.store_backfill(batch) if ctx.apply else 0
+    summary: dict[str, Any] = {"applied": ctx.apply, "on": strong_id is not None, "embedded": written,
+                               "row_cap": ctx.lib.settings.strong_backfill_rows}
+    if strong_id is not None:
+        status = vectors.status()
+        summary["model"] = strong_id[0]
+        summary["missing"] = sum(status[k]["rows"] - status[k]["strong"] for k in ("skill", "memory"))
+    lines = [f"{written} vector(s) computed by the strong tier ({strong_id[0] if strong_id else 'off'})"
+             + (f"; {summary['missing']} row(s) still wait (`kaos db reindex` does them all at once)."
+                if summary.get("missing") else ".")]
+    return PhaseResult(summary, _section("Strong-tier vectors", lines) if written else None)
 
 
 register_phase("vectors", vectors_phase, order=ORDER_FAILURES + 60, prepare=vectors_prepare, kinds=("run",))
@@ -159,3 +184,5 @@ def leases_phase(ctx: DreamContext, _: Any) -> PhaseResult:
 
 
 register_phase("leases", leases_phase, order=ORDER_FAILURES - 10, kinds=("run",))
+register_phase("strong-vectors", strong_vectors_phase, order=ORDER_STRONG_VECTORS, prepare=strong_vectors_prepare,
+               kinds=("run",))

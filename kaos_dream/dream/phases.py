@@ -28,6 +28,7 @@ ORDER_FAILURES = 400  # failure catch-up (failures feature)
 ORDER_PROPOSALS = 500
 ORDER_POLICIES = 600  # policies from the coordination log (coordination feature)
 ORDER_SPARSIFY = 700  # graph sparsification (graph feature)
+ORDER_STRONG_VECTORS = 900  # the strong tier's backfill, after every phase that reads vectors
 ORDER_DIGEST = 1000
 
 RUN_KINDS = ("run", "consolidate")
@@ -47,6 +48,10 @@ class DreamContext:
     cycle: int
     results: dict[str, dict[str, Any]] = field(default_factory=dict)
     digests: dict[str, str] = field(default_factory=dict)
+    # Renews the run's lease in a transaction of its own; a long ``prepare`` (the strong tier's
+    # backfill at the lowest CPU priority on a busy machine) calls it between steps, so the lease does
+    # not lapse while nothing is written. Rate-limited by the runner.
+    heartbeat: Callable[[], None] = lambda: None
 
     @property
     def apply(self) -> bool:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +24,7 @@ from ..errors import InvalidInputError
 from ..store import transaction
 from ..store.helpers import insert_unique
 from ..tokens import identifier_words
+from .background import at_lowest_priority
 from .base import Embedder
 from .loader import EmbedderUnavailable, identity, load_embedder, semantic_status
 from .packages import OFF, missing_package, strong_tier_off, tier_status
@@ -33,7 +34,8 @@ if TYPE_CHECKING:
 
 KINDS = ("skill", "memory")
 BATCH = 256  # rows embedded and written per transaction by reindex and backfill
-STRONG_CHUNK = 64  # rows the strong tier's backfill embeds between looks at its time budget
+QUERY_CACHE = 512  # query vectors a process remembers per library (a few hundred KB at most)
+STRONG_CHUNK = 64  # rows the strong tier's backfill embeds at once (bounds the batch's working memory)
 
 _TEXT_SQL = {
     "skill": "SELECT id, name, description, tags FROM skills WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
@@ -91,6 +93,8 @@ class Vectors:
         self._strong: tuple[Embedder | None, str] | None = None
         self._strong_id: tuple[Identity | None] | None = None  # strong_identity's answer, once known
         self._index: dict[tuple[str, str], KindIndex] = {}
+        self._warm_seq: int | None = None  # the vectors' seq at the last look of warm_before_lock
+        self._queries: dict[tuple[str, str], np.ndarray] = {}  # (model id, query) -> vector, newest last
 
     @property
     def _conn(self) -> sqlite3.Connection:
@@ -171,6 +175,32 @@ class Vectors:
             self._strong_id = (found,)
         return self._strong_id[0]
 
+    def strong_to_load(self) -> bool:
+        """True when a semantic search now would load the strong model: this process searched
+        semantically (it holds the fast model), the strong model is not loaded, and the library has
+        gained strong vectors. Looked at only when the vectors changed since the last look (one
+        ``max(seq)`` read otherwise); see :meth:`warm_before_lock`."""
+        if self._strong is not None or self._status is None or self._status[0] is None:
+            return False
+        seq = int(self._conn.execute("SELECT coalesce(max(seq), 0) FROM embeddings").fetchone()[0])
+        if seq == self._warm_seq:
+            return False
+        self._warm_seq = seq
+        model = self.strong_identity()
+        return model is not None and self._conn.execute(
+            "SELECT 1 FROM embeddings WHERE model = ? AND model_version = ? AND dim = ? LIMIT 1", model
+        ).fetchone() is not None
+
+    def warm_before_lock(self) -> None:
+        """Load the strong model now, outside any write transaction, when a search would load it.
+
+        Once the library gains strong vectors (the dream's backfill), a process's next semantic search
+        loads the strong model: half a second or more, which inside ``lib.transaction()`` held the
+        write lock, and the other writers' waits ran past their busy timeout (issue 33 item 13).
+        Never changes what a search returns."""
+        if self.strong_to_load():
+            self.strong()
+
     def _tiers(self) -> list[Embedder]:
         """The models whose vectors reindex and backfill compute: the fast one, then the strong one."""
         fast = self.embedder()
@@ -184,6 +214,20 @@ class Vectors:
         """The fast vector a new or edited skill gets, computed before its write transaction (None when off)."""
         model = self.embedder()
         return None if model is None else model.embed([skill_text(name, description, tags)])[0]
+
+    def embed_query(self, model: Embedder, query: str) -> np.ndarray:
+        """``model``'s vector of a search query, remembered for the last :data:`QUERY_CACHE` queries:
+        agents repeat their queries, and the strong model's forward pass (milliseconds a query) ran
+        inside writers' transactions (issue 33 item 13). The same text always gets the same vector."""
+        key = (model.model_id, query)
+        vector = self._queries.pop(key, None)
+        if vector is None:
+            vector = model.embed([query])[0]
+            vector.setflags(write=False)
+            if len(self._queries) >= QUERY_CACHE:
+                del self._queries[next(iter(self._queries))]
+        self._queries[key] = vector
+        return vector
 
     def embed_memory(self, content: str) -> np.ndarray | None:
         """The fast vector a new or edited memory gets, computed before its write transaction (None when off)."""
@@ -238,17 +282,24 @@ class Vectors:
             params.append(limit)
         return [int(r[0]) for r in self._conn.execute(sql, params)]
 
-    def reindex(self, *, force: bool = False, limit: int | None = None) -> dict[str, Any]:
+    def reindex(self, *, force: bool = False, limit: int | None = None, drop_unused: bool = False) -> dict[str, Any]:
         """(Re)compute the vectors that are missing or stale (all of them with ``force``) for the fast
         model and, when installed, the strong one, in batches of :data:`BATCH` rows; at most ``limit``
-        rows per kind and model. Returns the fast tier's rows written per kind, and under ``"strong"``
-        the strong tier's (absent when it is off). A batch is embedded before its write transaction (the
-        strong model takes seconds per batch, and other writers must not wait for it); a row edited
-        meanwhile already got its fast vector with the edit. Vectors of models that are neither tier's
-        are dropped once both tiers are known."""
+        rows per kind and model. Returns the fast tier's rows written per kind and under ``"strong"`` the
+        strong tier's (absent when it is off). A batch is embedded before its write transaction (the strong model takes
+        seconds per batch, and other writers must not wait for it); a row edited meanwhile already got
+        its fast vector with the edit.
+
+        Vectors of other models are never deleted unless ``drop_unused`` (issue 33 item 6: turning the
+        strong tier off must not throw away hours of its embedding); then they are, and ``"dropped"``
+        says how many went."""
         if self.embedder() is None:
             raise InvalidInputError(f"cannot reindex: {self.off_reason()}")
         tiers = self._tiers()
+        if drop_unused and self._strong_name() is not None and len(tiers) < 2:
+            raise InvalidInputError(
+                f"cannot tell which vectors the strong tier uses ({self.strong_off_reason() or 'it did not load'}); "
+                "nothing dropped. Set KAOS_STRONG_EMBEDDING_MODEL=none to drop its vectors on purpose")
         done: dict[str, Any] = {}
         for n, model in enumerate(tiers):
             counts: dict[str, int] = {}
@@ -263,17 +314,25 @@ class Vectors:
                 done.update(counts)
             else:
                 done["strong"] = counts
-        if len(tiers) == 2 or self._strong_name() is None:  # an absent strong model's vectors are kept
+        if drop_unused:
             kept = [m.model_id for m in tiers]
             with transaction(self._conn):
+                done["dropped"] = self.unused_count()
                 self._conn.execute(f"DELETE FROM embeddings WHERE model NOT IN ({', '.join('?' for _ in kept)})", kept)
         return done
 
-    def backfill_batch(self, limit: int) -> list[Prepared]:
-        """The dream's prepare step, outside the write lock, computed without writing: fast vectors for
-        up to ``limit`` rows per kind that lack a current one, then strong vectors (when the tier is on)
-        for at most ``strong_backfill_rows`` rows in all, embedded in chunks until about
-        ``strong_backfill_seconds`` were spent; the rest wait for the next pass or ``kaos db reindex``."""
+    def unused_count(self) -> int:
+        """Stored vectors of models that are neither tier's (kept until ``reindex(drop_unused=True)``).
+        While the strong tier is configured but could not load, its own vectors are not counted."""
+        kept = [m.model_id for m in self._tiers()]
+        if self._strong_name() is not None and len(kept) < 2:
+            return 0
+        return int(self._conn.execute(
+            f"SELECT count(*) FROM embeddings WHERE model NOT IN ({', '.join('?' for _ in kept)})", kept).fetchone()[0])
+
+    def fast_backfill_batch(self, limit: int) -> list[Prepared]:
+        """The dream's prepare step for the fast tier, outside the write lock, computed without
+        writing: fast vectors for up to ``limit`` rows per kind that lack a current one."""
         fast = self.embedder()
         if fast is None:
             return []
@@ -282,28 +341,34 @@ class Vectors:
             ids = self.stale_ids(kind, limit=limit)
             if ids:
                 out += self._prepare(fast, kind, ids)
-        s = self._ctx.settings
-        rows_left = s.strong_backfill_rows
-        if rows_left <= 0 or s.strong_backfill_seconds <= 0 or self.strong_identity() is None:
-            return out
+        return out
+
+    def strong_backfill_batch(self, rows: int, between: Callable[[], None] | None = None) -> list[Prepared]:
+        """The dream's prepare step for the strong tier (empty when it is off), outside the write lock:
+        strong vectors for the first ``rows`` rows in all (skills, then memories, by id) that lack a
+        current one. Bounded by rows only, never by time, so what a pass embeds does not depend on the
+        machine's speed (issue 33 item 10). Each chunk of :data:`STRONG_CHUNK` rows is embedded at the
+        lowest CPU priority (:mod:`.background`), so writers beside it keep the CPU (item 13);
+        ``between`` runs in the calling thread after each chunk (the dream renews its lease there)."""
+        if rows <= 0 or self.strong_identity() is None:
+            return []
         strong = self.strong()
         if strong is None:
-            return out
-        started = time.perf_counter()
+            return []
+        out: list[Prepared] = []
+        left = rows
         for kind in KINDS:
-            ids = self.stale_ids(kind, limit=rows_left, model=_identity_of(strong))
+            ids = self.stale_ids(kind, limit=left, model=_identity_of(strong)) if left > 0 else []
+            left -= len(ids)
             for start in range(0, len(ids), STRONG_CHUNK):
-                if time.perf_counter() - started >= s.strong_backfill_seconds:
-                    return out
-                chunk = self._prepare(strong, kind, ids[start : start + STRONG_CHUNK])
-                out += chunk
-                rows_left -= len(chunk)
-            if rows_left <= 0:
-                break
+                chunk = ids[start : start + STRONG_CHUNK]
+                out += at_lowest_priority(lambda chunk=chunk, kind=kind: self._prepare(strong, kind, chunk))
+                if between is not None:
+                    between()
         return out
 
     def store_backfill(self, batch: list[Prepared]) -> int:
-        """Write the vectors of :meth:`backfill_batch` whose row still holds the text that was embedded
+        """Write the vectors of a backfill batch whose row still holds the text that was embedded
         (inside the caller's transaction); returns how many were written."""
         return sum(self.store_backfill_by_model(batch).values())
 

@@ -280,8 +280,8 @@ class SearchPipeline:
         # A backfilled kind is scored by the strong tier alone: the fast tier neither embeds nor scans.
         fast_kinds = [k for k in wanted if indexes[k] is not None and not (
             strong is not None and k in strong_indexes and strong_covers(strong_indexes[k], indexes[k]))]
-        vector = model.embed([query])[0] if fast_kinds else None
-        strong_vector = strong.embed([query])[0] if strong is not None else None
+        vector = vectors.embed_query(model, query) if fast_kinds else None
+        strong_vector = vectors.embed_query(strong, query) if strong is not None else None
         fusion = Fusion(weight=s.semantic_weight, threshold=s.semantic_threshold, full=s.semantic_full)
         strong_fusion = Fusion(weight=s.semantic_weight, threshold=s.strong_semantic_threshold,
                                full=s.strong_semantic_full)

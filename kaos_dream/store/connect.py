@@ -61,6 +61,28 @@ def fault_kind(exc: BaseException) -> str | None:
     return None
 
 
+def read_only_reason(path: str) -> str | None:
+    """Why ``path`` cannot be written, when the file system says so: a read-only mount, a file without
+    write permission, or a folder where SQLite cannot create the ``-wal`` file; None otherwise. SQLite
+    reports a read-only mount as "unable to open database file" (it cannot create the -wal beside the
+    file), which named no cause (issue 33 item 8)."""
+    if path == ":memory:" or path.startswith("file:"):
+        return None
+    file = Path(path)
+    folder = file.resolve().parent
+    try:
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return f"{path} is on a read-only file system: cannot write to it (mount it read-write, or copy it)"
+    except (OSError, AttributeError):  # statvfs is POSIX only
+        pass
+    if file.exists() and not os.access(file, os.W_OK):
+        return f"{path} is read-only: no write permission on the file (chmod u+w, or copy it)"
+    if file.exists() and not os.access(folder, os.W_OK):
+        return (f"{path} cannot be written: its folder {folder} is read-only "
+                "(SQLite needs to create a -wal file beside the database)")
+    return None
+
+
 def describe_sqlite_error(exc: sqlite3.Error, path: str, written: str = "nothing was written") -> str:
     """One line that tells a user what went wrong with the file and what to do. ``written`` says
     what the failed operation left behind (one rolled-back transaction: nothing)."""
@@ -73,13 +95,9 @@ def describe_sqlite_error(exc: sqlite3.Error, path: str, written: str = "nothing
             f"{path} is damaged or not a valid kaos-dream database (SQLite says: {text}); "
             "run `kaos db check` and restore from a backup"
         )
+    if kind in ("readonly", "cantopen") and (reason := read_only_reason(path)) is not None:
+        return reason
     if kind == "readonly":
-        folder = Path(path).resolve().parent if path != ":memory:" else None
-        if folder is not None and Path(path).exists() and os.access(path, os.W_OK) and not os.access(folder, os.W_OK):
-            return (
-                f"{path} cannot be written: its folder {folder} is read-only "
-                "(SQLite needs to create a -wal file beside the database)"
-            )
         return f"{path} is read-only: cannot write to it ({text})"
     if kind == "locked":
         return (
@@ -101,6 +119,8 @@ def as_fault(exc: sqlite3.Error, path: str) -> StoreFaultError | None:
         return None
     fault = StoreFaultError(describe_sqlite_error(exc, path))
     fault.kind = fault_kind(exc) or "unknown"
+    if fault.kind == "cantopen" and read_only_reason(path) is not None:
+        fault.kind = "readonly"
     fault.sqlite_errorcode = getattr(exc, "sqlite_errorcode", None)  # type: ignore[attr-defined]
     fault.sqlite_errorname = getattr(exc, "sqlite_errorname", None)  # type: ignore[attr-defined]
     return fault

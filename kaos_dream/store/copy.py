@@ -50,12 +50,39 @@ def _same_server_database(a: Engine, b: Engine) -> bool:
         return False
 
 
+def database_identity(engine: Engine) -> tuple[str, ...] | None:
+    """What makes a PostgreSQL database itself whatever its URL says (``localhost`` or ``127.0.0.1``,
+    a socket, another user): the server's system identifier (made at initdb, kept by its replicas'
+    primary) and the database's oid. Without the right to read the control data (older servers
+    restrict it), the server's start time and port stand in for the system identifier. None when the
+    database cannot be reached: the import that follows reports that."""
+    from .postgres.connect import connect
+
+    try:
+        with connect(engine, autocommit=True) as raw:
+            oid = raw.execute("SELECT oid FROM pg_database WHERE datname = current_database()").fetchone()
+            try:
+                server = raw.execute("SELECT system_identifier::text FROM pg_control_system()").fetchone()
+            except Exception:
+                server = raw.execute(
+                    "SELECT pg_postmaster_start_time()::text || ':' || current_setting('port')").fetchone()
+            return ("postgresql", str(server[0] if server else ""), str(oid[0] if oid else ""))
+    except Exception:
+        return None
+
+
 def _refuse_same(src: Engine, dst: Engine) -> None:
+    """A copy onto its own source would wait on its own lock and then fail as "locked by another
+    writer" (issue 33 item 7): recognise the same database however it is spelled, and say so at once."""
     if src.kind == dst.kind == "postgresql":
         if _same_server_database(src, dst):
             raise StoreError(f"{dst.shown} is the source database itself; copy to another database")
+        same = database_identity(src)
+        if same is not None and same == database_identity(dst):
+            raise StoreError(f"{dst.shown} is the source database itself ({src.shown}, the same server system "
+                             "identifier and database oid under another address); copy to another database")
     elif src.kind == dst.kind == "sqlite":
-        refuse_the_database_itself(dst.target, src.target, "copy")
+        refuse_the_database_itself(dst.target, src.target, "copy")  # also the same device and inode
 
 
 def _encoded(lines: Iterator[str]) -> Iterator[tuple[int, bytes]]:

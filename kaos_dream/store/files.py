@@ -89,8 +89,9 @@ def open_copy_source(
 
 
 def refuse_the_database_itself(target: str | Path, database: str, what: str) -> None:
-    """A backup or export written over the library it reads would destroy it (or wait forever on
-    its own lock): say so plainly instead."""
+    """A backup, export or copy written over the library it reads would destroy it (or wait on its own
+    lock, then fail as "locked by another writer"): say so plainly instead. The same file is the same
+    path, or the same device and inode (a hard link, a bind mount; issue 33 item 7)."""
     if database == ":memory:":
         return
     try:
@@ -99,6 +100,19 @@ def refuse_the_database_itself(target: str | Path, database: str, what: str) -> 
         return
     if same:
         raise StoreError(f"{target} is the database itself; choose another file for the {what}")
+    a, b = _file_identity(str(target)), _file_identity(database)
+    if a is not None and a == b:
+        raise StoreError(f"{target} is the database itself ({database}: the same device and inode, a hard link "
+                         f"or another path to it); choose another file for the {what}")
+
+
+def _file_identity(path: str) -> tuple[int, int] | None:
+    """(device, inode) of an existing file, None when there is none (yet)."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino
 
 
 def check_target(target: Path, *, force: bool, what: str) -> None:

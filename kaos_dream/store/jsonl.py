@@ -56,6 +56,7 @@ from .counters import EXACT_FROM_VERSION, counter_mismatches
 from .dialect import is_postgres
 from .engine import mask, parse_db
 from .files import file_mode, finish_as_rollback_journal, open_copy_source, staged_file
+from .import_values import row_problem, text_columns
 from .migrations import LATEST_VERSION, MIGRATIONS, apply_migrations, check_ownership, schema_version
 
 FORMAT = "kaos-dream-export"
@@ -604,6 +605,7 @@ def _load(conn: Any, version: int, tables: dict[str, dict[str, Any]], header_raw
         f'VALUES ({", ".join("?" for _ in spec.columns)})'
         for name, spec in specs.items()
     }
+    texts = text_columns(conn)
     held: dict[str, list[list[Any]]] = {name: [] for name in specs if name in derived or not streaming}
     seen: dict[str, int] = {name: 0 for name in specs}
     total = 0
@@ -632,6 +634,9 @@ def _load(conn: Any, version: int, tables: dict[str, dict[str, Any]], header_raw
             decoded = [_decode(v) for v in values]
         except InvalidInputError as exc:
             raise InvalidInputError(f"export line {number}: {exc}") from None
+        problem = row_problem(name, specs[name].columns, decoded, texts.get(name, frozenset()))
+        if problem is not None:  # what the write path would refuse (issue 33 item 3)
+            raise InvalidInputError(f"export line {number}: {problem}; nothing written")
         total += 1
         seen[name] += 1
         if name in held:
