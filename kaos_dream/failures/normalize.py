@@ -19,13 +19,26 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import re2  # google-re2: automata, no backtracking, so a crafted message costs time linear in its length
+
 # 2: numbers glued to a unit ("7kg", "1024px") or ordinals ("3rd") normalise like other numbers
 # 3: the frame of a boxed diagnostic (Terraform's ``╷ │ ╵``) is not a line; a path whose name holds a date,
 #    id or hash is still one path (``/backups/db-2026-11-30.dump``), and so is its query string
-ALGORITHM = 3
+# 4: bounded input (the head and tail of a huge message, each key line cut at MAX_LINE_CHARS) and
+#    patterns without backtracking (issue 34)
+ALGORITHM = 4
 
-_TRACEBACK = re.compile(r"^\s*Traceback \(most recent call last\):\s*$", re.MULTILINE)
-_FRAME = re.compile(r'^\s*File "[^"]*", line \d+, in (?P<func>[^\s]+)', re.MULTILINE)
+# What normalisation reads of a message: its first MAX_HEAD_CHARS and last MAX_TAIL_CHARS (a traceback's
+# exception line is at the end), and of each key line its first MAX_LINE_CHARS. Everything after this bound
+# runs on at most that much text, so a megabyte costs what its head and tail cost.
+MAX_HEAD_CHARS = 48 * 1024
+MAX_TAIL_CHARS = 16 * 1024
+MAX_LINE_CHARS = 1000
+# Python's \w is Unicode-aware; RE2's is ASCII. The RE2 patterns spell the Unicode class out.
+_W = r"[\pL\pN_]"
+
+_TRACEBACK = re.compile(r"^[ \t]*Traceback \(most recent call last\):\s*$", re.MULTILINE)
+_FRAME = re.compile(r'^[ \t]*File "[^"]*", line \d+, in (?P<func>[^\s]+)', re.MULTILINE)
 _EXC_LINE = re.compile(
     r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Fault|Failure|Timeout"
     r"|Refused|Reset|NotFound|Denied|Iteration))(?:\s*:\s*(?P<msg>.*))?$"
@@ -35,13 +48,13 @@ _LEADING_TYPE = re.compile(
     r"(?:Error|Exception|Exit|Interrupt|Fault|Failure|Warning))(?:\s*\[[A-Z_0-9]+\])?\s*(?::|$|\(|\s-\s)"
 )
 
-_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
+_EMAIL = re2.compile(rf"\b(?:{_W}|[.+-])+@(?:{_W}|-)+(?:\.(?:{_W}|-)+)+\b")
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]{0,15}://[^\s'\"<>)\]]+", re.IGNORECASE)
 _TLDS = (
     "com|net|org|io|ai|dev|app|co|cloud|internal|local|localdomain|svc|lan|corp|example|test|invalid|edu|gov"
     "|us|uk|de|fr|sh|xyz|me|tech|run|info|biz|cluster"
 )
-_HOST = re.compile(rf"\b(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+(?:{_TLDS})\b(?::\d{{1,5}})?", re.IGNORECASE)
+_HOST = re2.compile(rf"(?i)\b(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+(?:{_TLDS})\b(?::\d{{1,5}})?")
 _LOCALHOST = re.compile(r"\blocalhost(?::\d{1,5})?\b", re.IGNORECASE)
 _IPV4 = re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}(?::\d{1,5})?\b")
 _IPV6 = re.compile(
@@ -58,8 +71,9 @@ _HEX = re.compile(
     r"|[0-9a-f]{2,8}(?::[0-9a-f]{2,8}){3,})\b",
     re.IGNORECASE,
 )
-_POD = re.compile(r"\b([a-z0-9][a-z0-9-]*?)-(?:[a-f0-9]{6,10}-)?[bcdfghjklmnpqrstvwxz2-9]{5}\b")
-_OPAQUE = re.compile(r"\b(?=[A-Za-z0-9_-]*\d[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{12,}\b")
+_POD = re2.compile(r"\b([a-z0-9][a-z0-9-]*?)-(?:[a-f0-9]{6,10}-)?[bcdfghjklmnpqrstvwxz2-9]{5}\b")
+# A run of 12+ id characters with two digits and a letter (the test is in _opaque, RE2 has no lookahead)
+_OPAQUE = re2.compile(r"\b[A-Za-z0-9_-]{12,}\b")
 _MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec"
 _DATES = (
     re.compile(
@@ -86,8 +100,9 @@ _SEGMENT = r"(?:[\w.@+%=-]|<(?:date|hex|uuid|id|pod|ip|host)>)+"
 # A query string after a path is values (``/v1/events?since=<date>``): part of the path.
 _QUERY = r"(?:\?[^\s'\"()<>]*(?:<\w+>[^\s'\"()<>]*)*)?"
 _POSIX_PATH = re.compile(rf"(?<![\w.:/<>-])(?:~|\.{{1,2}})?(?:/{_SEGMENT})+/?{_QUERY}")
-_REL_PATH = re.compile(r"(?<![\w/<>-])(?:(?:[\w.-]|<(?:date|hex|uuid|id)>)+/)+(?:[\w.-]|<(?:date|hex|uuid|id)>)+"
-                       r"\.[A-Za-z]{1,6}\b")
+# Group 1 stands in for a look-behind (RE2 has none): the start of the text or a character no path continues.
+_REL_PART = rf"(?:{_W}|[.-]|<(?:date|hex|uuid|id)>)+"
+_REL_PATH = re2.compile(rf"(^|[^\pL\pN_/<>-])((?:{_REL_PART}/)+{_REL_PART}\.[A-Za-z]{{1,6}}\b)")
 _KEEP = re.compile(
     r"\b(?:(?:HTTP|status|code|errno|error|response|returned|got|exit status|exit code|exited with)"
     r"[\s:=/]*(?:code\s*)?)(\d{1,3})\b"
@@ -98,10 +113,10 @@ _KEEP = re.compile(
 )
 # A number glued to a unit or ordinal suffix is a value like any other ('7kg' and '9kg' are one failure);
 # the unit stays, so "7kg" and "7px" still differ. Sizes and durations were replaced before this.
-_UNIT_NUMBER = re.compile(
-    r"(?<![\w.<])[-+]?\d+(?:[.,]\d+)*(?=(?:kg|mg|g|lbs?|oz|km|cm|mm|mi|ft|px|pt|em|rem|vh|vw|dpi|k|x|hz|khz|mhz"
-    r"|ghz|rpm|pcs|items?|rows?|cols?|chars?|tokens?|req|rps|qps|cpus?|cores?)\b)",
-    re.IGNORECASE,
+# Group 1 stands in for a look-behind, group 3 (the unit, put back) for a look-ahead: RE2 has neither.
+_UNIT_NUMBER = re2.compile(
+    r"(?i)(^|[^\pL\pN_.<])[-+]?\d+(?:[.,]\d+)*((?:kg|mg|g|lbs?|oz|km|cm|mm|mi|ft|px|pt|em|rem|vh|vw|dpi|k|x|hz"
+    r"|khz|mhz|ghz|rpm|pcs|items?|rows?|cols?|chars?|tokens?|req|rps|qps|cpus?|cores?)\b)"
 )
 _ORDINAL = re.compile(r"(?<![\w.<])\d+(?:st|nd|rd|th)\b", re.IGNORECASE)
 _NUMBER = re.compile(r"(?<![\w<])[-+]?\d+(?:[.,]\d+)*(?![\w>])")
@@ -126,8 +141,17 @@ class Normalized:
 _BOX_FRAME = re.compile(r"^\s*[╷╵│┃]+")
 
 
+def bounded(message: str) -> str:
+    """The part of ``message`` normalisation reads: all of it up to MAX_HEAD_CHARS + MAX_TAIL_CHARS,
+    else its head and its tail (where a traceback ends), joined by a line break."""
+    if len(message) <= MAX_HEAD_CHARS + MAX_TAIL_CHARS:
+        return message
+    return message[:MAX_HEAD_CHARS] + "\n" + message[-MAX_TAIL_CHARS:]
+
+
 def first_lines(message: str, count: int = 2) -> list[str]:
-    lines = (_BOX_FRAME.sub("", line).strip() for line in message.splitlines())
+    """The first ``count`` non-empty lines, drawing frames stripped, each cut at MAX_LINE_CHARS."""
+    lines = (_BOX_FRAME.sub("", line[: MAX_LINE_CHARS + 8]).strip()[:MAX_LINE_CHARS] for line in message.splitlines())
     return [line for line in lines if line][:count]
 
 
@@ -156,6 +180,13 @@ def _traceback_parts(message: str) -> tuple[str, str | None, str] | None:
     return exc_line, (frames[-1] if frames else None), exc_type
 
 
+def _opaque(match: re2._Match) -> str:
+    """An opaque id holds two digits and a letter; a long word or number alone is not one."""
+    token = match.group(0)
+    digits = sum(ch.isdigit() for ch in token)
+    return "<id>" if digits >= 2 and any(ch.isalpha() for ch in token) else token
+
+
 def scrub(text: str) -> str:
     """Apply the replacement rules, in the documented order, to one piece of text."""
     kept: list[str] = []
@@ -177,14 +208,14 @@ def scrub(text: str) -> str:
         text = pattern.sub("<date>", text)
     text = _POD.sub(lambda m: m.group(1) + "-<pod>", text)
     text = _HEX.sub("<hex>", text)
-    text = _OPAQUE.sub("<id>", text)
+    text = _OPAQUE.sub(_opaque, text)
     text = _KEEP.sub(keep, text)
     text = _DURATION.sub("<dur>", text)
     text = _SIZE.sub("<size>", text)
     text = _WIN_PATH.sub("<path>", text)
     text = _POSIX_PATH.sub("<path>", text)
-    text = _REL_PATH.sub("<path>", text)
-    text = _UNIT_NUMBER.sub("<n>", text)
+    text = _REL_PATH.sub(lambda m: m.group(1) + "<path>", text)
+    text = _UNIT_NUMBER.sub(lambda m: m.group(1) + "<n>" + m.group(2), text)
     text = _ORDINAL.sub("<nth>", text)
     text = _NUMBER.sub("<n>", text)
     text = _ASSIGNED.sub("=<v>", text)
@@ -196,9 +227,11 @@ def scrub(text: str) -> str:
 
 def normalize(message: str) -> Normalized:
     """Reduce ``message`` to the text its fingerprint is computed from."""
+    message = bounded(message)
     tb = _traceback_parts(message)
     if tb is not None:
         exc_line, func, exc_type = tb
+        exc_line = exc_line[:MAX_LINE_CHARS]
         text = scrub(exc_line) + (f" @ {func}" if func else "")
         return Normalized(exc_type or None, text, exc_line)
     lines = first_lines(message)
