@@ -920,7 +920,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\b(?:Java|JDK|Python|Node(?:\.js)?|Ruby|Go|PHP|\.NET) [\d.]+ or (?:later|newer|higher|above)"
             r" is required\b",
             r"\b(?:could not|couldn't|unable to) find (?:a )?(?:suitable |compatible )?Python interpreter\b",
-            r"\b[\w./+-]+\.h is missing\b",
+            r"(?<![\w./+-])[\w./+-]+\.h is missing\b",  # starts a run only: linear (issue 34)
             r"\byou may need to '?(?:sudo )?(?:apt-get|apt|yum|dnf|brew|apk|zypper) install\b",
             r"\bGemNotFound\b",
             r"\bFailed to build gem native extension\b",
@@ -1105,7 +1105,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bunexpected end of template\b",
             r"\bundefined variable\b",
             r"^[\w./\\-]+\.\w+:\d+(?::\d+)?: error\b",
-            r"^\s*\d+:\d+\s+error\s",
+            r"^[ \t]*\d+:\d+\s+error\s",
             r"^e: \S+\.kts?\b",
             r"\bUnresolved reference\b",
             r"\bcannot find '[^']+' in scope\b",

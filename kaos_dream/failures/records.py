@@ -1,8 +1,9 @@
 """Recording failures and reading fingerprints: the library's ``lib.failures``.
 
 ``record`` is the agent-facing write: normalise, fingerprint and (on first sight) diagnose before any
-lock is taken, then store an occurrence and check the systemic detector in one short transaction. The optional LLM diagnosis runs
-*after* that transaction commits, so a slow model never holds the write lock other agents need.
+lock is taken, then store an occurrence and check the systemic detector in one short transaction. The
+optional LLM diagnosis runs *after* that transaction commits, so a slow model never holds the write lock
+other agents need.
 ``lookup``, ``get`` and ``list`` only read.
 """
 
