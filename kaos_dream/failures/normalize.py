@@ -64,6 +64,20 @@ _IPV6 = re.compile(
     r"|::1\b)\]?(?::\d{1,5})?",
     re.IGNORECASE,
 )
+# The name of a volatile thing (a container, image, model, pod, thread, runner, user, namespace or
+# index) after the word that says what it is: quoted, bracketed, or one token holding a digit or
+# punctuation (``runner: gpu-runner-03``, ``model "qwen2.5-coder:14b"``). A package, column, table or
+# operation is not volatile: it says which failure this is (issue 34), so it is never in this list.
+_NAMED = re2.compile(
+    r"(?i)\b(container name|container|model|image|pods?|thread|runner:|user|namespace|index|manifest for"
+    r"|pull access denied for)(\s+)(?:\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|\[[^\]\n]{1,200}\]"
+    r"|[^\s\"'`\[,;]*[-_.:/0-9][^\s\"'`,;]*)"
+)
+_ARN = re2.compile(r"\barn:[A-Za-z0-9-]+:[A-Za-z0-9-]*:[A-Za-z0-9-]*:[0-9]*:[^\s\"',]+")
+# A version's build or local label (``torch==2.3.1+cu121``) after a pin: a value like the version itself.
+_PINNED = re.compile(r"(?<=[=@])v?\d+(?:\.\d+)*[+-][A-Za-z0-9.]+(?![\w.])")
+# Every address of every interface, as servers print it: ``[::]:443``, ``:::3000``.
+_ANY_V6 = re.compile(r"(?<![\w:])(?:\[::\]|::)(?::\d{1,5})?(?![\w:])")
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.IGNORECASE)
 _ULID = re.compile(r"\b[0-7][0-9A-HJKMNP-TV-Z]{25}\b")
 _HEX = re.compile(
@@ -77,7 +91,9 @@ _OPAQUE = re2.compile(r"\b[A-Za-z0-9_-]{12,}\b")
 _MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec"
 _DATES = (
     re.compile(
-        r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2}| ?UTC)?", re.IGNORECASE
+        r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?"
+        r"(?:Z|[+-]\d{2}:?\d{2}| ?UTC| (?-i:[A-Z]{2,4}T|MSK)\b)?",  # a zone's name is part of the time
+        re.IGNORECASE
     ),
     re.compile(
         rf"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun),? \d{{1,2}} (?:{_MONTHS}) \d{{4}} \d{{2}}:\d{{2}}:\d{{2}}"
@@ -196,12 +212,16 @@ def scrub(text: str) -> str:
         kept.append(match.group(0))
         return "\ue000" + chr(0xE100 + len(kept) - 1) + "\ue000"
 
+    text = _NAMED.sub(lambda m: m.group(1) + m.group(2) + "<name>", text)
+    text = _ARN.sub("<arn>", text)
+    text = _PINNED.sub("<n>", text)
     text = _EMAIL.sub("<email>", text)
     text = _URL.sub("<url>", text)
     text = _HOST.sub("<host>", text)
     text = _LOCALHOST.sub("<host>", text)
-    text = _IPV4.sub("<ip>", text)
-    text = _IPV6.sub("<ip>", text)
+    text = _IPV4.sub("<host>", text)  # an address is a host: `10.0.4.12` and `build-02.example.com` alike
+    text = _IPV6.sub("<host>", text)
+    text = _ANY_V6.sub("<host>", text)
     text = _UUID.sub("<uuid>", text)
     text = _ULID.sub("<uuid>", text)
     for pattern in _DATES:
