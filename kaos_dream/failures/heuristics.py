@@ -839,6 +839,35 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
         ),
     ),
     PatternDiagnoser(
+        "dependency_conflict",
+        "code",
+        "The requirements cannot all hold at once (two pins conflict) or one of them is malformed.",
+        "Fix the requirement set in the repository (relax or align the conflicting pins, correct the"
+        " requirement's syntax) and install again; retrying resolves the same set the same way.",
+        0.8,
+        (
+            # read before missing_dependency (issue 34): a resolver that proves the set unsatisfiable or
+            # rejects its syntax is not a package missing from the environment
+            r"\bthese package versions have conflicting dependencies\b",
+            r"\bResolutionImpossible\b",
+            r"\bInvalid requirement: '",
+            r"(?:\b|LibMamba)UnsatisfiableError\b",
+            r"\bNo solution found when resolving dependencies\b",
+        ),
+    ),
+    PatternDiagnoser(
+        "deploy_setup",
+        "config",
+        "A deployment tool refused the setup it was given: a release name already taken or a chart repository"
+        " that was never added.",
+        "Add the repository (helm repo add) or choose another release name / upgrade the existing release.",
+        0.75,
+        (
+            r"\bcannot re-use a name that is still in use\b",
+            r"\bINSTALLATION FAILED: repo [\w.-]+ not found\b",
+        ),
+    ),
+    PatternDiagnoser(
         "missing_dependency",
         "config",
         "A required package, module or command is not installed.",
@@ -847,6 +876,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
         (
             r"\bModuleNotFoundError\b",
             r"\bno module named\b",
+            r"\bno required module provides package\b",  # Go: the module is not in go.mod
             r"\bImportError\b",
             r"\bcannot import name\b",
             r"\bcannot find module (?!['\"]\.)",
@@ -942,6 +972,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
         0.85,
         (
             r"\bpermission denied\b",
+            r"\bRequired '[\w.]+' permission for\b",  # Google Cloud IAM
             r"\bPermissionError\b",
             r"\bEACCES\b",
             r"\berrno 13\b",
