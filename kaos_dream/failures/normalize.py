@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import re2  # google-re2: automata, no backtracking, so a crafted message costs time linear in its length
 
@@ -203,8 +204,42 @@ def _opaque(match: re2._Match) -> str:
     return "<id>" if digits >= 2 and any(ch.isalpha() for ch in token) else token
 
 
-def scrub(text: str) -> str:
-    """Apply the replacement rules, in the documented order, to one piece of text."""
+_DATE_STEPS = tuple((f"date {i + 1}", pattern, "<date>") for i, pattern in enumerate(_DATES))
+# The replacement steps in their documented order: (name shown by `kaos failure explain`, pattern, replacement).
+# The step named "kept codes" protects HTTP/errno/exit codes from the number steps; they come back at the end.
+STEPS: tuple[tuple[str, Any, Any], ...] = (
+    ("volatile name", _NAMED, lambda m: m.group(1) + m.group(2) + "<name>"),
+    ("arn", _ARN, "<arn>"),
+    ("pinned version label", _PINNED, "<n>"),
+    ("email", _EMAIL, "<email>"),
+    ("url", _URL, "<url>"),
+    ("host", _HOST, "<host>"),
+    ("localhost", _LOCALHOST, "<host>"),
+    ("ipv4", _IPV4, "<host>"),  # an address is a host: `10.0.4.12` and `build-02.example.com` alike
+    ("ipv6", _IPV6, "<host>"),
+    ("any-address ipv6", _ANY_V6, "<host>"),
+    ("uuid", _UUID, "<uuid>"),
+    ("ulid", _ULID, "<uuid>"),
+    *_DATE_STEPS,
+    ("pod suffix", _POD, lambda m: m.group(1) + "-<pod>"),
+    ("hex", _HEX, "<hex>"),
+    ("opaque id", _OPAQUE, _opaque),
+    ("kept codes", _KEEP, None),
+    ("duration", _DURATION, "<dur>"),
+    ("size", _SIZE, "<size>"),
+    ("windows path", _WIN_PATH, "<path>"),
+    ("posix path", _POSIX_PATH, "<path>"),
+    ("relative path", _REL_PATH, lambda m: m.group(1) + "<path>"),
+    ("number with unit", _UNIT_NUMBER, lambda m: m.group(1) + "<n>" + m.group(2)),
+    ("ordinal", _ORDINAL, "<nth>"),
+    ("number", _NUMBER, "<n>"),
+    ("assigned quoted value", _ASSIGNED, "=<v>"),
+)
+
+
+def scrub(text: str, trace: list[tuple[str, str]] | None = None) -> str:
+    """Apply the replacement rules, in the documented order, to one piece of text. With ``trace``, each
+    step that changed the text appends (step name, text after it)."""
     kept: list[str] = []
     text = text.replace("\ue000", " ")  # the marker of protected tokens below can never come from the input
 
@@ -212,36 +247,17 @@ def scrub(text: str) -> str:
         kept.append(match.group(0))
         return "\ue000" + chr(0xE100 + len(kept) - 1) + "\ue000"
 
-    text = _NAMED.sub(lambda m: m.group(1) + m.group(2) + "<name>", text)
-    text = _ARN.sub("<arn>", text)
-    text = _PINNED.sub("<n>", text)
-    text = _EMAIL.sub("<email>", text)
-    text = _URL.sub("<url>", text)
-    text = _HOST.sub("<host>", text)
-    text = _LOCALHOST.sub("<host>", text)
-    text = _IPV4.sub("<host>", text)  # an address is a host: `10.0.4.12` and `build-02.example.com` alike
-    text = _IPV6.sub("<host>", text)
-    text = _ANY_V6.sub("<host>", text)
-    text = _UUID.sub("<uuid>", text)
-    text = _ULID.sub("<uuid>", text)
-    for pattern in _DATES:
-        text = pattern.sub("<date>", text)
-    text = _POD.sub(lambda m: m.group(1) + "-<pod>", text)
-    text = _HEX.sub("<hex>", text)
-    text = _OPAQUE.sub(_opaque, text)
-    text = _KEEP.sub(keep, text)
-    text = _DURATION.sub("<dur>", text)
-    text = _SIZE.sub("<size>", text)
-    text = _WIN_PATH.sub("<path>", text)
-    text = _POSIX_PATH.sub("<path>", text)
-    text = _REL_PATH.sub(lambda m: m.group(1) + "<path>", text)
-    text = _UNIT_NUMBER.sub(lambda m: m.group(1) + "<n>" + m.group(2), text)
-    text = _ORDINAL.sub("<nth>", text)
-    text = _NUMBER.sub("<n>", text)
-    text = _ASSIGNED.sub("=<v>", text)
+    for name, pattern, replacement in STEPS:
+        after = pattern.sub(keep if replacement is None else replacement, text)
+        if trace is not None and after != text:
+            trace.append((name, re.sub("\ue000(.)\ue000", lambda m: kept[ord(m.group(1)) - 0xE100], after)))
+        text = after
     text = re.sub("\ue000(.)\ue000", lambda m: kept[ord(m.group(1)) - 0xE100], text)
     if re.search(r"\[(?:errno|winerror) -?\d+\]", text, re.IGNORECASE):
-        text = _TRAILING_PATH.sub("", text)
+        after = _TRAILING_PATH.sub("", text)
+        if trace is not None and after != text:
+            trace.append(("trailing path after an OS error", after))
+        text = after
     return _SPACES.sub(" ", text).strip().rstrip(".!;,").lower()
 
 
