@@ -226,7 +226,8 @@ def test_explain_shows_the_steps_and_the_deciding_rule(kaos, tmp_path: Path) -> 
     assert data["decided_by"] == {"tier": "rule", "name": "missing_data", "category": "code",
                                   "pattern": r"\(NotFound\)"}
     renamed = message.replace("web-7d9f8b6c5d-x2k4p", "api-0")
-    other = json.loads(kaos("--json", "failure", "explain", "--tool", "kubectl", renamed, db=tmp_path / "none.db").stdout)
+    none_db = tmp_path / "none.db"
+    other = json.loads(kaos("--json", "failure", "explain", "--tool", "kubectl", renamed, db=none_db).stdout)
     assert other["fingerprint"] == data["fingerprint"]  # the pod's name is volatile
     shown = kaos("failure", "explain", "--tool", "t", "-", db=tmp_path / "none.db", input="zzz qqq\n")
     assert shown.returncode == 0 and "nothing (unknown)" in shown.stdout
