@@ -3,15 +3,19 @@
 The algorithm is versioned (:data:`ALGORITHM`): the version is part of every fingerprint hash and is
 stored with it, so changing the rules makes new fingerprints instead of silently regrouping old ones.
 
-Rules (DESIGN.md §8): keep the first two non-empty lines (the frame a tool draws around a
-diagnostic, Terraform's ``╷ │ ╵``, is not part of a line), then replace, in this order, emails, URLs,
-hosts, IPs and ports, UUIDs/ULIDs, hashes/hex/opaque ids (and Kubernetes pod suffixes), dates and
-times, durations and sizes, file paths (also when a name holds a date or id replaced before, and with
-their query strings), numbers (also when glued to a unit, ``7kg`` and ``1024px``, and ordinals,
-``3rd``) and quoted values after ``=``. (Dates are matched just before hex runs, so a
-fractional second is never taken for a hash.) HTTP status codes, ``errno`` values and exit codes are kept:
-they tell failures apart. A Python traceback is reduced to its exception line plus the function of
-its last frame (line numbers and file paths do not count).
+Input is bounded first (:func:`bounded`, MAX_LINE_CHARS) and the patterns that used to backtrack run on
+RE2, so the cost is linear in the message whatever it holds (issue 34). Each step is named in :data:`STEPS`.
+
+Rules: keep the first two non-empty lines (the frame a tool draws around a diagnostic, Terraform's
+``╷ │ ╵``, is not part of a line), then replace, in this order, the name of a volatile thing after the
+word that says what it is (container, image, model, pod, thread, runner, user, namespace, index), ARNs,
+pinned build labels, emails, URLs, hosts, IPs and ports (all ``<host>``), UUIDs/ULIDs, hashes/hex/opaque
+ids (and Kubernetes pod suffixes), dates and times (with a zone's name), durations and sizes, file paths
+(also when a name holds a date or id replaced before, and with their query strings), numbers (also when
+glued to a unit, ``7kg`` and ``1024px``, and ordinals, ``3rd``) and quoted values after ``=``. (Dates
+are matched just before hex runs, so a fractional second is never taken for a hash.) HTTP status codes,
+``errno`` values and exit codes are kept: they tell failures apart. A Python traceback is reduced to its
+exception line plus the function of its last frame (line numbers and file paths do not count).
 """
 
 from __future__ import annotations
