@@ -16,6 +16,17 @@ BY_NAME = {d.name: d for d in BUILTINS}
 
 # name -> (message that must be diagnosed by it, near-miss it must decline, expected category)
 CASES = {
+    "dependency_conflict": (
+        "ERROR: Cannot install -r requirements.txt (line 4) and urllib3==2.2.1 because these package versions have "
+        "conflicting dependencies.",
+        "dependencies resolved without conflicts in 2.1s",
+        "code",
+    ),
+    "deploy_setup": (
+        "Error: INSTALLATION FAILED: cannot re-use a name that is still in use",
+        "release name web is free to use",
+        "config",
+    ),
     "billing": (
         "You exceeded your current quota, please check your plan and billing details",
         "credit card field is empty",
