@@ -40,7 +40,7 @@ sys.path.insert(0, str(REPO))
 from kaos_dream import Library, ManualClock, Settings, benchkit  # noqa: E402
 from kaos_dream.failures import Diagnosis, FailureInput, cues, normalize, register_diagnoser, unregister_diagnoser  # noqa: E402
 from kaos_dream.failures.diagnosis import REGISTRY  # noqa: E402
-from kaos_dream.failures.fingerprint import fingerprint_hash  # noqa: E402
+from kaos_dream.failures.fingerprint import bounded_sample, fingerprint_hash  # noqa: E402
 
 DEFAULT_DATA = REPO.parent / "shared" / "bench-data"
 SCENARIO = Path("kaos") / "failure_intelligence_bench.json"
@@ -71,6 +71,16 @@ CUE_AUDIT_SETS = ("corpus.jsonl", "corpus_blind.jsonl", "corpus_blind2.jsonl", "
                   "corpus_blind4.jsonl", "corpus_blind5.jsonl", "corpus_blind6.jsonl", "corpus_blind7.jsonl",
                   "corpus_blind8.jsonl", "corpus_blind9.jsonl")
 BLIND_GOAL = 0.90
+# Issue 34: messages exactly as >= 40 tools print them, the same failure with different volatile parts and
+# different failures that look alike (corpus_real.README.md). Written with the normalisation in view: a
+# tuning set; its goals are gated. A blind set written after the freeze goes beside it.
+REAL_SETS = (("corpus_real.jsonl", "tuning", "written for issue 34; first sight 81.7 %, precision 0.938, recall 0.526 "
+                                             "(normalisation of commit 8d07315)"),)
+REAL_GOALS = {"precision": 0.95, "recall": 0.90, "accuracy": 0.95, "wrong": 0.03}
+# What normalising and diagnosing costs on crafted input (issue 34: 1 MB <= 0.2 s CPU)
+ADVERSARIAL_UNITS = ("1.2.3.", "a.b-", "a/", "a-", "1,", "\n", "[{(", "a$")
+ADVERSARIAL_SIZES = (100_000, 1_000_000)
+ADVERSARIAL_BUDGET_S = 0.2
 LABELLED_SHARE = 0.10
 LABEL_SEED = 1  # the first labelling seed (--seed); the committed results use seeds 1..10
 LABEL_SAMPLES = 10
@@ -376,6 +386,7 @@ def evaluate_corpus(rows: list[dict[str, Any]], workdir: Path, name: str) -> dic
     return {
         "messages": len(rows),
         "groups": len({r["group"] for r in rows}),
+        "tools": len({r["tool"] for r in rows}),
         "categories": dict(Counter(r["category"] for r in rows)),
         "accuracy": {k: round(sum(v) / len(v), 4) for k, v in sorted(by_split.items())},
         "accuracy_counts": {k: [sum(v), len(v)] for k, v in sorted(by_split.items())},
@@ -453,6 +464,31 @@ def cue_cross_validation(sets: list[tuple[str, list[dict[str, Any]]]]) -> dict[s
         "retired_by_audit_of_every_set": sorted(every), "shipped_retired": sorted(cues.RETIRED),
         "shipped_matches_audit": every == cues.RETIRED,
     }
+
+
+def adversarial_cpu(repeats: int = 3) -> dict[str, dict[str, Any]]:
+    """CPU seconds to normalise and diagnose crafted messages (what `failures.record` does before its
+    transaction), per size: the median and max over the crafted units, each the best of ``repeats``."""
+    def work(message: str) -> None:
+        norm = normalize(message)
+        failure = FailureInput("t", norm.key_lines[:2000], bounded_sample(message, 2000), norm.exception_type)
+        _ = REGISTRY.diagnose(failure) or cues.generic_diagnosis(failure)
+
+    work("warm up")
+    out: dict[str, dict[str, Any]] = {}
+    for size in ADVERSARIAL_SIZES:
+        costs = []
+        for unit in ADVERSARIAL_UNITS:
+            message = unit * (size // len(unit)) + "x"
+            best = float("inf")
+            for _ in range(repeats):
+                start = time.process_time()
+                work(message)
+                best = min(best, time.process_time() - start)
+            costs.append(best)
+        out[str(size)] = {"cpu_s_median": round(statistics.median(costs), 4), "cpu_s_max": round(max(costs), 4),
+                          "cpu_s_min": round(min(costs), 4), "units": len(costs)}
+    return out
 
 
 def fingerprint_of(row: dict[str, Any]) -> str:
@@ -594,6 +630,25 @@ def write_markdown(path: Path, results: dict[str, Any]) -> None:
             f"| {b['cue_tier']['answered']} ({b['cue_tier']['right']}) "
             f"| {so['accuracy']:.1%} / {so['unknown']:.1%} / {so['wrong']:.1%} | {b['note']} |"
         )
+    lines += ["", "## Real-style messages (issue 34)", "",
+              "Goals: grouping precision >= 0.95 and recall >= 0.90, category accuracy >= 95 % with the LLM off, "
+              "wrong <= 3 %.", "",
+              "| set | status | messages | tools | groups | accuracy | unknown | wrong | precision / recall "
+              "| false merges | missed pairs | note |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in results["real_sets"]:
+        lines.append(f"| `{r['file']}` | {r['status']} | {r['messages']} | {r.get('tools', '')} | {r['groups']} "
+                     f"| {r['accuracy']['all']:.1%} | {r['unknown_share']:.1%} | {r['wrong_category_share']:.1%} "
+                     f"| {r['grouping']['precision']:.3f} / {r['grouping']['recall']:.3f} "
+                     f"| {r['grouping']['false_merges']} | {r['grouping']['missed_pairs']} | {r['note']} |")
+    lines += ["", "## Confusion pairs (expected -> got, every set; the diagonal left out)", ""]
+    for r in [results["corpus"] | {"file": "corpus.jsonl"}, *results["blind_sets"], *results["real_sets"]]:
+        pairs = [f"{k} {n}" for k, n in r["confusion"].items() if k.split("->")[0] != k.split("->")[1]]
+        lines.append(f"* `{r['file']}`: " + (", ".join(pairs) if pairs else "none"))
+    lines += ["", "## CPU to normalise and diagnose a crafted message (best of 3 per unit; median and max over "
+              f"{len(ADVERSARIAL_UNITS)} units: {', '.join(repr(u) for u in ADVERSARIAL_UNITS)})", "",
+              "| size (chars) | median s | max s |", "|---|---|---|"]
+    for size, v in results["adversarial_cpu"].items():
+        lines.append(f"| {int(size):,} | {v['cpu_s_median']:.4f} | {v['cpu_s_max']:.4f} |")
     cv = results["cue_cross_validation"]
     lines += [
         "",
@@ -678,6 +733,13 @@ def main(argv: list[str] | None = None) -> int:
             block = evaluate_corpus(rows, work, name)
             block.update(file=file, status=status, note=note, learned=learned_effect(rows, work, name, label_seeds))
             results["blind_sets"].append(block)
+        results["real_sets"] = []
+        for file, status, note in REAL_SETS:
+            rows = load_corpus(HERE / file)
+            block = evaluate_corpus(rows, work, file.split(".")[0])
+            block.update(file=file, status=status, note=note)
+            results["real_sets"].append(block)
+        results["adversarial_cpu"] = adversarial_cpu()
         results["cue_cross_validation"] = cue_cross_validation(
             [(name, load_corpus(HERE / name)) for name in CUE_AUDIT_SETS])
         results["latency"] = latency(corpus, work, repeats)
@@ -711,6 +773,16 @@ def main(argv: list[str] | None = None) -> int:
     if not results["blind_goal"]["met"]:
         problems.append(f"blind set {newest['file']}: category accuracy {newest['accuracy']['all']:.1%} < "
                         f"{BLIND_GOAL:.0%} with the LLM off ({newest['unknown_share']:.1%} unknown)")
+    for real in results["real_sets"]:
+        for key, value in (("precision", real["grouping"]["precision"]), ("recall", real["grouping"]["recall"]),
+                           ("accuracy", real["accuracy"]["all"])):
+            if value < REAL_GOALS[key]:
+                problems.append(f"{real['file']}: {key} {value:.3f} < {REAL_GOALS[key]}")
+        if real["wrong_category_share"] > REAL_GOALS["wrong"]:
+            problems.append(f"{real['file']}: wrong category {real['wrong_category_share']:.1%} > 3 %")
+    worst = max(v["cpu_s_max"] for v in results["adversarial_cpu"].values())
+    if worst > ADVERSARIAL_BUDGET_S:
+        problems.append(f"normalising + diagnosing a crafted message took {worst:.3f} s CPU > {ADVERSARIAL_BUDGET_S}")
     results["targets"] = TARGETS
     results["problems"] = problems
     results["passed"] = not problems
@@ -742,6 +814,14 @@ def main(argv: list[str] | None = None) -> int:
     budgets.add("grouping precision >= 0.95", c["grouping"]["precision"] >= TARGETS["precision"])
     budgets.add("grouping recall >= 0.90", c["grouping"]["recall"] >= TARGETS["recall"])
     budgets.add("cues.RETIRED matches the cue audit", cv["shipped_matches_audit"])
+    for real in results["real_sets"]:
+        budgets.add(f"{real['file']}: grouping precision >= 0.95, recall >= 0.90, accuracy >= 95 %, wrong <= 3 %",
+                    real["grouping"]["precision"] >= REAL_GOALS["precision"]
+                    and real["grouping"]["recall"] >= REAL_GOALS["recall"]
+                    and real["accuracy"]["all"] >= REAL_GOALS["accuracy"]
+                    and real["wrong_category_share"] <= REAL_GOALS["wrong"])
+    budgets.add(f"crafted 1 MB message normalised + diagnosed <= {ADVERSARIAL_BUDGET_S} s CPU",
+                worst <= ADVERSARIAL_BUDGET_S)
     budgets.add(f"blind set {newest['file']}: category accuracy >= {BLIND_GOAL:.0%} with the LLM off",
                 results["blind_goal"]["met"])
     return benchkit.finish(args, "demo_failure_intelligence_bench", budgets)

@@ -212,3 +212,23 @@ def test_a_category_set_by_hand_is_learned_by_a_close_new_fingerprint(kaos, db_t
         examples = lib.conn.execute(
             "SELECT count(*) FROM failure_fingerprints WHERE diagnostic_method = 'manual'").fetchone()[0]
     assert examples == 1
+
+
+def test_explain_shows_the_steps_and_the_deciding_rule(kaos, tmp_path: Path) -> None:
+    """`kaos failure explain` (issue 34): the normalisation steps that changed the message, the rule and the
+    pattern that decided; it reads no library and writes none."""
+    message = 'Error from server (NotFound): pods "web-7d9f8b6c5d-x2k4p" not found'
+    r = kaos("--json", "failure", "explain", "--tool", "kubectl", message, db=tmp_path / "none.db")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert data["normalized"] == "error from server (notfound): pods <name> not found"
+    assert [s["step"] for s in data["lines"][0]["steps"]] == ["volatile name"]
+    assert data["decided_by"] == {"tier": "rule", "name": "missing_data", "category": "code",
+                                  "pattern": r"\(NotFound\)"}
+    renamed = message.replace("web-7d9f8b6c5d-x2k4p", "api-0")
+    none_db = tmp_path / "none.db"
+    other = json.loads(kaos("--json", "failure", "explain", "--tool", "kubectl", renamed, db=none_db).stdout)
+    assert other["fingerprint"] == data["fingerprint"]  # the pod's name is volatile
+    shown = kaos("failure", "explain", "--tool", "t", "-", db=tmp_path / "none.db", input="zzz qqq\n")
+    assert shown.returncode == 0 and "nothing (unknown)" in shown.stdout
+    assert not (tmp_path / "none.db").exists()

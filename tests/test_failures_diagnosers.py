@@ -16,6 +16,17 @@ BY_NAME = {d.name: d for d in BUILTINS}
 
 # name -> (message that must be diagnosed by it, near-miss it must decline, expected category)
 CASES = {
+    "dependency_conflict": (
+        "ERROR: Cannot install -r requirements.txt (line 4) and urllib3==2.2.1 because these package versions have "
+        "conflicting dependencies.",
+        "dependencies resolved without conflicts in 2.1s",
+        "code",
+    ),
+    "deploy_setup": (
+        "Error: INSTALLATION FAILED: cannot re-use a name that is still in use",
+        "release name web is free to use",
+        "config",
+    ),
     "billing": (
         "You exceeded your current quota, please check your plan and billing details",
         "credit card field is empty",
@@ -681,3 +692,43 @@ def test_nearest_labelled_takes_the_closest_example_ties_to_the_lowest_id() -> N
     assert nearest_labelled(a, [(1, far)]) is None
     assert nearest_labelled(a, [(2, a), (1, b)]) == (2, 1.0)
     assert tokens("other", "quota of the warehouse exceeded for tenant <n>") != a  # the tool counts
+
+
+def test_the_readme_states_the_number_of_built_in_heuristics() -> None:
+    """README's count of ordered heuristics comes from the code (it said 24 when there were 38)."""
+    import re as _re
+    from pathlib import Path
+
+    from kaos_dream.failures.heuristics import BUILTINS
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    stated = _re.search(r"by (\d+) ordered heuristics", readme)
+    assert stated is not None and int(stated.group(1)) == len(BUILTINS)
+
+
+@pytest.mark.parametrize(("message", "diagnoser"), [
+    ("ERROR: Cannot install -r requirements.txt (line 4) and urllib3==2.2.1 because these package versions have "
+     "conflicting dependencies.", "dependency_conflict"),
+    ("LibMambaUnsatisfiableError: Encountered problems while solving:", "dependency_conflict"),
+    ("Error: INSTALLATION FAILED: repo bitnami not found", "deploy_setup"),
+    ("main.go:8:2: no required module provides package github.com/spf13/cobra; to add it:", "missing_dependency"),
+    ("ERROR: (gcloud.compute.instances.create) Could not fetch resource:\n - Required 'compute.instances.create' "
+     "permission for 'projects/p-1'", "permission"),
+])
+def test_issue_34_rules_answer_their_family(message: str, diagnoser: str) -> None:
+    from kaos_dream.failures.diagnosis import REGISTRY, FailureInput
+
+    found = REGISTRY.diagnose(FailureInput("t", message, message))
+    assert found is not None and found.diagnoser == diagnoser
+
+
+@pytest.mark.parametrize("message", [
+    # near misses: a missing package is not a conflict, a missing file in a chart is not a missing repo
+    "ERROR: Could not find a version that satisfies the requirement torch==2.3.1+cu121 (from versions: none)",
+    "Error: INSTALLATION FAILED: chart \"web\" not found",
+])
+def test_issue_34_rules_leave_near_misses(message: str) -> None:
+    from kaos_dream.failures.diagnosis import REGISTRY, FailureInput
+
+    found = REGISTRY.diagnose(FailureInput("t", message, message))
+    assert found is None or found.diagnoser not in ("dependency_conflict", "deploy_setup")

@@ -148,6 +148,40 @@ def lookup(
     )
 
 
+@app.command("explain")
+def explain(
+    ctx: typer.Context,
+    message: MessageArg,
+    tool: Annotated[str, typer.Option("--tool", "-t", help="The tool that failed (part of the fingerprint).")] = "tool",
+    json_out: JsonOption = False,
+) -> None:
+    """Why a message gets its fingerprint and category: each normalisation step that changed it and the
+    rule or cue that decided (reads no library; a person's labels and the LLM are not consulted).
+
+    Example: kaos failure explain --tool kubectl 'Error from server (NotFound): pods "web-7d9f8-x2k4p" not found'
+    """
+    from ..failures.explain import explain as explain_message
+
+    text = read_message(message)
+    result = explain_message(" ".join(tool.split()) or "tool", text)
+    if wants_json(ctx, json_out):
+        output.emit_json(result)
+        return
+    decided = result["decided_by"]
+    output.fields(f"fingerprint {result['fingerprint'][:12]} (algorithm {result['algorithm']})", [
+        ("read", f"{result['characters']} characters" + (" (head and tail only)" if result["cut"] else "")),
+        ("key", result["key"]),
+        ("exception type", result["exception_type"]),
+        ("normalized", result["normalized"]),
+        ("category", decided["category"]),
+        ("decided by", f"{decided['tier']} {decided['name']}" if decided["name"] else "nothing (unknown)"),
+        ("pattern", decided["pattern"]),
+    ])
+    for index, line in enumerate(result["lines"], 1):
+        output.table(f"key line {index}: normalisation steps that changed it", ["step", "text after it"],
+                     [[step["step"], step["text"]] for step in line["steps"]] or [["(none)", line["line"]]])
+
+
 def _show_similar(neighbours: list[dict], off: str) -> None:
     if off:
         output.message(off, "dim")

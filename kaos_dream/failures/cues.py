@@ -32,6 +32,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import re2
+
 from .diagnosis import Diagnosis, FailureInput
 
 DIAGNOSER_PREFIX = "cue:"
@@ -79,7 +81,8 @@ def _family(family: str, level: int, rows: Iterable[tuple[str, str, str]], *, ca
 # :func:`class_names`): `Timeout` in `ReadTimeoutError` or `SocketTimeoutException`, never `type` inside
 # `PrototypeError`.
 _CLASS = r"{part}"
-_IDENTIFIER = re.compile(r"\b[A-Za-z][\w$]*?(?:Error|Exception|Fault)\b|\b[a-z]+(?:_[a-z]+)*_(?:exception|error)\b")
+# RE2 (no backtracking): "a$a$a$…" made the lazy scan restart at every "$", quadratic in the text (issue 34)
+_IDENTIFIER = re2.compile(r"\b[A-Za-z][\w$]*?(?:Error|Exception|Fault)\b|\b[a-z]+(?:_[a-z]+)*_(?:exception|error)\b")
 # Names a service puts where a class name would be: AWS `An error occurred (SlowDown)`, gRPC `code = X`.
 _CODE_NAME = re.compile(r"\bAn error occurred \((\w+)\)|\bcode = ([A-Z]\w+)|\bErrorCode:? ?([A-Z]\w+)"
                         r"|^\(([A-Z][a-z]\w+)\)|\bError from server \(([A-Z]\w+)\)|\bCode: ([A-Z][a-z]\w+)",

@@ -839,6 +839,35 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
         ),
     ),
     PatternDiagnoser(
+        "dependency_conflict",
+        "code",
+        "The requirements cannot all hold at once (two pins conflict) or one of them is malformed.",
+        "Fix the requirement set in the repository (relax or align the conflicting pins, correct the"
+        " requirement's syntax) and install again; retrying resolves the same set the same way.",
+        0.8,
+        (
+            # read before missing_dependency (issue 34): a resolver that proves the set unsatisfiable or
+            # rejects its syntax is not a package missing from the environment
+            r"\bthese package versions have conflicting dependencies\b",
+            r"\bResolutionImpossible\b",
+            r"\bInvalid requirement: '",
+            r"(?:\b|LibMamba)UnsatisfiableError\b",
+            r"\bNo solution found when resolving dependencies\b",
+        ),
+    ),
+    PatternDiagnoser(
+        "deploy_setup",
+        "config",
+        "A deployment tool refused the setup it was given: a release name already taken or a chart repository"
+        " that was never added.",
+        "Add the repository (helm repo add) or choose another release name / upgrade the existing release.",
+        0.75,
+        (
+            r"\bcannot re-use a name that is still in use\b",
+            r"\bINSTALLATION FAILED: repo [\w.-]+ not found\b",
+        ),
+    ),
+    PatternDiagnoser(
         "missing_dependency",
         "config",
         "A required package, module or command is not installed.",
@@ -847,6 +876,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
         (
             r"\bModuleNotFoundError\b",
             r"\bno module named\b",
+            r"\bno required module provides package\b",  # Go: the module is not in go.mod
             r"\bImportError\b",
             r"\bcannot import name\b",
             r"\bcannot find module (?!['\"]\.)",
@@ -920,7 +950,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\b(?:Java|JDK|Python|Node(?:\.js)?|Ruby|Go|PHP|\.NET) [\d.]+ or (?:later|newer|higher|above)"
             r" is required\b",
             r"\b(?:could not|couldn't|unable to) find (?:a )?(?:suitable |compatible )?Python interpreter\b",
-            r"\b[\w./+-]+\.h is missing\b",
+            r"(?<![\w./+-])[\w./+-]+\.h is missing\b",  # starts a run only: linear (issue 34)
             r"\byou may need to '?(?:sudo )?(?:apt-get|apt|yum|dnf|brew|apk|zypper) install\b",
             r"\bGemNotFound\b",
             r"\bFailed to build gem native extension\b",
@@ -942,6 +972,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
         0.85,
         (
             r"\bpermission denied\b",
+            r"\bRequired '[\w.]+' permission for\b",  # Google Cloud IAM
             r"\bPermissionError\b",
             r"\bEACCES\b",
             r"\berrno 13\b",
@@ -1105,7 +1136,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\bunexpected end of template\b",
             r"\bundefined variable\b",
             r"^[\w./\\-]+\.\w+:\d+(?::\d+)?: error\b",
-            r"^\s*\d+:\d+\s+error\s",
+            r"^[ \t]*\d+:\d+\s+error\s",
             r"^e: \S+\.kts?\b",
             r"\bUnresolved reference\b",
             r"\bcannot find '[^']+' in scope\b",

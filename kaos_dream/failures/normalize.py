@@ -3,29 +3,47 @@
 The algorithm is versioned (:data:`ALGORITHM`): the version is part of every fingerprint hash and is
 stored with it, so changing the rules makes new fingerprints instead of silently regrouping old ones.
 
-Rules (DESIGN.md §8): keep the first two non-empty lines (the frame a tool draws around a
-diagnostic, Terraform's ``╷ │ ╵``, is not part of a line), then replace, in this order, emails, URLs,
-hosts, IPs and ports, UUIDs/ULIDs, hashes/hex/opaque ids (and Kubernetes pod suffixes), dates and
-times, durations and sizes, file paths (also when a name holds a date or id replaced before, and with
-their query strings), numbers (also when glued to a unit, ``7kg`` and ``1024px``, and ordinals,
-``3rd``) and quoted values after ``=``. (Dates are matched just before hex runs, so a
-fractional second is never taken for a hash.) HTTP status codes, ``errno`` values and exit codes are kept:
-they tell failures apart. A Python traceback is reduced to its exception line plus the function of
-its last frame (line numbers and file paths do not count).
+Input is bounded first (:func:`bounded`, MAX_LINE_CHARS) and the patterns that used to backtrack run on
+RE2, so the cost is linear in the message whatever it holds (issue 34). Each step is named in :data:`STEPS`.
+
+Rules: keep the first two non-empty lines (the frame a tool draws around a diagnostic, Terraform's
+``╷ │ ╵``, is not part of a line), then replace, in this order, the name of a volatile thing after the
+word that says what it is (container, image, model, pod, thread, runner, user, namespace, index), ARNs,
+pinned build labels, emails, URLs, hosts, IPs and ports (all ``<host>``), UUIDs/ULIDs, hashes/hex/opaque
+ids (and Kubernetes pod suffixes), dates and times (with a zone's name), durations and sizes, file paths
+(also when a name holds a date or id replaced before, and with their query strings), numbers (also when
+glued to a unit, ``7kg`` and ``1024px``, and ordinals, ``3rd``) and quoted values after ``=``. (Dates
+are matched just before hex runs, so a fractional second is never taken for a hash.) HTTP status codes,
+``errno`` values and exit codes are kept: they tell failures apart. A Python traceback is reduced to its
+exception line plus the function of its last frame (line numbers and file paths do not count).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
+
+import re2  # google-re2: automata, no backtracking, so a crafted message costs time linear in its length
 
 # 2: numbers glued to a unit ("7kg", "1024px") or ordinals ("3rd") normalise like other numbers
 # 3: the frame of a boxed diagnostic (Terraform's ``╷ │ ╵``) is not a line; a path whose name holds a date,
 #    id or hash is still one path (``/backups/db-2026-11-30.dump``), and so is its query string
-ALGORITHM = 3
+# 4: bounded input (the head and tail of a huge message, each key line cut at MAX_LINE_CHARS) and
+#    patterns without backtracking (issue 34)
+ALGORITHM = 4
 
-_TRACEBACK = re.compile(r"^\s*Traceback \(most recent call last\):\s*$", re.MULTILINE)
-_FRAME = re.compile(r'^\s*File "[^"]*", line \d+, in (?P<func>[^\s]+)', re.MULTILINE)
+# What normalisation reads of a message: its first MAX_HEAD_CHARS and last MAX_TAIL_CHARS (a traceback's
+# exception line is at the end), and of each key line its first MAX_LINE_CHARS. Everything after this bound
+# runs on at most that much text, so a megabyte costs what its head and tail cost.
+MAX_HEAD_CHARS = 48 * 1024
+MAX_TAIL_CHARS = 16 * 1024
+MAX_LINE_CHARS = 1000
+# Python's \w is Unicode-aware; RE2's is ASCII. The RE2 patterns spell the Unicode class out.
+_W = r"[\pL\pN_]"
+
+_TRACEBACK = re.compile(r"^[ \t]*Traceback \(most recent call last\):\s*$", re.MULTILINE)
+_FRAME = re.compile(r'^[ \t]*File "[^"]*", line \d+, in (?P<func>[^\s]+)', re.MULTILINE)
 _EXC_LINE = re.compile(
     r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Fault|Failure|Timeout"
     r"|Refused|Reset|NotFound|Denied|Iteration))(?:\s*:\s*(?P<msg>.*))?$"
@@ -35,13 +53,13 @@ _LEADING_TYPE = re.compile(
     r"(?:Error|Exception|Exit|Interrupt|Fault|Failure|Warning))(?:\s*\[[A-Z_0-9]+\])?\s*(?::|$|\(|\s-\s)"
 )
 
-_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
+_EMAIL = re2.compile(rf"\b(?:{_W}|[.+-])+@(?:{_W}|-)+(?:\.(?:{_W}|-)+)+\b")
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]{0,15}://[^\s'\"<>)\]]+", re.IGNORECASE)
 _TLDS = (
     "com|net|org|io|ai|dev|app|co|cloud|internal|local|localdomain|svc|lan|corp|example|test|invalid|edu|gov"
     "|us|uk|de|fr|sh|xyz|me|tech|run|info|biz|cluster"
 )
-_HOST = re.compile(rf"\b(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+(?:{_TLDS})\b(?::\d{{1,5}})?", re.IGNORECASE)
+_HOST = re2.compile(rf"(?i)\b(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+(?:{_TLDS})\b(?::\d{{1,5}})?")
 _LOCALHOST = re.compile(r"\blocalhost(?::\d{1,5})?\b", re.IGNORECASE)
 _IPV4 = re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}(?::\d{1,5})?\b")
 _IPV6 = re.compile(
@@ -51,6 +69,20 @@ _IPV6 = re.compile(
     r"|::1\b)\]?(?::\d{1,5})?",
     re.IGNORECASE,
 )
+# The name of a volatile thing (a container, image, model, pod, thread, runner, user, namespace or
+# index) after the word that says what it is: quoted, bracketed, or one token holding a digit or
+# punctuation (``runner: gpu-runner-03``, ``model "qwen2.5-coder:14b"``). A package, column, table or
+# operation is not volatile: it says which failure this is (issue 34), so it is never in this list.
+_NAMED = re2.compile(
+    r"(?i)\b(container name|container|model|image|pods?|thread|runner:|user|namespace|index|manifest for"
+    r"|pull access denied for)(\s+)(?:\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|\[[^\]\n]{1,200}\]"
+    r"|[^\s\"'`\[,;]*[-_.:/0-9][^\s\"'`,;]*)"
+)
+_ARN = re2.compile(r"\barn:[A-Za-z0-9-]+:[A-Za-z0-9-]*:[A-Za-z0-9-]*:[0-9]*:[^\s\"',]+")
+# A version's build or local label (``torch==2.3.1+cu121``) after a pin: a value like the version itself.
+_PINNED = re.compile(r"(?<=[=@])v?\d+(?:\.\d+)*[+-][A-Za-z0-9.]+(?![\w.])")
+# Every address of every interface, as servers print it: ``[::]:443``, ``:::3000``.
+_ANY_V6 = re.compile(r"(?<![\w:])(?:\[::\]|::)(?::\d{1,5})?(?![\w:])")
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.IGNORECASE)
 _ULID = re.compile(r"\b[0-7][0-9A-HJKMNP-TV-Z]{25}\b")
 _HEX = re.compile(
@@ -58,12 +90,15 @@ _HEX = re.compile(
     r"|[0-9a-f]{2,8}(?::[0-9a-f]{2,8}){3,})\b",
     re.IGNORECASE,
 )
-_POD = re.compile(r"\b([a-z0-9][a-z0-9-]*?)-(?:[a-f0-9]{6,10}-)?[bcdfghjklmnpqrstvwxz2-9]{5}\b")
-_OPAQUE = re.compile(r"\b(?=[A-Za-z0-9_-]*\d[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{12,}\b")
+_POD = re2.compile(r"\b([a-z0-9][a-z0-9-]*?)-(?:[a-f0-9]{6,10}-)?[bcdfghjklmnpqrstvwxz2-9]{5}\b")
+# A run of 12+ id characters with two digits and a letter (the test is in _opaque, RE2 has no lookahead)
+_OPAQUE = re2.compile(r"\b[A-Za-z0-9_-]{12,}\b")
 _MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec"
 _DATES = (
     re.compile(
-        r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2}| ?UTC)?", re.IGNORECASE
+        r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?"
+        r"(?:Z|[+-]\d{2}:?\d{2}| ?UTC| (?-i:[A-Z]{2,4}T|MSK)\b)?",  # a zone's name is part of the time
+        re.IGNORECASE
     ),
     re.compile(
         rf"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun),? \d{{1,2}} (?:{_MONTHS}) \d{{4}} \d{{2}}:\d{{2}}:\d{{2}}"
@@ -86,8 +121,9 @@ _SEGMENT = r"(?:[\w.@+%=-]|<(?:date|hex|uuid|id|pod|ip|host)>)+"
 # A query string after a path is values (``/v1/events?since=<date>``): part of the path.
 _QUERY = r"(?:\?[^\s'\"()<>]*(?:<\w+>[^\s'\"()<>]*)*)?"
 _POSIX_PATH = re.compile(rf"(?<![\w.:/<>-])(?:~|\.{{1,2}})?(?:/{_SEGMENT})+/?{_QUERY}")
-_REL_PATH = re.compile(r"(?<![\w/<>-])(?:(?:[\w.-]|<(?:date|hex|uuid|id)>)+/)+(?:[\w.-]|<(?:date|hex|uuid|id)>)+"
-                       r"\.[A-Za-z]{1,6}\b")
+# Group 1 stands in for a look-behind (RE2 has none): the start of the text or a character no path continues.
+_REL_PART = rf"(?:{_W}|[.-]|<(?:date|hex|uuid|id)>)+"
+_REL_PATH = re2.compile(rf"(^|[^\pL\pN_/<>-])((?:{_REL_PART}/)+{_REL_PART}\.[A-Za-z]{{1,6}}\b)")
 _KEEP = re.compile(
     r"\b(?:(?:HTTP|status|code|errno|error|response|returned|got|exit status|exit code|exited with)"
     r"[\s:=/]*(?:code\s*)?)(\d{1,3})\b"
@@ -98,10 +134,10 @@ _KEEP = re.compile(
 )
 # A number glued to a unit or ordinal suffix is a value like any other ('7kg' and '9kg' are one failure);
 # the unit stays, so "7kg" and "7px" still differ. Sizes and durations were replaced before this.
-_UNIT_NUMBER = re.compile(
-    r"(?<![\w.<])[-+]?\d+(?:[.,]\d+)*(?=(?:kg|mg|g|lbs?|oz|km|cm|mm|mi|ft|px|pt|em|rem|vh|vw|dpi|k|x|hz|khz|mhz"
-    r"|ghz|rpm|pcs|items?|rows?|cols?|chars?|tokens?|req|rps|qps|cpus?|cores?)\b)",
-    re.IGNORECASE,
+# Group 1 stands in for a look-behind, group 3 (the unit, put back) for a look-ahead: RE2 has neither.
+_UNIT_NUMBER = re2.compile(
+    r"(?i)(^|[^\pL\pN_.<])[-+]?\d+(?:[.,]\d+)*((?:kg|mg|g|lbs?|oz|km|cm|mm|mi|ft|px|pt|em|rem|vh|vw|dpi|k|x|hz"
+    r"|khz|mhz|ghz|rpm|pcs|items?|rows?|cols?|chars?|tokens?|req|rps|qps|cpus?|cores?)\b)"
 )
 _ORDINAL = re.compile(r"(?<![\w.<])\d+(?:st|nd|rd|th)\b", re.IGNORECASE)
 _NUMBER = re.compile(r"(?<![\w<])[-+]?\d+(?:[.,]\d+)*(?![\w>])")
@@ -126,8 +162,17 @@ class Normalized:
 _BOX_FRAME = re.compile(r"^\s*[╷╵│┃]+")
 
 
+def bounded(message: str) -> str:
+    """The part of ``message`` normalisation reads: all of it up to MAX_HEAD_CHARS + MAX_TAIL_CHARS,
+    else its head and its tail (where a traceback ends), joined by a line break."""
+    if len(message) <= MAX_HEAD_CHARS + MAX_TAIL_CHARS:
+        return message
+    return message[:MAX_HEAD_CHARS] + "\n" + message[-MAX_TAIL_CHARS:]
+
+
 def first_lines(message: str, count: int = 2) -> list[str]:
-    lines = (_BOX_FRAME.sub("", line).strip() for line in message.splitlines())
+    """The first ``count`` non-empty lines, drawing frames stripped, each cut at MAX_LINE_CHARS."""
+    lines = (_BOX_FRAME.sub("", line[: MAX_LINE_CHARS + 8]).strip()[:MAX_LINE_CHARS] for line in message.splitlines())
     return [line for line in lines if line][:count]
 
 
@@ -156,8 +201,49 @@ def _traceback_parts(message: str) -> tuple[str, str | None, str] | None:
     return exc_line, (frames[-1] if frames else None), exc_type
 
 
-def scrub(text: str) -> str:
-    """Apply the replacement rules, in the documented order, to one piece of text."""
+def _opaque(match: re2._Match) -> str:
+    """An opaque id holds two digits and a letter; a long word or number alone is not one."""
+    token = match.group(0)
+    digits = sum(ch.isdigit() for ch in token)
+    return "<id>" if digits >= 2 and any(ch.isalpha() for ch in token) else token
+
+
+_DATE_STEPS = tuple((f"date {i + 1}", pattern, "<date>") for i, pattern in enumerate(_DATES))
+# The replacement steps in their documented order: (name shown by `kaos failure explain`, pattern, replacement).
+# The step named "kept codes" protects HTTP/errno/exit codes from the number steps; they come back at the end.
+STEPS: tuple[tuple[str, Any, Any], ...] = (
+    ("volatile name", _NAMED, lambda m: m.group(1) + m.group(2) + "<name>"),
+    ("arn", _ARN, "<arn>"),
+    ("pinned version label", _PINNED, "<n>"),
+    ("email", _EMAIL, "<email>"),
+    ("url", _URL, "<url>"),
+    ("host", _HOST, "<host>"),
+    ("localhost", _LOCALHOST, "<host>"),
+    ("ipv4", _IPV4, "<host>"),  # an address is a host: `10.0.4.12` and `build-02.example.com` alike
+    ("ipv6", _IPV6, "<host>"),
+    ("any-address ipv6", _ANY_V6, "<host>"),
+    ("uuid", _UUID, "<uuid>"),
+    ("ulid", _ULID, "<uuid>"),
+    *_DATE_STEPS,
+    ("pod suffix", _POD, lambda m: m.group(1) + "-<pod>"),
+    ("hex", _HEX, "<hex>"),
+    ("opaque id", _OPAQUE, _opaque),
+    ("kept codes", _KEEP, None),
+    ("duration", _DURATION, "<dur>"),
+    ("size", _SIZE, "<size>"),
+    ("windows path", _WIN_PATH, "<path>"),
+    ("posix path", _POSIX_PATH, "<path>"),
+    ("relative path", _REL_PATH, lambda m: m.group(1) + "<path>"),
+    ("number with unit", _UNIT_NUMBER, lambda m: m.group(1) + "<n>" + m.group(2)),
+    ("ordinal", _ORDINAL, "<nth>"),
+    ("number", _NUMBER, "<n>"),
+    ("assigned quoted value", _ASSIGNED, "=<v>"),
+)
+
+
+def scrub(text: str, trace: list[tuple[str, str]] | None = None) -> str:
+    """Apply the replacement rules, in the documented order, to one piece of text. With ``trace``, each
+    step that changed the text appends (step name, text after it)."""
     kept: list[str] = []
     text = text.replace("\ue000", " ")  # the marker of protected tokens below can never come from the input
 
@@ -165,40 +251,27 @@ def scrub(text: str) -> str:
         kept.append(match.group(0))
         return "\ue000" + chr(0xE100 + len(kept) - 1) + "\ue000"
 
-    text = _EMAIL.sub("<email>", text)
-    text = _URL.sub("<url>", text)
-    text = _HOST.sub("<host>", text)
-    text = _LOCALHOST.sub("<host>", text)
-    text = _IPV4.sub("<ip>", text)
-    text = _IPV6.sub("<ip>", text)
-    text = _UUID.sub("<uuid>", text)
-    text = _ULID.sub("<uuid>", text)
-    for pattern in _DATES:
-        text = pattern.sub("<date>", text)
-    text = _POD.sub(lambda m: m.group(1) + "-<pod>", text)
-    text = _HEX.sub("<hex>", text)
-    text = _OPAQUE.sub("<id>", text)
-    text = _KEEP.sub(keep, text)
-    text = _DURATION.sub("<dur>", text)
-    text = _SIZE.sub("<size>", text)
-    text = _WIN_PATH.sub("<path>", text)
-    text = _POSIX_PATH.sub("<path>", text)
-    text = _REL_PATH.sub("<path>", text)
-    text = _UNIT_NUMBER.sub("<n>", text)
-    text = _ORDINAL.sub("<nth>", text)
-    text = _NUMBER.sub("<n>", text)
-    text = _ASSIGNED.sub("=<v>", text)
+    for name, pattern, replacement in STEPS:
+        after = pattern.sub(keep if replacement is None else replacement, text)
+        if trace is not None and after != text:
+            trace.append((name, re.sub("\ue000(.)\ue000", lambda m: kept[ord(m.group(1)) - 0xE100], after)))
+        text = after
     text = re.sub("\ue000(.)\ue000", lambda m: kept[ord(m.group(1)) - 0xE100], text)
     if re.search(r"\[(?:errno|winerror) -?\d+\]", text, re.IGNORECASE):
-        text = _TRAILING_PATH.sub("", text)
+        after = _TRAILING_PATH.sub("", text)
+        if trace is not None and after != text:
+            trace.append(("trailing path after an OS error", after))
+        text = after
     return _SPACES.sub(" ", text).strip().rstrip(".!;,").lower()
 
 
 def normalize(message: str) -> Normalized:
     """Reduce ``message`` to the text its fingerprint is computed from."""
+    message = bounded(message)
     tb = _traceback_parts(message)
     if tb is not None:
         exc_line, func, exc_type = tb
+        exc_line = exc_line[:MAX_LINE_CHARS]
         text = scrub(exc_line) + (f" @ {func}" if func else "")
         return Normalized(exc_type or None, text, exc_line)
     lines = first_lines(message)

@@ -1,8 +1,9 @@
 """Recording failures and reading fingerprints: the library's ``lib.failures``.
 
-``record`` is the agent-facing write: normalise, fingerprint, store an occurrence, diagnose on first
-sight, check the systemic detector — all in one short transaction. The optional LLM diagnosis runs
-*after* that transaction commits, so a slow model never holds the write lock other agents need.
+``record`` is the agent-facing write: normalise, fingerprint and (on first sight) diagnose before any
+lock is taken, then store an occurrence and check the systemic detector in one short transaction. The
+optional LLM diagnosis runs *after* that transaction commits, so a slow model never holds the write lock
+other agents need.
 ``lookup``, ``get`` and ``list`` only read.
 """
 
@@ -23,7 +24,7 @@ from .diagnosis import CATEGORIES, LLM_METHODS, REGISTRY, Diagnosis, FailureInpu
 from .fingerprint import bounded_sample, fingerprint_hash, message_hash
 from .learned import learned_diagnosis, learned_from
 from .llm_diagnoser import llm_diagnose
-from .normalize import ALGORITHM, normalize
+from .normalize import ALGORITHM, Normalized, normalize
 
 if TYPE_CHECKING:
     from ..graph.edges import Graph
@@ -173,18 +174,18 @@ class Failures:
         key_text = norm.key_lines[:MAX_KEY_TEXT]
         normalized = norm.text[:MAX_KEY_TEXT]  # shown, never re-hashed: the hash above saw all of it
         conn = self.conn
+        # Diagnose a fingerprint not seen yet BEFORE the write transaction opens: the rules read text an
+        # agent chose, and their CPU must not hold the lock every other writer waits for.
+        seen = conn.execute("SELECT id FROM failure_fingerprints WHERE hash = ?", (digest,)).fetchone()
+        first = None if seen is not None else self._first_diagnosis(tool, key_text, sample, norm, normalized)
         with transaction(conn):
             if agent is not None:
                 register_reporting_agent(conn, agent, now, self._ctx.principal)
             row = conn.execute("SELECT id FROM failure_fingerprints WHERE hash = ?", (digest,)).fetchone()
             new = row is None
             if new:
-                diagnosis = (
-                    REGISTRY.diagnose(failure := FailureInput(tool, key_text, sample, norm.exception_type))
-                    or learned_diagnosis(conn, tool, normalized)
-                    or generic_diagnosis(failure)
-                    or FALLBACK
-                )
+                # (deleted since the read above: diagnose now, the rare slow path)
+                diagnosis = first or self._first_diagnosis(tool, key_text, sample, norm, normalized)
                 fp_id = int(
                     conn.execute(
                         "INSERT INTO failure_fingerprints (hash, algorithm, tool, exception_type, normalized, key_text,"
@@ -218,6 +219,16 @@ class Failures:
             if better is not None:
                 diagnosis = better
         return Recorded(fp_id, digest, new, occurrence_id, diagnosis, alert_id, note)
+
+    def _first_diagnosis(self, tool: str, key_text: str, sample: str, norm: Normalized, normalized: str) -> Diagnosis:
+        """A new fingerprint's diagnosis: the rules, then a person's labels, then the generic cues."""
+        failure = FailureInput(tool, key_text, sample, norm.exception_type)
+        return (
+            REGISTRY.diagnose(failure)
+            or learned_diagnosis(self.conn, tool, normalized)
+            or generic_diagnosis(failure)
+            or FALLBACK
+        )
 
     def _llm_diagnosis(self, fp_id: int, digest: str, tool: str, text: str) -> tuple[Diagnosis | None, str | None]:
         """Ask the LLM (outside any transaction); store its answer unless someone else already did."""
