@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ...errors import StoreFaultError
-from . import fulltext
+from . import fulltext, hot
 from .translate import Catalog, Translation, translate
 
 if TYPE_CHECKING:
@@ -253,6 +253,15 @@ class PgCursor:
         self._rows = iter(())
 
 
+def _positional(params: Any) -> dict[str, Any]:
+    """Parameters as the hand-written statements name them: ``p1, p2, …`` (or the caller's names)."""
+    if params is None:
+        return {}
+    if isinstance(params, Mapping):
+        return dict(params)
+    return {f"p{n}": v for n, v in enumerate(params, start=1)}
+
+
 class PgConnection:
     """A psycopg connection (autocommit; transactions are explicit) behind the sqlite3 surface."""
 
@@ -272,6 +281,11 @@ class PgConnection:
         self._explicit: set[str] = set()  # tables given explicit identity values in this transaction
         self._in_tx = False
         self._begun = False  # BEGIN has reached the server
+        self._write_tx = False  # the open transaction began as a write (BEGIN IMMEDIATE)
+        self._locked = False  # ... and holds (or has asked for) the database-wide write lock
+        self._decided = False  # ... and its first statement decided whether it needs that lock
+        # Write transactions that ran without the database-wide lock / took it (at BEGIN or lazily).
+        self.lock_stats = {"lock_free": 0, "locked": 0}
         self._prefix: list[str] = []
         self._lost: StoreFaultError | None = None  # the fault that ended the open transaction's connection
         self._reopen = reopen
@@ -325,6 +339,7 @@ class PgConnection:
     def native(self, sql: str | bytes, params: Any = None) -> Any:
         """A statement in PostgreSQL's own dialect (catalogue reads, ``COLLATE "C"``), not translated;
         errors as every other statement's. Returns the psycopg cursor, in the current transaction."""
+        self._need_lock(None)
         if self._prefix and params is None:  # a waiting BEGIN (and lock) travels with it, first
             text = sql.decode("utf-8") if isinstance(sql, bytes) else sql
             cursor = self._call(self.raw.execute, self._take_prefix(text).encode("utf-8"))
@@ -349,7 +364,32 @@ class PgConnection:
         self._revive()
         self._in_tx = True
         self._begun = False
-        self._prefix = ["BEGIN"] + ([f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})"] if write else [])
+        self._write_tx = write
+        self._locked = self._decided = False
+        self._prefix = ["BEGIN"]  # the write lock, when needed, is added by _need_lock before a statement
+
+    def _need_lock(self, fast: hot.Hot | None) -> None:
+        """Before a statement of a write transaction: take the database-wide write lock unless the
+        transaction is one of the hot, MVCC-safe kinds (:mod:`.hot`). The first statement decides: a
+        hot statement that ``opens`` starts a lock-free transaction; anything else takes the lock at
+        once, in the same round trip as BEGIN. In a lock-free transaction the first statement that is
+        not hot takes the lock before it runs (every later statement then sees every earlier writer)."""
+        if not self._write_tx or self._locked or not self._in_tx:
+            return
+        if not self._decided:
+            self._decided = True
+            if fast is not None and fast.opens:
+                self.lock_stats["lock_free"] += 1
+                return
+        elif fast is not None:
+            return
+        else:
+            self.lock_stats["lock_free"] -= 1
+        self.lock_stats["locked"] += 1
+        self._locked = True
+        # Before a savepoint still waiting to be sent: a lock taken inside one is released with it.
+        at = next((n for n, s in enumerate(self._prefix) if s.startswith("SAVEPOINT")), len(self._prefix))
+        self._prefix.insert(at, f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})")
 
     def _take_prefix(self, sql: str) -> str:
         if not self._prefix:
@@ -363,6 +403,7 @@ class PgConnection:
     def sync(self) -> None:
         """Send the waiting BEGIN (and lock, savepoint) now: before code uses :attr:`raw` directly
         inside this connection's transaction, so its statements run in that transaction."""
+        self._need_lock(None)
         self._send_prefix()
 
     def _send_prefix(self) -> None:
@@ -375,6 +416,7 @@ class PgConnection:
             if self._lost is not None:
                 raise self._lost
             if self._dirty or self._explicit:  # statements were sent, so BEGIN was too
+                self._need_lock(None)
                 self._send_prefix()
                 self._flush_fulltext()
                 self._advance_identities()
@@ -390,14 +432,14 @@ class PgConnection:
             self._rollback()
             raise
         finally:
-            self._in_tx = False
+            self._in_tx = self._write_tx = False
             self._prefix = []
             self._dirty.clear()
             self._explicit.clear()
 
     def _rollback(self) -> None:
         begun = self._begun
-        self._in_tx = self._begun = False
+        self._in_tx = self._begun = self._write_tx = False
         self._prefix = []
         self._lost = None
         self._dirty.clear()
@@ -414,6 +456,7 @@ class PgConnection:
             yield
             return
         self._prefix.append("SAVEPOINT kaos_statement")
+        locked_before = self._locked
         try:
             yield
         except StoreFaultError:
@@ -425,6 +468,8 @@ class PgConnection:
                 raise
             else:
                 self._call(self.raw.execute, "ROLLBACK TO SAVEPOINT kaos_statement")
+                if self._locked and not locked_before:  # the lock went with the savepoint's subtransaction
+                    self._locked = False
             raise
         if self._prefix and self._prefix[-1] == "SAVEPOINT kaos_statement":
             self._prefix.pop()  # nothing was sent inside it
@@ -522,14 +567,22 @@ class PgConnection:
             self._statement(cursor, sql, params)
 
     def _writes(self, sql: str) -> bool:
+        fast = hot.lookup(sql)
+        if fast is not None:
+            return fast.verb in _WRITES
         if sql.lstrip()[:6].lower() == "pragma":
             return False
         return self._translated(sql, many=False).verb in _WRITES
 
     def _statement(self, cursor: PgCursor, sql: str, params: Any) -> None:
+        fast = hot.lookup(sql)
+        if fast is not None:
+            self._hot_statement(cursor, fast, params)
+            return
         if self._pragma(cursor, sql):
             return
         t = self._translated(sql, many=False)
+        self._need_lock(None)
         with self._own_transaction(t):
             bound = self._bind(t, params)
             if t.explicit_identity:
@@ -551,6 +604,32 @@ class PgConnection:
                     self._mark(_FTS_TABLES[t.table or ""], {rowid} if rowid is not None and t.returning else None)
             if t.verb in _WRITES and raw_cursor.rowcount > 0:
                 self.total_changes += raw_cursor.rowcount
+
+    def _hot_statement(self, cursor: PgCursor, fast: hot.Hot, params: Any) -> None:
+        """A hot statement in its hand-written form: no translation, no full-text bookkeeping (none of
+        them writes skills or memories), the guard first when inside a write transaction."""
+        own = fast.verb in _WRITES and not self._in_tx
+        if own:
+            self._begin(write=True)
+        try:
+            self._need_lock(fast)
+            bound = _positional(params)
+            text = fast.sql
+            if fast.guard is not None and self._write_tx:
+                text = f"{fast.guard}; {text}"
+            if fast.returning is not None:
+                text += f" RETURNING {fast.returning}"
+            starts = bool(self._prefix) and self._prefix[0] == "BEGIN"
+            raw_cursor = self._run(self._take_prefix(text), bound, starts=starts)
+            cursor._take(raw_cursor, fast.returning)
+            if fast.verb in _WRITES and raw_cursor.rowcount > 0:
+                self.total_changes += raw_cursor.rowcount
+        except BaseException:
+            if own:
+                self._rollback()
+            raise
+        if own:
+            self._commit()
 
     def _run(self, sql: str, bound: dict[str, Any], *, starts: bool = False) -> Any:
         """Send ``sql`` (perhaps several statements) and leave the cursor on its last result. When it
@@ -579,12 +658,17 @@ class PgConnection:
 
     def _executemany(self, cursor: PgCursor, sql: str, seq: Iterable[Any]) -> None:
         self._check_open_transaction()
+        fast = hot.lookup(sql)
+        if fast is not None and fast.guard is None:
+            self._hot_many(cursor, fast, seq)
+            return
         t = self._translated(sql, many=True)
         rows = list(seq)
         if not rows:
             cursor.rowcount = 0
             return
         with self._own_transaction(t):
+            self._need_lock(None)
             bound = [self._bind(t, r) for r in rows]
             if t.explicit_identity:
                 self._explicit.add(t.table or "")
@@ -611,6 +695,28 @@ class PgConnection:
                 self._mark(_FTS_TABLES[t.table or ""], set(ids) if want_ids and t.verb == "INSERT" else None)
             if t.verb in _WRITES:
                 self.total_changes += len(rows)
+
+    def _hot_many(self, cursor: PgCursor, fast: hot.Hot, seq: Iterable[Any]) -> None:
+        """A hot statement for many rows (search hits): one pipelined ``executemany``, no ids returned."""
+        rows = [_positional(r) for r in seq]
+        cursor.rowcount = len(rows)
+        if not rows:
+            return
+        own = fast.verb in _WRITES and not self._in_tx
+        if own:
+            self._begin(write=True)
+        try:
+            self._need_lock(fast)
+            self._send_prefix()
+            self._call(self._client_cursor().executemany, fast.sql.encode("utf-8"), rows)
+            if fast.verb in _WRITES:
+                self.total_changes += len(rows)
+        except BaseException:
+            if own:
+                self._rollback()
+            raise
+        if own:
+            self._commit()
 
     @contextlib.contextmanager
     def _own_transaction(self, t: Translation) -> Iterator[None]:
