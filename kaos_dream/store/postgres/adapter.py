@@ -34,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -253,6 +254,45 @@ class PgCursor:
         self._rows = iter(())
 
 
+_PLACEHOLDER = re.compile(r"%\((\w+)\)s")
+_TEMPLATES: dict[str, list[str] | None] = {}
+
+
+def _template(text: str) -> list[str] | None:
+    """``text`` split at its ``%(name)s`` placeholders: [text, name, text, name, …, text]; None when it
+    holds any other ``%`` (left to psycopg)."""
+    found = _TEMPLATES.get(text, ...)
+    if found is ...:
+        parts = _PLACEHOLDER.split(text)
+        found = None if any("%" in part for part in parts[::2]) else parts
+        if len(_TEMPLATES) > 1024:
+            _TEMPLATES.clear()
+        _TEMPLATES[text] = found
+    return found
+
+
+def _literal(value: Any) -> str:
+    """A SQL literal for the types the hot statements bind, as psycopg's client-side binding (with this
+    module's dumpers) would write it; TypeError for any other type."""
+    kind = type(value)
+    if value is None:
+        return "NULL"
+    if kind is str:
+        if "\x00" in value:
+            raise TypeError("NUL in a string: psycopg reports it")
+        return "'" + value.replace("'", "''") + "'"
+    if kind is bool:
+        return "1" if value else "0"
+    if kind is int:
+        return str(value) if value >= 0 else f"({value})"
+    if kind is float:
+        text = repr(value)
+        if text in ("nan", "inf", "-inf"):
+            return {"nan": "'NaN'::float8", "inf": "'Infinity'::float8", "-inf": "'-Infinity'::float8"}[text]
+        return f"({text}::float8)"
+    raise TypeError(kind.__name__)
+
+
 def _positional(params: Any) -> dict[str, Any]:
     """Parameters as the hand-written statements name them: ``p1, p2, …`` (or the caller's names)."""
     if params is None:
@@ -290,6 +330,8 @@ class PgConnection:
         self._lost: StoreFaultError | None = None  # the fault that ended the open transaction's connection
         self._reopen = reopen
         self._closed = False
+        self._mogrifier: Any = None  # a ClientCursor that binds the fast lane's parameters
+        self._loaders: dict[int, Callable[[bytes], Any]] = {}
         self._configure(raw)
         self.catalog = _load_catalog(raw)
         self._sequences = _identity_tables(raw)
@@ -409,7 +451,7 @@ class PgConnection:
     def _send_prefix(self) -> None:
         """Send what waits in the prefix now (before a statement that cannot carry it)."""
         if self._prefix:
-            self._call(self.raw.execute, self._take_prefix("SELECT 1"))
+            self._simple(self._take_prefix("SELECT 1"))
 
     def _commit(self) -> None:
         try:
@@ -422,7 +464,7 @@ class PgConnection:
                 self._advance_identities()
             if self._begun:
                 try:
-                    self._call(self.raw.execute, self._take_prefix("COMMIT"))
+                    self._simple(self._take_prefix("COMMIT"))
                 except StoreFaultError as fault:
                     if getattr(fault, "lost_connection", False):  # the server may have committed before the reply
                         fault = self._fault(f"{self.kaos_path}: lost the connection to the PostgreSQL server while "
@@ -620,16 +662,109 @@ class PgConnection:
             if fast.returning is not None:
                 text += f" RETURNING {fast.returning}"
             starts = bool(self._prefix) and self._prefix[0] == "BEGIN"
-            raw_cursor = self._run(self._take_prefix(text), bound, starts=starts)
-            cursor._take(raw_cursor, fast.returning)
-            if fast.verb in _WRITES and raw_cursor.rowcount > 0:
-                self.total_changes += raw_cursor.rowcount
+            text = self._take_prefix(text)
+            if bound:
+                text = self._mogrify(text, bound)
+            result = self._simple(text, starts=starts)
+            self._take_result(cursor, result, fast.returning)
+            if fast.verb in _WRITES and cursor.rowcount > 0:
+                self.total_changes += cursor.rowcount
         except BaseException:
             if own:
                 self._rollback()
             raise
         if own:
             self._commit()
+
+    # -- the fast lane: hot statements and transaction control straight through libpq ----------------
+    # psycopg's cursor machinery costs ~50 us of client CPU per round trip; the statement text bound
+    # client-side (as every statement here is) and sent with libpq's PQexec costs ~10 us. The last
+    # result of the text is read back with the connection's own loaders (so types are as elsewhere).
+    def _mogrify(self, text: str, bound: dict[str, Any]) -> str:
+        """``text`` with its ``%(name)s`` parameters as literals: the common types by :func:`_literal`
+        (strings need ``standard_conforming_strings``, on since PostgreSQL 9.1 and checked per
+        connection), anything else by psycopg's own client-side binding."""
+        if self._plain_strings():
+            parts = _template(text)
+            if parts is not None:
+                out = [parts[0]]
+                try:
+                    for n in range(1, len(parts), 2):
+                        out.append(_literal(bound[parts[n]]))
+                        out.append(parts[n + 1])
+                    return "".join(out)
+                except (KeyError, TypeError):
+                    pass  # a type _literal leaves to psycopg, or a missing name psycopg reports
+        if self._mogrifier is None or self._mogrifier.connection is not self.raw:
+            from psycopg import ClientCursor
+
+            self._mogrifier = ClientCursor(self.raw)
+        return self._call(self._mogrifier.mogrify, text.encode("utf-8"), bound)
+
+    def _simple(self, text: str, *, starts: bool = False) -> Any:
+        """Send ``text`` (perhaps several statements); the last result, or the error as elsewhere. When
+        it carries its transaction's BEGIN (``starts``), a connection found lost is replaced and the
+        text sent once more (nothing of the transaction can have reached the old one)."""
+        try:
+            return self._call(self._exec, text.encode("utf-8"))
+        except StoreFaultError as fault:
+            if not (starts and getattr(fault, "lost_connection", False) and self._reopen is not None
+                    and not self._closed):
+                raise
+            self._lost = None
+            self._reconnect(fault)
+            return self._call(self._exec, text.encode("utf-8"))
+
+    def _plain_strings(self) -> bool:
+        pgconn = self.raw.pgconn
+        return (pgconn.parameter_status(b"standard_conforming_strings") == b"on"
+                and pgconn.parameter_status(b"client_encoding") == b"UTF8")
+
+    def _exec(self, command: bytes) -> Any:
+        import psycopg
+        from psycopg import pq
+
+        result = self.raw.pgconn.exec_(command)
+        if result.status == pq.ExecStatus.FATAL_ERROR:
+            if self.raw.pgconn.status == pq.ConnStatus.BAD:
+                message = (result.error_message or b"").decode("utf-8", "replace") or "server closed the connection"
+                raise psycopg.OperationalError(message)
+            raise psycopg.errors.error_from_result(result, encoding="utf-8")
+        return result
+
+    def _take_result(self, cursor: PgCursor, result: Any, returning: str | None) -> None:
+        from psycopg import pq
+
+        tuples = result.command_tuples
+        cursor.rowcount = tuples if tuples is not None else -1
+        cursor.description = None
+        if result.status != pq.ExecStatus.TUPLES_OK:
+            cursor._rows = iter(())
+            return
+        width, height = result.nfields, result.ntuples
+        loaders = [self._loader(result.ftype(c)) for c in range(width)]
+        rows = []
+        for r in range(height):
+            row = []
+            for c in range(width):
+                value = result.get_value(r, c)
+                row.append(None if value is None else loaders[c](value))
+            rows.append(tuple(row))
+        if returning is not None:
+            cursor.lastrowid = int(rows[0][0]) if rows else None
+            cursor._rows = iter(())
+            return
+        cursor._shape = _row_class(tuple((result.fname(c) or b"").decode("utf-8") for c in range(width)))
+        cursor._rows = iter(rows)
+
+    def _loader(self, oid: int) -> Callable[[bytes], Any]:
+        found = self._loaders.get(oid)
+        if found is None:
+            from psycopg import pq
+
+            found = self.raw.adapters.get_loader(oid, pq.Format.TEXT)(oid, self.raw).load
+            self._loaders[oid] = found
+        return found
 
     def _run(self, sql: str, bound: dict[str, Any], *, starts: bool = False) -> Any:
         """Send ``sql`` (perhaps several statements) and leave the cursor on its last result. When it
@@ -800,6 +935,7 @@ class PgConnection:
             raise self._fault(f"{self.kaos_path}: lost the connection to the PostgreSQL server and could not "
                               f"reconnect ({mask(first)}); nothing was written", "io", lost=True) from None
         self.raw = raw
+        self._loaders.clear()
 
     # -- errors -------------------------------------------------------------------------------------
     def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
