@@ -56,6 +56,9 @@ HOT: dict[str, Hot] = {
     " VALUES (?, 'failed', ?, ?, ?, ?)": Hot(
         "INSERT INTO agents (id, state, started_at, ended_at, conclusion, processed_at) "
         "VALUES (%(p1)s, 'failed', %(p2)s, %(p3)s, %(p4)s, %(p5)s) ON CONFLICT DO NOTHING", "INSERT", "agents"),
+    # -- skill references (an outcome's full path resolves its skill first): plain reads.
+    "SELECT id FROM skills WHERE id = ?": Hot("SELECT id FROM skills WHERE id = %(p1)s", "SELECT"),
+    "SELECT id FROM skills WHERE name = ?": Hot("SELECT id FROM skills WHERE name = %(p1)s", "SELECT"),
     # -- outcomes: one insert; the counters follow by trigger as atomic upserts (uses = uses + 1), which
     # READ COMMITTED applies to the latest committed row version under its row lock: none is lost.
     "SELECT query FROM skill_hits WHERE agent_id = ? AND skill_id = ? ORDER BY id DESC LIMIT 1": Hot(
