@@ -63,7 +63,15 @@ def test_hot_paths_complete_while_another_session_holds_the_write_lock(pg_server
 
 
 def _hammer(url: str, worker: int, skill: int, rounds: int, out: Any) -> None:
-    """One real process: per round an episode, an outcome, a failure record, an intent and a vote."""
+    """One real process: per round an episode, an outcome, a failure record, an intent and a vote;
+    an exception is reported (as text) instead of the rows."""
+    try:
+        _rounds(url, worker, skill, rounds, out)
+    except Exception as exc:
+        out.put({"error": f"worker {worker}: {type(exc).__name__}: {exc}"})
+
+
+def _rounds(url: str, worker: int, skill: int, rounds: int, out: Any) -> None:
     lib = Library(url, settings=replace(Settings.from_env(), systemic_threshold=5, dream_auto=False))
     wrote: dict[str, list[Any]] = {"outcomes": [], "occurrences": [], "positions": [], "alerts": []}
     for n in range(rounds):
@@ -92,6 +100,7 @@ def test_real_processes_on_one_skill_fingerprint_and_log_lose_and_double_nothing
     for p in procs:
         p.start()
     reports = [out.get(timeout=300) for _ in procs]
+    assert not [r["error"] for r in reports if "error" in r]
     for p in procs:
         p.join(timeout=60)
         assert p.exitcode == 0
