@@ -168,3 +168,43 @@ def test_every_hand_written_statement_is_still_issued_by_the_stores(pg_server: P
     missing.discard("SELECT COUNT(DISTINCT agent_id) FROM failure_occurrences WHERE fingerprint_id = ? AND agent_id "
                     "IS NOT NULL AND created_at > ? AND created_at <= ?")
     assert not missing, "\n".join(sorted(missing))
+
+
+def test_kaos_pg_pool_reuses_server_connections_across_library_opens(pg_server: PgServer,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """With KAOS_PG_POOL=2, twenty open/close cycles run on at most two server backends (the same
+    backend pids come back); a connection given back inside a transaction is rolled back; a backend
+    ended by an admin while idle in the pool is replaced, not handed out broken."""
+    from kaos_dream.store.postgres import pool
+
+    database = pg_server.create_database("pool")
+    url = pg_server.socket_url(database)
+    seeded(url, skills=1)
+    monkeypatch.setenv(pool.ENV, "2")
+    try:
+        pids = set()
+        for n in range(20):
+            lib = Library(url)
+            pids.add(int(lib.conn.raw.execute("SELECT pg_backend_pid()").fetchone()[0]))
+            if n == 5:  # left inside a transaction: rolled back on the way into the pool
+                lib.conn.execute("BEGIN IMMEDIATE")
+                lib.conn.execute("INSERT INTO agents (id, name, started_at) VALUES (?, ?, ?)", ("half", None, 1.0))
+            lib.close()
+        assert 1 <= len(pids) <= 2
+        with pg_server.admin(database) as admin:
+            assert admin.execute("SELECT count(*) FROM agents WHERE id = 'half'").fetchone()[0] == 0
+            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = ANY(%s)", (list(pids),))
+        with Library(url) as lib:
+            assert lib.episodes.start("after-terminate").id == "after-terminate"
+    finally:
+        pool.close_all()
+
+
+def test_kaos_pg_pool_must_be_a_number(pg_server: PgServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kaos_dream.errors import StoreError
+    from kaos_dream.store.postgres import pool
+
+    url = pg_server.socket_url(pg_server.create_database("poolbad"))
+    monkeypatch.setenv(pool.ENV, "lots")
+    with pytest.raises(StoreError, match="KAOS_PG_POOL must be a whole number"):
+        Library(url)

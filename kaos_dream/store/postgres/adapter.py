@@ -331,6 +331,8 @@ class PgConnection:
         self._reopen = reopen
         self._closed = False
         self._mogrifier: Any = None  # a ClientCursor that binds the fast lane's parameters
+        self.give_back: Any = None  # the pool ``raw`` came from (set by open_postgres), if any
+        self._pooled = raw  # a reconnected ``raw`` is this connection's own: closed, not given back
         self._loaders: dict[int, Callable[[bytes], Any]] = {}
         self._configure(raw)
         self.catalog = _load_catalog(raw)
@@ -369,9 +371,16 @@ class PgConnection:
             self._rollback()
 
     def close(self) -> None:
+        """Close the connection, or hand it back to the process's pool (:mod:`.pool`) it came from."""
+        if self._closed:
+            return
         self._closed = True
         with contextlib.suppress(Exception):
-            self.raw.close()
+            if self._in_tx:
+                self._rollback()
+            from .pool import release
+
+            release(self.raw, self.give_back if self.raw is self._pooled else None)
 
     def create_function(self, name: str, *args: Any, **kwargs: Any) -> None:
         """SQLite user functions are Python; PostgreSQL already has the ones the stores ask for."""
