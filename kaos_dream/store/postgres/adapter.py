@@ -633,8 +633,8 @@ class PgConnection:
         if self._pragma(cursor, sql):
             return
         t = self._translated(sql, many=False)
-        self._need_lock(None)
         with self._own_transaction(t):
+            self._need_lock(None)
             bound = self._bind(t, params)
             if t.explicit_identity:
                 self._explicit.add(t.table or "")
@@ -644,17 +644,19 @@ class PgConnection:
             if edit:
                 sql_out += " RETURNING id"  # which entries lost their index row (see _flush_fulltext)
             starts = bool(self._prefix) and self._prefix[0] == "BEGIN"
-            raw_cursor = self._run(self._take_prefix(sql_out), bound, starts=starts)
+            text = self._take_prefix(sql_out)
+            result = self._simple(self._mogrify(text, bound) if bound else text.replace("%%", "%"), starts=starts)
+            changed = result.command_tuples or 0
             if edit:
-                self._mark(_FTS_TABLES[t.table or ""], {int(r[0]) for r in raw_cursor.fetchall()})
-                cursor.rowcount = raw_cursor.rowcount
+                self._mark(_FTS_TABLES[t.table or ""], {int(result.get_value(r, 0)) for r in range(result.ntuples)})
+                cursor.rowcount = changed
             else:
-                cursor._take(raw_cursor, t.returning)
+                self._take_result(cursor, result, t.returning)
                 if track:
                     rowid = cursor.lastrowid
                     self._mark(_FTS_TABLES[t.table or ""], {rowid} if rowid is not None and t.returning else None)
-            if t.verb in _WRITES and raw_cursor.rowcount > 0:
-                self.total_changes += raw_cursor.rowcount
+            if t.verb in _WRITES and changed > 0:
+                self.total_changes += changed
 
     def _hot_statement(self, cursor: PgCursor, fast: hot.Hot, params: Any) -> None:
         """A hot statement in its hand-written form: no translation, no full-text bookkeeping (none of
