@@ -208,3 +208,27 @@ def test_kaos_pg_pool_must_be_a_number(pg_server: PgServer, monkeypatch: pytest.
     monkeypatch.setenv(pool.ENV, "lots")
     with pytest.raises(StoreError, match="KAOS_PG_POOL must be a whole number"):
         Library(url)
+
+
+def test_connection_lost_inside_a_lock_free_transaction_writes_nothing_and_the_next_call_reconnects(
+        pg_server: PgServer) -> None:
+    database = pg_server.create_database("hotlost")
+    url = pg_server.socket_url(database)
+    ids = seeded(url, skills=1)
+    lib = Library(url)
+    try:
+        with pytest.raises(StoreFaultError, match="lost the connection"):
+            with lib.transaction():
+                lib.episodes.start("half-written")
+                pid = int(lib.conn.raw.execute("SELECT pg_backend_pid()").fetchone()[0])
+                with pg_server.admin(database) as admin:
+                    admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+                lib.record_outcome(ids[0], True, agent="half-written")
+        assert lib.conn.lock_stats["locked"] == 0
+        agent = lib.episodes.start("after").id  # a new transaction: reconnects by itself
+        assert lib.record_outcome(ids[0], True, agent=agent).id > 0
+        with pg_server.admin(database) as admin:
+            assert admin.execute("SELECT count(*) FROM agents WHERE id = 'half-written'").fetchone()[0] == 0
+            assert admin.execute("SELECT count(*) FROM skill_uses").fetchone()[0] == 1
+    finally:
+        lib.close()

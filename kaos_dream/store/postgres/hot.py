@@ -59,6 +59,9 @@ HOT: dict[str, Hot] = {
     # -- skill references (an outcome's full path resolves its skill first): plain reads.
     "SELECT id FROM skills WHERE id = ?": Hot("SELECT id FROM skills WHERE id = %(p1)s", "SELECT"),
     "SELECT id FROM skills WHERE name = ?": Hot("SELECT id FROM skills WHERE name = %(p1)s", "SELECT"),
+    # An episode read back after its start (inside a caller's transaction too). Not ``opens``: as the
+    # first statement of a transaction it is an episode end's, which keeps the database-wide lock.
+    "SELECT * FROM agents WHERE id = ?": Hot("SELECT * FROM agents WHERE id = %(p1)s", "SELECT", opens=False),
     # -- outcomes: one insert; the counters follow by trigger as atomic upserts (uses = uses + 1), which
     # READ COMMITTED applies to the latest committed row version under its row lock: none is lost.
     "SELECT query FROM skill_hits WHERE agent_id = ? AND skill_id = ? ORDER BY id DESC LIMIT 1": Hot(
