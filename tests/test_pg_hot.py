@@ -217,13 +217,12 @@ def test_connection_lost_inside_a_lock_free_transaction_writes_nothing_and_the_n
     ids = seeded(url, skills=1)
     lib = Library(url)
     try:
-        with pytest.raises(StoreFaultError, match="lost the connection"):
-            with lib.transaction():
-                lib.episodes.start("half-written")
-                pid = int(lib.conn.raw.execute("SELECT pg_backend_pid()").fetchone()[0])
-                with pg_server.admin(database) as admin:
-                    admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
-                lib.record_outcome(ids[0], True, agent="half-written")
+        with pytest.raises(StoreFaultError, match="lost the connection"), lib.transaction():
+            lib.episodes.start("half-written")
+            pid = int(lib.conn.raw.execute("SELECT pg_backend_pid()").fetchone()[0])
+            with pg_server.admin(database) as admin:
+                admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+            lib.record_outcome(ids[0], True, agent="half-written")
         assert lib.conn.lock_stats["locked"] == 0
         agent = lib.episodes.start("after").id  # a new transaction: reconnects by itself
         assert lib.record_outcome(ids[0], True, agent=agent).id > 0
