@@ -231,3 +231,20 @@ def test_connection_lost_inside_a_lock_free_transaction_writes_nothing_and_the_n
             assert admin.execute("SELECT count(*) FROM skill_uses").fetchone()[0] == 1
     finally:
         lib.close()
+
+
+def test_db_info_says_once_where_vectors_are_ranked(pg_server: PgServer) -> None:
+    """Debian's PostgreSQL 15 ships no pgvector: `db info` says the client ranks the vectors."""
+    from tests.conftest import run_kaos_in_process
+
+    url = pg_server.socket_url(pg_server.create_database("info"))
+    seeded(url, skills=1)
+    import json
+
+    result = run_kaos_in_process("db", "info", "--json", db=url)
+    assert result.returncode == 0, result.stderr
+    with pg_server.admin() as admin:
+        available = admin.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'").fetchone()
+    line = json.loads(result.stdout)["vectors"]
+    assert line.startswith("ranked by the client")
+    assert ("pgvector" in line and "available" in line) if available else "no pgvector" in line
