@@ -248,3 +248,26 @@ def test_db_info_says_once_where_vectors_are_ranked(pg_server: PgServer) -> None
     line = json.loads(result.stdout)["vectors"]
     assert line.startswith("ranked by the client")
     assert ("pgvector" in line and "available" in line) if available else "no pgvector" in line
+
+
+def test_statement_timeout_is_one_line_rolled_back_and_the_connection_carries_on(pg_server: PgServer) -> None:
+    """A hot outcome waits on a counter row another session holds; the server's statement_timeout
+    cancels it: a StoreFaultError naming the server, nothing written, and the next call works."""
+    database = pg_server.create_database("timeout")
+    url = pg_server.socket_url(database)
+    skill = seeded(url, skills=1)[0]
+    with Library(url) as lib:
+        agent = lib.episodes.start("patient").id
+        lib.record_outcome(skill, True, agent=agent)  # the counter row exists now
+        lib.conn.raw.execute("SET statement_timeout = 300")
+        with pg_server.admin(database) as holder:
+            holder.autocommit = False
+            holder.execute("SELECT 1 FROM skill_stats WHERE skill_id = %s FOR UPDATE", (skill,))
+            with pytest.raises(StoreFaultError, match="cancelled the statement") as caught:
+                lib.record_outcome(skill, False, agent=agent)
+            holder.rollback()
+        assert "\n" not in str(caught.value)
+        assert lib.record_outcome(skill, False, agent=agent).id > 0
+        uses, successes = lib.conn.execute("SELECT uses, successes FROM skill_stats WHERE skill_id = ?",
+                                           (skill,)).fetchone()
+        assert (uses, successes) == (2, 1)

@@ -74,6 +74,8 @@ _LOCK_TIMEOUT = "55P03"
 _READ_ONLY = "25006"
 _DEADLOCK = "40P01"
 _SERIALIZATION = "40001"
+_CANCELED = "57014"
+_DISK_FULL = "53100"
 
 
 class PgIntegrityError(sqlite3.IntegrityError):
@@ -989,6 +991,16 @@ class PgConnection:
         if state == "42501":
             fault = StoreFaultError(f"{self.kaos_path}: permission denied ({first})")
             fault.kind = "readonly"
+            return fault
+        if state == _CANCELED:  # statement_timeout (or an admin's pg_cancel_backend)
+            fault = StoreFaultError(f"{self.kaos_path}: the server cancelled the statement ({first}); the "
+                                    "transaction was rolled back, nothing of it was written; try again")
+            fault.kind = "locked"
+            return fault
+        if state == _DISK_FULL or state.startswith("53"):
+            fault = StoreFaultError(f"{self.kaos_path}: the server is out of resources ({first}); the transaction "
+                                    "was rolled back, nothing of it was written")
+            fault.kind = "full"
             return fault
         if state in (_DEADLOCK, _SERIALIZATION):
             fault = StoreFaultError(f"{self.kaos_path}: the server aborted the transaction ({first}); try again")
