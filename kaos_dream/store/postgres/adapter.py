@@ -6,11 +6,14 @@ IMMEDIATE`` … ``COMMIT`` from :func:`..connect.transaction`). :class:`PgConnec
 surface over psycopg 3, so the SQL both engines share stays in one place and the differences live
 here and in :mod:`.translate`:
 
-* **Writers serialise as on SQLite.** ``BEGIN IMMEDIATE`` opens a transaction and takes one
-  advisory lock per database (``pg_advisory_xact_lock``), waited for at most the busy timeout, so
-  every read-modify-write the stores do inside a write transaction sees the same single-writer world
-  as on SQLite (counters, lease, merge review). A write statement outside a transaction is wrapped in
-  one. Reads take no lock.
+* **Writers serialise as on SQLite, except on the hot paths.** ``BEGIN IMMEDIATE`` opens a transaction
+  that takes one advisory lock per database (``pg_advisory_xact_lock``), waited for at most the busy
+  timeout, so every read-modify-write the stores do inside it sees the same single-writer world as on
+  SQLite (counters, lease, merge review). A transaction whose first statement is a hot one
+  (:mod:`.hot`: hand-written, reviewed for READ COMMITTED) runs without that lock until a statement
+  that is not hot takes it. A write statement outside a transaction is wrapped in one. Reads take no lock.
+* **Statements go straight through libpq.** Parameters are bound client-side and the text is sent with
+  ``PQexec``; the last result is read with the connection's loaders (``_simple``, ``_take_result``).
 * **Values as SQLite returns them.** Parameters are bound client-side (``ClientCursor``), so a
   Python value becomes a literal PostgreSQL types from its context, as SQLite's dynamic typing does;
   ``bool`` is sent as 0/1, ``float`` as ``float8``. ``numeric`` results (``sum`` of integers) come back
