@@ -271,3 +271,19 @@ def test_statement_timeout_is_one_line_rolled_back_and_the_connection_carries_on
         uses, successes = lib.conn.execute("SELECT uses, successes FROM skill_stats WHERE skill_id = ?",
                                            (skill,)).fetchone()
         assert (uses, successes) == (2, 1)
+
+
+def test_fast_lane_results_read_like_sqlite3(pg_server: PgServer) -> None:
+    """Rows through the libpq fast lane: a description of (name, …) tuples even with no rows, a type
+    psycopg has no loader for (tsvector) as text, numeric sums as int, NULL as None, names in any case."""
+    url = pg_server.socket_url(pg_server.create_database("lane"))
+    seeded(url, skills=2)
+    with Library(url) as lib:
+        empty = lib.conn.execute("SELECT * FROM skills_fts LIMIT 0")
+        assert [d[0] for d in empty.description][:2] == ["id", "document"] and empty.fetchall() == []
+        row = lib.conn.execute("SELECT id, document FROM skills_fts ORDER BY id LIMIT 1").fetchone()
+        assert isinstance(row["DOCUMENT"], str) and "'deploi'" in row["document"]  # porter stems
+        total, nothing = lib.conn.execute("SELECT sum(id), NULL FROM skills").fetchone()
+        assert (total, nothing) == (3, None) and type(total) is int
+        quoted = lib.conn.execute("SELECT ? || ?", ("it's", " 100% \\ fine")).fetchone()[0]
+        assert quoted == "it's 100% \\ fine"

@@ -298,6 +298,10 @@ def _literal(value: Any) -> str:
     raise TypeError(kind.__name__)
 
 
+def _as_text(data: bytes) -> str:
+    return bytes(data).decode("utf-8")
+
+
 def _positional(params: Any) -> dict[str, Any]:
     """Parameters as the hand-written statements name them: ``p1, p2, …`` (or the caller's names)."""
     if params is None:
@@ -758,7 +762,9 @@ class PgConnection:
             cursor._rows = iter(())
             return
         width, height = result.nfields, result.ntuples
-        loaders = [self._loader(result.ftype(c)) for c in range(width)]
+        names = tuple((result.fname(c) or b"").decode("utf-8") for c in range(width))
+        cursor.description = tuple((name, None, None, None, None, None, None) for name in names)  # as sqlite3's
+        loaders = [self._loader(result.ftype(c)) for c in range(width)] if height else []
         rows = []
         for r in range(height):
             row = []
@@ -768,9 +774,10 @@ class PgConnection:
             rows.append(tuple(row))
         if returning is not None:
             cursor.lastrowid = int(rows[0][0]) if rows else None
+            cursor.description = None
             cursor._rows = iter(())
             return
-        cursor._shape = _row_class(tuple((result.fname(c) or b"").decode("utf-8") for c in range(width)))
+        cursor._shape = _row_class(names)
         cursor._rows = iter(rows)
 
     def _loader(self, oid: int) -> Callable[[bytes], Any]:
@@ -778,7 +785,8 @@ class PgConnection:
         if found is None:
             from psycopg import pq
 
-            found = self.raw.adapters.get_loader(oid, pq.Format.TEXT)(oid, self.raw).load
+            loader = self.raw.adapters.get_loader(oid, pq.Format.TEXT)
+            found = loader(oid, self.raw).load if loader is not None else _as_text  # a type psycopg does not know
             self._loaders[oid] = found
         return found
 
