@@ -71,6 +71,7 @@ def run_host(spec: dict[str, Any], ready: Any, go: Any, results: Any) -> None:
     agents = [Agent(slot) for slot in range(spec["agents"])]
     wrote = Written()
     latency: dict[str, list[int]] = defaultdict(list)
+    cpu: dict[str, list[int]] = defaultdict(list)  # client CPU (this process's thread) of each call
     errors: list[str] = []
     incident_left = spec["incident_agents"]
     reporters: set[str] = set()
@@ -99,7 +100,7 @@ def run_host(spec: dict[str, Any], ready: Any, go: Any, results: Any) -> None:
             op = "complete" if rng.random() < 0.8 else "fail"
         else:
             op = rng.choices(list(MIX), weights=list(MIX.values()))[0]
-        started = time.perf_counter_ns()
+        started, cpu_started = time.perf_counter_ns(), time.thread_time_ns()
         try:
             if op == "incident":
                 reporters.add(a.agent)
@@ -110,15 +111,17 @@ def run_host(spec: dict[str, Any], ready: Any, go: Any, results: Any) -> None:
             if op in ("complete", "fail"):
                 a.agent, a.last_skills = None, []
         latency[op].append(time.perf_counter_ns() - started)
+        cpu[op].append(time.thread_time_ns() - cpu_started)
         done.add(op)
         if op not in ("start", "complete", "fail"):
             a.left -= 1
     elapsed = time.monotonic() - began
+    locks = dict(getattr(lib.conn, "lock_stats", None) or {})  # PostgreSQL: lock-free vs locked write transactions
     lib.close()
     results.put({"host": host, "seconds": elapsed, "agents": wrote.agents, "ended": wrote.ended,
                  "outcomes": wrote.outcomes, "occurrences": wrote.occurrences,
                  "alerts_raised": wrote.alerts_raised, "positions": wrote.positions, "hits": dict(wrote.hits),
-                 "latency_ns": dict(latency), "errors": errors})
+                 "latency_ns": dict(latency), "cpu_ns": dict(cpu), "locks": locks, "errors": errors})
 
 
 def success_rate(seed: int, skill_id: int) -> float:

@@ -146,7 +146,9 @@ def one_run(target: targets.Target, hosts: int, repeat: int, args: argparse.Name
     return {"engine": target.name, "hosts": hosts, "repeat": repeat, **measure(reports),
             "dream": {k: v if k != "errors" else len(v) for k, v in dream.items()},
             "errors_surfaced": len(errors) + len(dream["errors"]), "verification": checked, "problems": problems,
-            "latency_ns": {op: [v for r in reports for v in r["latency_ns"].get(op, [])] for op in OPS}}
+            "latency_ns": {op: [v for r in reports for v in r["latency_ns"].get(op, [])] for op in OPS},
+            "cpu_ns": {op: [v for r in reports for v in r.get("cpu_ns", {}).get(op, [])] for op in OPS},
+            "locks": {k: sum(r.get("locks", {}).get(k, 0) for r in reports) for k in ("lock_free", "locked")}}
 
 
 def measure(reports: list[dict[str, Any]]) -> dict[str, Any]:
@@ -171,8 +173,12 @@ def latency_table(runs: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
         values = np.array([v for r in runs for v in r["latency_ns"][op]], dtype=float) / 1e6
         if values.size:
             p50, p99 = np.percentile(values, [50, 99], method="nearest")
-            table[op] = {"count": int(values.size), "p50_ms": round(float(p50), 3), "p99_ms": round(float(p99), 3),
-                         "max_ms": round(float(values.max()), 1)}
+            p90 = np.percentile(values, 90, method="nearest")
+            cpu = np.array([v for r in runs for v in r.get("cpu_ns", {}).get(op, [])], dtype=float) / 1e3
+            table[op] = {"count": int(values.size), "p50_ms": round(float(p50), 3), "p90_ms": round(float(p90), 3),
+                         "p99_ms": round(float(p99), 3), "max_ms": round(float(values.max()), 1),
+                         "client_cpu_us": round(float(np.median(cpu)), 1) if cpu.size else None,
+                         "client_cpu_mean_us": round(float(cpu.mean()), 1) if cpu.size else None}
     return table
 
 
@@ -187,9 +193,14 @@ def summarise(engine_runs: list[dict[str, Any]], processes: list[int]) -> dict[s
         scaling[str(n)] = {"ops_per_s": spread(rates), "speedup_vs_1": round(statistics.median(rates) / base, 2),
                            "per_host_ops_per_s": spread([v for r in by_n[n] for v in r["per_host_ops_per_s"]])}
     v = [r["verification"] for r in engine_runs]
+    locks = {k: sum(r.get("locks", {}).get(k, 0) for r in engine_runs) for k in ("lock_free", "locked")}
+    writes = locks["lock_free"] + locks["locked"]
     return {
         "scaling": scaling,
         "latency_at_max_hosts": latency_table(by_n[processes[-1]]),
+        "latency_at_min_hosts": latency_table(by_n[processes[0]]),
+        "write_transactions": locks,
+        "locked_share": round(locks["locked"] / writes, 4) if writes else None,
         "runs": len(engine_runs),
         "lost": sum(x["lost"] for x in v), "doubled": sum(x["doubled"] for x in v),
         "incident_alerts_per_run": [x["incident"]["alerts"] for x in v],
@@ -238,15 +249,39 @@ def markdown(result: dict[str, Any]) -> str:
                           f"{s['speedup_vs_1']}"]
             lines.append(f"| {n} | " + " | ".join(cells) + " |")
         top = result["config"]["processes"][-1]
-        lines += ["", f"## Latency per operation at {top} hosts (ms, pooled over repeats)", "",
-                  "| operation | " + " | ".join(f"{k} n | {k} p50 | {k} p99" for k in ran) + " |",
-                  "|---|" + "---:|---:|---:|" * len(ran)]
+        lines += ["", f"## Latency per operation at {top} hosts (ms, pooled over repeats) and client CPU per "
+                  "operation (µs, the host process's own CPU over the call, median)", "",
+                  "| operation | " + " | ".join(f"{k} n | {k} p50 | {k} p90 | {k} p99 | {k} CPU µs" for k in ran)
+                  + " |", "|---|" + "---:|---:|---:|---:|---:|" * len(ran)]
         for op in OPS:
             cells = []
             for e in ran.values():
                 s = e["latency_at_max_hosts"].get(op)
-                cells += [str(s["count"]), str(s["p50_ms"]), str(s["p99_ms"])] if s else ["0", "–", "–"]
+                cells += ([str(s["count"]), str(s["p50_ms"]), str(s["p90_ms"]), str(s["p99_ms"]),
+                           str(s["client_cpu_us"])] if s else ["0", "–", "–", "–", "–"])
             lines.append(f"| {op} | " + " | ".join(cells) + " |")
+        locked = {k: e for k, e in ran.items() if e.get("locked_share") is not None}
+        if locked:
+            lines += ["", "## Write transactions that took the database-wide write lock", ""]
+            lines += [f"* {k}: {e['write_transactions']['locked']} of "
+                      f"{e['write_transactions']['locked'] + e['write_transactions']['lock_free']} "
+                      f"({100 * e['locked_share']:.1f} %); the others ran on row locks and MVCC alone"
+                      for k, e in locked.items()]
+        if "postgresql" in ran and "sqlite" in ran:
+            pg, lite = ran["postgresql"], ran["sqlite"]
+            first, last = str(result["config"]["processes"][0]), str(top)
+            pg_top = pg["scaling"][last]["ops_per_s"]["median"]
+            outcome = pg["latency_at_max_hosts"].get("outcome", {})
+            lite_search = lite["latency_at_max_hosts"].get("search", {}).get("p50_ms")
+            pg_search = pg["latency_at_max_hosts"].get("search", {}).get("p50_ms")
+            lines += ["", "## The fleet engine's goals (issue 35; reported, not budgets)", "",
+                      f"* PostgreSQL at {last} hosts / at {first}: "
+                      f"{pg_top / pg['scaling'][first]['ops_per_s']['median']:.2f}x (goal ≥ 2x)",
+                      f"* PostgreSQL / SQLite at {last} hosts: "
+                      f"{pg_top / lite['scaling'][last]['ops_per_s']['median']:.2f}x (goal ≥ 0.6x)",
+                      f"* outcome p50 at {last} hosts: {outcome.get('p50_ms')} ms (goal ≤ 3 ms); client CPU per "
+                      f"record_outcome: {outcome.get('client_cpu_us')} µs (goal ≤ 300 µs)",
+                      f"* search p50 at {last} hosts: {pg_search} ms vs SQLite {lite_search} ms (goal ≤ 2x)"]
     if result["problems"]:
         lines += ["", "## Problems", "", *[f"* {p}" for p in result["problems"][:40]]]
     return "\n".join(lines) + "\n"
@@ -355,6 +390,7 @@ def main() -> int:
     for r in runs:
         r["per_op"] = latency_table([r])
         r.pop("latency_ns")
+        r.pop("cpu_ns", None)
     result = {
         "ok": not checks.missed,
         "config": {"processes": args.processes, "agents": args.agents, "seconds": args.seconds,

@@ -259,6 +259,11 @@ class Library(AbstractContextManager["Library"]):
             shown = self.path if self.path == ":memory:" else str(Path(self.path).resolve())
             if self.path != ":memory:" and Path(self.path).exists():
                 size = Path(self.path).stat().st_size
+        extra: dict[str, Any] = {}
+        if is_postgres(self.conn):
+            from .store.postgres.inspect import vector_support
+
+            extra["vectors"] = vector_support(self.conn)
         return {
             "path": shown,
             "engine": self.engine.kind,
@@ -268,6 +273,7 @@ class Library(AbstractContextManager["Library"]):
             "skills": self.skills.count(),
             "deprecated_skills": self.skills.count(deprecated=True),
             "memories": self.memories.count(),
+            **extra,
         }
 
     def check(self) -> list[str]:

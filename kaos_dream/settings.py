@@ -30,7 +30,7 @@ def parse_bool(text: str, name: str) -> bool:
 
 # Variables kaos knows besides the Settings fields: the CLI's traceback switch, and the report browser
 # test's screenshot target (set around `pytest`, so every `kaos` the test starts inherits it).
-OTHER_VARIABLES = ("KAOS_DEBUG", "KAOS_REPORT_SCREENSHOT")
+OTHER_VARIABLES = ("KAOS_DEBUG", "KAOS_REPORT_SCREENSHOT", "KAOS_PG_POOL")
 
 
 def variable_name(field_name: str) -> str:

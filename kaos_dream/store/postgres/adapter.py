@@ -6,11 +6,14 @@ IMMEDIATE`` … ``COMMIT`` from :func:`..connect.transaction`). :class:`PgConnec
 surface over psycopg 3, so the SQL both engines share stays in one place and the differences live
 here and in :mod:`.translate`:
 
-* **Writers serialise as on SQLite.** ``BEGIN IMMEDIATE`` opens a transaction and takes one
-  advisory lock per database (``pg_advisory_xact_lock``), waited for at most the busy timeout, so
-  every read-modify-write the stores do inside a write transaction sees the same single-writer world
-  as on SQLite (counters, lease, merge review). A write statement outside a transaction is wrapped in
-  one. Reads take no lock.
+* **Writers serialise as on SQLite, except on the hot paths.** ``BEGIN IMMEDIATE`` opens a transaction
+  that takes one advisory lock per database (``pg_advisory_xact_lock``), waited for at most the busy
+  timeout, so every read-modify-write the stores do inside it sees the same single-writer world as on
+  SQLite (counters, lease, merge review). A transaction whose first statement is a hot one
+  (:mod:`.hot`: hand-written, reviewed for READ COMMITTED) runs without that lock until a statement
+  that is not hot takes it. A write statement outside a transaction is wrapped in one. Reads take no lock.
+* **Statements go straight through libpq.** Parameters are bound client-side and the text is sent with
+  ``PQexec``; the last result is read with the connection's loaders (``_simple``, ``_take_result``).
 * **Values as SQLite returns them.** Parameters are bound client-side (``ClientCursor``), so a
   Python value becomes a literal PostgreSQL types from its context, as SQLite's dynamic typing does;
   ``bool`` is sent as 0/1, ``float`` as ``float8``. ``numeric`` results (``sum`` of integers) come back
@@ -34,12 +37,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ...errors import StoreFaultError
-from . import fulltext
+from . import fulltext, hot
 from .translate import Catalog, Translation, translate
 
 if TYPE_CHECKING:
@@ -73,6 +77,8 @@ _LOCK_TIMEOUT = "55P03"
 _READ_ONLY = "25006"
 _DEADLOCK = "40P01"
 _SERIALIZATION = "40001"
+_CANCELED = "57014"
+_DISK_FULL = "53100"
 
 
 class PgIntegrityError(sqlite3.IntegrityError):
@@ -253,6 +259,58 @@ class PgCursor:
         self._rows = iter(())
 
 
+_PLACEHOLDER = re.compile(r"%\((\w+)\)s")
+_TEMPLATES: dict[str, list[str] | None] = {}
+
+
+def _template(text: str) -> list[str] | None:
+    """``text`` split at its ``%(name)s`` placeholders: [text, name, text, name, …, text]; None when it
+    holds any other ``%`` (left to psycopg)."""
+    found = _TEMPLATES.get(text, ...)
+    if found is ...:
+        parts = _PLACEHOLDER.split(text)
+        found = None if any("%" in part for part in parts[::2]) else parts
+        if len(_TEMPLATES) > 1024:
+            _TEMPLATES.clear()
+        _TEMPLATES[text] = found
+    return found
+
+
+def _literal(value: Any) -> str:
+    """A SQL literal for the types the hot statements bind, as psycopg's client-side binding (with this
+    module's dumpers) would write it; TypeError for any other type."""
+    kind = type(value)
+    if value is None:
+        return "NULL"
+    if kind is str:
+        if "\x00" in value:
+            raise TypeError("NUL in a string: psycopg reports it")
+        return "'" + value.replace("'", "''") + "'"
+    if kind is bool:
+        return "1" if value else "0"
+    if kind is int:
+        return str(value) if value >= 0 else f"({value})"
+    if kind is float:
+        text = repr(value)
+        if text in ("nan", "inf", "-inf"):
+            return {"nan": "'NaN'::float8", "inf": "'Infinity'::float8", "-inf": "'-Infinity'::float8"}[text]
+        return f"({text}::float8)"
+    raise TypeError(kind.__name__)
+
+
+def _as_text(data: bytes) -> str:
+    return bytes(data).decode("utf-8")
+
+
+def _positional(params: Any) -> dict[str, Any]:
+    """Parameters as the hand-written statements name them: ``p1, p2, …`` (or the caller's names)."""
+    if params is None:
+        return {}
+    if isinstance(params, Mapping):
+        return dict(params)
+    return {f"p{n}": v for n, v in enumerate(params, start=1)}
+
+
 class PgConnection:
     """A psycopg connection (autocommit; transactions are explicit) behind the sqlite3 surface."""
 
@@ -272,10 +330,19 @@ class PgConnection:
         self._explicit: set[str] = set()  # tables given explicit identity values in this transaction
         self._in_tx = False
         self._begun = False  # BEGIN has reached the server
+        self._write_tx = False  # the open transaction began as a write (BEGIN IMMEDIATE)
+        self._locked = False  # ... and holds (or has asked for) the database-wide write lock
+        self._decided = False  # ... and its first statement decided whether it needs that lock
+        # Write transactions that ran without the database-wide lock / took it (at BEGIN or lazily).
+        self.lock_stats = {"lock_free": 0, "locked": 0}
         self._prefix: list[str] = []
         self._lost: StoreFaultError | None = None  # the fault that ended the open transaction's connection
         self._reopen = reopen
         self._closed = False
+        self._mogrifier: Any = None  # a ClientCursor that binds the fast lane's parameters
+        self.give_back: Any = None  # the pool ``raw`` came from (set by open_postgres), if any
+        self._pooled = raw  # a reconnected ``raw`` is this connection's own: closed, not given back
+        self._loaders: dict[int, Callable[[bytes], Any]] = {}
         self._configure(raw)
         self.catalog = _load_catalog(raw)
         self._sequences = _identity_tables(raw)
@@ -313,9 +380,16 @@ class PgConnection:
             self._rollback()
 
     def close(self) -> None:
+        """Close the connection, or hand it back to the process's pool (:mod:`.pool`) it came from."""
+        if self._closed:
+            return
         self._closed = True
         with contextlib.suppress(Exception):
-            self.raw.close()
+            if self._in_tx:
+                self._rollback()
+            from .pool import release
+
+            release(self.raw, self.give_back if self.raw is self._pooled else None)
 
     def create_function(self, name: str, *args: Any, **kwargs: Any) -> None:
         """SQLite user functions are Python; PostgreSQL already has the ones the stores ask for."""
@@ -325,6 +399,7 @@ class PgConnection:
     def native(self, sql: str | bytes, params: Any = None) -> Any:
         """A statement in PostgreSQL's own dialect (catalogue reads, ``COLLATE "C"``), not translated;
         errors as every other statement's. Returns the psycopg cursor, in the current transaction."""
+        self._need_lock(None)
         if self._prefix and params is None:  # a waiting BEGIN (and lock) travels with it, first
             text = sql.decode("utf-8") if isinstance(sql, bytes) else sql
             cursor = self._call(self.raw.execute, self._take_prefix(text).encode("utf-8"))
@@ -349,7 +424,32 @@ class PgConnection:
         self._revive()
         self._in_tx = True
         self._begun = False
-        self._prefix = ["BEGIN"] + ([f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})"] if write else [])
+        self._write_tx = write
+        self._locked = self._decided = False
+        self._prefix = ["BEGIN"]  # the write lock, when needed, is added by _need_lock before a statement
+
+    def _need_lock(self, fast: hot.Hot | None) -> None:
+        """Before a statement of a write transaction: take the database-wide write lock unless the
+        transaction is one of the hot, MVCC-safe kinds (:mod:`.hot`). The first statement decides: a
+        hot statement that ``opens`` starts a lock-free transaction; anything else takes the lock at
+        once, in the same round trip as BEGIN. In a lock-free transaction the first statement that is
+        not hot takes the lock before it runs (every later statement then sees every earlier writer)."""
+        if not self._write_tx or self._locked or not self._in_tx:
+            return
+        if not self._decided:
+            self._decided = True
+            if fast is not None and fast.opens:
+                self.lock_stats["lock_free"] += 1
+                return
+        elif fast is not None:
+            return
+        else:
+            self.lock_stats["lock_free"] -= 1
+        self.lock_stats["locked"] += 1
+        self._locked = True
+        # Before a savepoint still waiting to be sent: a lock taken inside one is released with it.
+        at = next((n for n, s in enumerate(self._prefix) if s.startswith("SAVEPOINT")), len(self._prefix))
+        self._prefix.insert(at, f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})")
 
     def _take_prefix(self, sql: str) -> str:
         if not self._prefix:
@@ -363,24 +463,26 @@ class PgConnection:
     def sync(self) -> None:
         """Send the waiting BEGIN (and lock, savepoint) now: before code uses :attr:`raw` directly
         inside this connection's transaction, so its statements run in that transaction."""
+        self._need_lock(None)
         self._send_prefix()
 
     def _send_prefix(self) -> None:
         """Send what waits in the prefix now (before a statement that cannot carry it)."""
         if self._prefix:
-            self._call(self.raw.execute, self._take_prefix("SELECT 1"))
+            self._simple(self._take_prefix("SELECT 1"))
 
     def _commit(self) -> None:
         try:
             if self._lost is not None:
                 raise self._lost
             if self._dirty or self._explicit:  # statements were sent, so BEGIN was too
+                self._need_lock(None)
                 self._send_prefix()
                 self._flush_fulltext()
                 self._advance_identities()
             if self._begun:
                 try:
-                    self._call(self.raw.execute, self._take_prefix("COMMIT"))
+                    self._simple(self._take_prefix("COMMIT"))
                 except StoreFaultError as fault:
                     if getattr(fault, "lost_connection", False):  # the server may have committed before the reply
                         fault = self._fault(f"{self.kaos_path}: lost the connection to the PostgreSQL server while "
@@ -390,14 +492,14 @@ class PgConnection:
             self._rollback()
             raise
         finally:
-            self._in_tx = False
+            self._in_tx = self._write_tx = False
             self._prefix = []
             self._dirty.clear()
             self._explicit.clear()
 
     def _rollback(self) -> None:
         begun = self._begun
-        self._in_tx = self._begun = False
+        self._in_tx = self._begun = self._write_tx = False
         self._prefix = []
         self._lost = None
         self._dirty.clear()
@@ -414,6 +516,7 @@ class PgConnection:
             yield
             return
         self._prefix.append("SAVEPOINT kaos_statement")
+        locked_before = self._locked
         try:
             yield
         except StoreFaultError:
@@ -425,6 +528,8 @@ class PgConnection:
                 raise
             else:
                 self._call(self.raw.execute, "ROLLBACK TO SAVEPOINT kaos_statement")
+                if self._locked and not locked_before:  # the lock went with the savepoint's subtransaction
+                    self._locked = False
             raise
         if self._prefix and self._prefix[-1] == "SAVEPOINT kaos_statement":
             self._prefix.pop()  # nothing was sent inside it
@@ -522,15 +627,23 @@ class PgConnection:
             self._statement(cursor, sql, params)
 
     def _writes(self, sql: str) -> bool:
+        fast = hot.lookup(sql)
+        if fast is not None:
+            return fast.verb in _WRITES
         if sql.lstrip()[:6].lower() == "pragma":
             return False
         return self._translated(sql, many=False).verb in _WRITES
 
     def _statement(self, cursor: PgCursor, sql: str, params: Any) -> None:
+        fast = hot.lookup(sql)
+        if fast is not None:
+            self._hot_statement(cursor, fast, params)
+            return
         if self._pragma(cursor, sql):
             return
         t = self._translated(sql, many=False)
         with self._own_transaction(t):
+            self._need_lock(None)
             bound = self._bind(t, params)
             if t.explicit_identity:
                 self._explicit.add(t.table or "")
@@ -540,17 +653,142 @@ class PgConnection:
             if edit:
                 sql_out += " RETURNING id"  # which entries lost their index row (see _flush_fulltext)
             starts = bool(self._prefix) and self._prefix[0] == "BEGIN"
-            raw_cursor = self._run(self._take_prefix(sql_out), bound, starts=starts)
+            text = self._take_prefix(sql_out)
+            result = self._simple(self._mogrify(text, bound) if bound else text.replace("%%", "%"), starts=starts)
+            changed = result.command_tuples or 0
             if edit:
-                self._mark(_FTS_TABLES[t.table or ""], {int(r[0]) for r in raw_cursor.fetchall()})
-                cursor.rowcount = raw_cursor.rowcount
+                self._mark(_FTS_TABLES[t.table or ""], {int(result.get_value(r, 0)) for r in range(result.ntuples)})
+                cursor.rowcount = changed
             else:
-                cursor._take(raw_cursor, t.returning)
+                self._take_result(cursor, result, t.returning)
                 if track:
                     rowid = cursor.lastrowid
                     self._mark(_FTS_TABLES[t.table or ""], {rowid} if rowid is not None and t.returning else None)
-            if t.verb in _WRITES and raw_cursor.rowcount > 0:
-                self.total_changes += raw_cursor.rowcount
+            if t.verb in _WRITES and changed > 0:
+                self.total_changes += changed
+
+    def _hot_statement(self, cursor: PgCursor, fast: hot.Hot, params: Any) -> None:
+        """A hot statement in its hand-written form: no translation, no full-text bookkeeping (none of
+        them writes skills or memories), the guard first when inside a write transaction."""
+        own = fast.verb in _WRITES and not self._in_tx
+        if own:
+            self._begin(write=True)
+        try:
+            self._need_lock(fast)
+            bound = _positional(params)
+            text = fast.sql
+            if fast.guard is not None and self._write_tx:
+                text = f"{fast.guard}; {text}"
+            if fast.returning is not None:
+                text += f" RETURNING {fast.returning}"
+            starts = bool(self._prefix) and self._prefix[0] == "BEGIN"
+            text = self._take_prefix(text)
+            if bound:
+                text = self._mogrify(text, bound)
+            result = self._simple(text, starts=starts)
+            self._take_result(cursor, result, fast.returning)
+            if fast.verb in _WRITES and cursor.rowcount > 0:
+                self.total_changes += cursor.rowcount
+        except BaseException:
+            if own:
+                self._rollback()
+            raise
+        if own:
+            self._commit()
+
+    # -- the fast lane: hot statements and transaction control straight through libpq ----------------
+    # psycopg's cursor machinery costs ~50 us of client CPU per round trip; the statement text bound
+    # client-side (as every statement here is) and sent with libpq's PQexec costs ~10 us. The last
+    # result of the text is read back with the connection's own loaders (so types are as elsewhere).
+    def _mogrify(self, text: str, bound: dict[str, Any]) -> str:
+        """``text`` with its ``%(name)s`` parameters as literals: the common types by :func:`_literal`
+        (strings need ``standard_conforming_strings``, on since PostgreSQL 9.1 and checked per
+        connection), anything else by psycopg's own client-side binding."""
+        if self._plain_strings():
+            parts = _template(text)
+            if parts is not None:
+                out = [parts[0]]
+                try:
+                    for n in range(1, len(parts), 2):
+                        out.append(_literal(bound[parts[n]]))
+                        out.append(parts[n + 1])
+                    return "".join(out)
+                except (KeyError, TypeError):
+                    pass  # a type _literal leaves to psycopg, or a missing name psycopg reports
+        if self._mogrifier is None or self._mogrifier.connection is not self.raw:
+            from psycopg import ClientCursor
+
+            self._mogrifier = ClientCursor(self.raw)
+        return self._call(self._mogrifier.mogrify, text.encode("utf-8"), bound)
+
+    def _simple(self, text: str, *, starts: bool = False) -> Any:
+        """Send ``text`` (perhaps several statements); the last result, or the error as elsewhere. When
+        it carries its transaction's BEGIN (``starts``), a connection found lost is replaced and the
+        text sent once more (nothing of the transaction can have reached the old one)."""
+        try:
+            return self._call(self._exec, text.encode("utf-8"))
+        except StoreFaultError as fault:
+            if not (starts and getattr(fault, "lost_connection", False) and self._reopen is not None
+                    and not self._closed):
+                raise
+            self._lost = None
+            self._reconnect(fault)
+            return self._call(self._exec, text.encode("utf-8"))
+
+    def _plain_strings(self) -> bool:
+        pgconn = self.raw.pgconn
+        return (pgconn.parameter_status(b"standard_conforming_strings") == b"on"
+                and pgconn.parameter_status(b"client_encoding") == b"UTF8")
+
+    def _exec(self, command: bytes) -> Any:
+        import psycopg
+        from psycopg import pq
+
+        result = self.raw.pgconn.exec_(command)
+        if result.status == pq.ExecStatus.FATAL_ERROR:
+            if self.raw.pgconn.status == pq.ConnStatus.BAD:
+                message = (result.error_message or b"").decode("utf-8", "replace") or "server closed the connection"
+                raise psycopg.OperationalError(message)
+            raise psycopg.errors.error_from_result(result, encoding="utf-8")
+        return result
+
+    def _take_result(self, cursor: PgCursor, result: Any, returning: str | None) -> None:
+        from psycopg import pq
+
+        tuples = result.command_tuples
+        cursor.rowcount = tuples if tuples is not None else -1
+        cursor.description = None
+        if result.status != pq.ExecStatus.TUPLES_OK:
+            cursor._rows = iter(())
+            return
+        width, height = result.nfields, result.ntuples
+        names = tuple((result.fname(c) or b"").decode("utf-8") for c in range(width))
+        cursor.description = tuple((name, None, None, None, None, None, None) for name in names)  # as sqlite3's
+        loaders = [self._loader(result.ftype(c)) for c in range(width)] if height else []
+        rows = []
+        for r in range(height):
+            row = []
+            for c in range(width):
+                value = result.get_value(r, c)
+                row.append(None if value is None else loaders[c](value))
+            rows.append(tuple(row))
+        if returning is not None:
+            cursor.lastrowid = int(rows[0][0]) if rows else None
+            cursor.description = None
+            cursor._rows = iter(())
+            return
+        cursor._shape = _row_class(names)
+        cursor._rows = iter(rows)
+
+    def _loader(self, oid: int) -> Callable[[bytes], Any]:
+        found = self._loaders.get(oid)
+        if found is None:
+            from psycopg import pq
+
+            loader = self.raw.adapters.get_loader(oid, pq.Format.TEXT)
+            found = loader(oid, self.raw).load if loader is not None else _as_text  # a type psycopg does not know
+            self._loaders[oid] = found
+        return found
 
     def _run(self, sql: str, bound: dict[str, Any], *, starts: bool = False) -> Any:
         """Send ``sql`` (perhaps several statements) and leave the cursor on its last result. When it
@@ -579,12 +817,17 @@ class PgConnection:
 
     def _executemany(self, cursor: PgCursor, sql: str, seq: Iterable[Any]) -> None:
         self._check_open_transaction()
+        fast = hot.lookup(sql)
+        if fast is not None and fast.guard is None:
+            self._hot_many(cursor, fast, seq)
+            return
         t = self._translated(sql, many=True)
         rows = list(seq)
         if not rows:
             cursor.rowcount = 0
             return
         with self._own_transaction(t):
+            self._need_lock(None)
             bound = [self._bind(t, r) for r in rows]
             if t.explicit_identity:
                 self._explicit.add(t.table or "")
@@ -611,6 +854,28 @@ class PgConnection:
                 self._mark(_FTS_TABLES[t.table or ""], set(ids) if want_ids and t.verb == "INSERT" else None)
             if t.verb in _WRITES:
                 self.total_changes += len(rows)
+
+    def _hot_many(self, cursor: PgCursor, fast: hot.Hot, seq: Iterable[Any]) -> None:
+        """A hot statement for many rows (search hits): one pipelined ``executemany``, no ids returned."""
+        rows = [_positional(r) for r in seq]
+        cursor.rowcount = len(rows)
+        if not rows:
+            return
+        own = fast.verb in _WRITES and not self._in_tx
+        if own:
+            self._begin(write=True)
+        try:
+            self._need_lock(fast)
+            self._send_prefix()
+            self._call(self._client_cursor().executemany, fast.sql.encode("utf-8"), rows)
+            if fast.verb in _WRITES:
+                self.total_changes += len(rows)
+        except BaseException:
+            if own:
+                self._rollback()
+            raise
+        if own:
+            self._commit()
 
     @contextlib.contextmanager
     def _own_transaction(self, t: Translation) -> Iterator[None]:
@@ -694,6 +959,7 @@ class PgConnection:
             raise self._fault(f"{self.kaos_path}: lost the connection to the PostgreSQL server and could not "
                               f"reconnect ({mask(first)}); nothing was written", "io", lost=True) from None
         self.raw = raw
+        self._loaders.clear()
 
     # -- errors -------------------------------------------------------------------------------------
     def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -736,6 +1002,16 @@ class PgConnection:
         if state == "42501":
             fault = StoreFaultError(f"{self.kaos_path}: permission denied ({first})")
             fault.kind = "readonly"
+            return fault
+        if state == _CANCELED:  # statement_timeout (or an admin's pg_cancel_backend)
+            fault = StoreFaultError(f"{self.kaos_path}: the server cancelled the statement ({first}); the "
+                                    "transaction was rolled back, nothing of it was written; try again")
+            fault.kind = "locked"
+            return fault
+        if state == _DISK_FULL or state.startswith("53"):
+            fault = StoreFaultError(f"{self.kaos_path}: the server is out of resources ({first}); the transaction "
+                                    "was rolled back, nothing of it was written")
+            fault.kind = "full"
             return fault
         if state in (_DEADLOCK, _SERIALIZATION):
             fault = StoreFaultError(f"{self.kaos_path}: the server aborted the transaction ({first}); try again")

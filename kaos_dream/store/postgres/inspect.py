@@ -34,3 +34,13 @@ def fulltext_problems(conn: Any, limit: int = 20) -> list[str]:
         if len(problems) >= limit:
             break
     return problems[:limit]
+
+
+def vector_support(conn: Any) -> str:
+    """One line for ``db info``: where semantic search's vectors are ranked on this server. pgvector is
+    not used yet, so the line says whether the server could offer it; either way the vectors are
+    stored as bytes and ranked by the client, as on SQLite."""
+    row = conn.execute("SELECT default_version FROM pg_available_extensions WHERE name = 'vector'").fetchone()
+    if row is None:
+        return "ranked by the client (this server has no pgvector extension)"
+    return f"ranked by the client (pgvector {row[0]} is available on this server but not used yet)"

@@ -15,8 +15,9 @@ def open_postgres(engine: Engine, *, readonly: bool, busy_timeout_ms: int, now: 
     from ..connect import missing_library_message
     from .connect import connect
     from .migrations import apply_migrations, require_current, schema_version
+    from .pool import acquire, release
 
-    raw = connect(engine, autocommit=True)
+    raw, pool = acquire(engine)
     try:
         if (readonly or not create) and schema_version(raw) == 0:
             raise StoreError(missing_library_message(engine.shown))
@@ -24,13 +25,15 @@ def open_postgres(engine: Engine, *, readonly: bool, busy_timeout_ms: int, now: 
             require_current(raw, engine.shown)
         else:
             apply_migrations(raw, now, engine.shown)
-        return PgConnection(raw, engine.shown, busy_timeout_ms, readonly=readonly,
+        conn = PgConnection(raw, engine.shown, busy_timeout_ms, readonly=readonly,
                             reopen=lambda: connect(engine, autocommit=True))
+        conn.give_back = pool
+        return conn
     except StoreError:
-        raw.close()
+        release(raw, pool)
         raise
     except Exception as exc:  # a psycopg error while migrating: one line, masked
-        raw.close()
+        release(raw, pool)
         from ..engine import mask
 
         first = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
