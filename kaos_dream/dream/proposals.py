@@ -12,7 +12,7 @@ Merges are never applied here: they wait for `kaos dream merges --accept`. Promo
 way (`kaos dream promotions --accept`) unless ``KAOS_DREAM_AUTO_PROMOTE`` is on: a skill is
 instructions other agents execute.
 
-No agent rewrites the library alone (DESIGN §13): a prune needs at least ``KAOS_DREAM_PRUNE_MIN_AGENTS``
+No agent rewrites the library alone: a prune needs at least ``KAOS_DREAM_PRUNE_MIN_AGENTS``
 distinct agents (episodes) whose *own* outcomes fail it by the prune rule — one hostile agent's
 failures, however many, are one vote, and honest agents that succeed with the skill do not vote for
 it — and (when more than one agent is required) the rule must still hold with the outcomes of the

@@ -3,7 +3,7 @@
 The algorithm is versioned (:data:`ALGORITHM`): the version is part of every fingerprint hash and is
 stored with it, so changing the rules makes new fingerprints instead of silently regrouping old ones.
 
-Rules (DESIGN.md §8): keep the first two non-empty lines (the frame a tool draws around a
+Rules: keep the first two non-empty lines (the frame a tool draws around a
 diagnostic, Terraform's ``╷ │ ╵``, is not part of a line), then replace, in this order, emails, URLs,
 hosts, IPs and ports, UUIDs/ULIDs, hashes/hex/opaque ids (and Kubernetes pod suffixes), dates and
 times, durations and sizes, file paths (also when a name holds a date or id replaced before, and with

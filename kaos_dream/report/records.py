@@ -1,7 +1,7 @@
 """Each skill's record as the report shows it: the exact all-time counters beside a recent record.
 
 The recent record is the success rate over a skill's last :data:`RECENT_OUTCOMES` outcome rows. It
-stands in for the *effective* (aged) record of DESIGN.md §13 until that lands; :func:`skill_records`
+stands in for the *effective* (aged) record (docs/cli.md) until that lands; :func:`skill_records`
 is the one place that computes it, so switching the report to the effective record is a change here.
 """
 
