@@ -341,4 +341,4 @@ def review(
         return
     output.table(title, columns, (cells(r) for r in rows))
     if rows:
-        output.message(hint)
+        output.note(hint)  # a hint for the person: stderr, so a pipe gets only the rows

@@ -223,7 +223,7 @@ def tsv_field(value: Any) -> str:
     """One tab-separated field: tabs and line breaks inside a value become spaces."""
     if value is None:
         return "-"
-    text = visible(plain(value))
+    text = visible(plain(uncut(value)))
     # After visible() the only separators left that splitlines() knows are these four.
     if "\t" in text or "\n" in text or "\u2028" in text or "\u2029" in text:
         return " ".join(text.replace("\t", " ").splitlines())
@@ -250,7 +250,7 @@ def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any
         return
     fmt = mode.resolved()
     if fmt == "json":  # a command that has no JSON form of its own: rows as objects
-        emit_json([dict(zip(columns, row, strict=False)) for row in rows])
+        emit_json([{c: uncut(v) for c, v in zip(columns, row, strict=False)} for row in rows])
         return
     if fmt == "tsv":
         header = ["\t".join(tsv_field(c) for c in columns)] if mode.header else []
@@ -369,9 +369,25 @@ def json_text(value: Any) -> str:
     return _json_dumps(value, None, sort_keys=True)
 
 
+class Shortened(str):
+    """A table cell cut to fit a terminal that still carries the whole text: TSV and JSON never truncate."""
+
+    full: str
+
+
 def shorten(text: str, width: int = 80) -> str:
+    """``text`` on one line, cut with ``…`` at ``width`` for a terminal's table (pipes get it whole)."""
     flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+    if len(flat) <= width:
+        return flat
+    cut = Shortened(flat[: width - 1] + "…")
+    cut.full = text
+    return cut
+
+
+def uncut(value: Any) -> Any:
+    """The whole text behind a :func:`shorten` cell (any other value as it is)."""
+    return value.full if isinstance(value, Shortened) else value
 
 
 def write_text(text: str) -> None:
