@@ -37,3 +37,38 @@ def test_the_merge_review_hint_goes_to_stderr(tmp_path: Path) -> None:
     assert "--accept" in r.stderr or "kaos dream merge" in r.stderr, r.stderr
     quiet = run_kaos_in_process("--quiet", "dream", "merges", db=db)
     assert quiet.stderr == ""
+
+
+def test_names_where_names_were_typed_and_ids_in_json(tmp_path: Path) -> None:
+    db = tmp_path / "k.db"
+    with Library(db, clock=ManualClock(T0), settings=Settings()) as lib:
+        lib.skills.add("warm-up", "Warm the cache")  # ids and names differ: deploy-friday is skill 2
+        deploy = lib.skills.add("deploy-friday", "Deploy on a Friday").id
+        failure = lib.failures.record("kubectl", "error: deployment web exceeded its progress deadline").fingerprint_id
+    r = run_kaos_in_process("graph", "link", "skill:deploy-friday", "caused", f"failure:{failure}", db=db)
+    assert r.returncode == 0, r.stderr
+    assert f"skill:deploy-friday -caused-> failure:{failure}" in r.stdout and f"skill:{deploy} " not in r.stdout
+    out = json.loads(run_kaos_in_process("--json", "graph", "evidence", "skill:deploy-friday", "caused",
+                                         f"failure:{failure}", db=db).stdout)
+    assert out["src"] == f"skill:{deploy}"  # programs get the id
+
+
+def test_the_digest_names_skills_in_emergent_edges_and_merges() -> None:
+    from kaos_dream.dream.digest import render_digest
+
+    header = {"id": 1, "kind": "run", "mode": "apply", "trigger": "manual", "since": None, "started_at": T0}
+    results = {"emergent": {"applied": True, "candidates": 1, "created": 1, "examples": [
+        {"src": "skill:1", "dst": "skill:11", "src_name": "skill:csv-to-parquet", "dst_name": "skill:load-s3",
+         "strength": 0.5, "count": 7}]}}
+    text = render_digest(header, results)
+    assert "skill:csv-to-parquet — skill:load-s3" in text and "skill:1 —" not in text
+
+
+def test_demo_into_a_pipe_titles_its_tables(tmp_path: Path) -> None:
+    r = run_kaos_in_process("demo", "--db", str(tmp_path / "demo.db"))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    merges = lines.index(next(x for x in lines if x.startswith("pending merges")))
+    assert lines[merges + 1].split("\t") == ["proposal", "skills", "jaccard", "why"]
+    assert "csv-to-parquet + parquet-from-csv" in r.stdout
+    assert any(x.startswith("- #") and "csv-to-parquet + parquet-from-csv" in x for x in lines)  # the digest's merge
