@@ -11,7 +11,7 @@ from ..clock import iso
 from ..graph.export import assemble, live_edges, neighbourhood, node_uses
 from . import charts, queries
 from .page import Cell, cards, chart, document, empty, esc, name, num, pct, table, text, when
-from .records import RECENT_OUTCOMES, falling, skill_records
+from .records import MIN_EVIDENCE, MIN_FALL, RECENT_OUTCOMES, falling, skill_records
 
 if TYPE_CHECKING:
     from ..library import Library
@@ -80,6 +80,15 @@ def skills_section(lib: Library, since: float | None) -> str:
                                                  time_axis=True, ylim=(-0.05, 1.05))))
         else:
             parts.append(empty(f"{title}: no {'outcomes' if key == 'skills-hot' else 'skill is falling'} yet"))
+        if key == "skills-falling":
+            if down:
+                parts.append("<ul class=\"falling\">" + "".join(
+                    f"<li>{esc(r.name)}{' (deprecated)' if r.deprecated else ''}: "
+                    f"{r.before_successes}/{r.before_uses} before, then {r.window_successes}/{r.window_uses}</li>"
+                    for r in down) + "</ul>")
+            parts.append(f"<p>Falling: the last {RECENT_OUTCOMES} outcomes of a skill (half of them when it has fewer"
+                         f" than {2 * RECENT_OUTCOMES}) succeed at least {MIN_FALL:.0%} less often than the outcomes"
+                         f" before them, with at least {MIN_EVIDENCE} on each side; deprecated skills count too.</p>")
     compare = used[:15]
     if compare:
         parts.append(chart("skills-record", charts.grouped_bars(

@@ -1,0 +1,38 @@
+"""'Falling' skills: the latest outcomes against the ones before them, with a minimum of evidence."""
+
+from __future__ import annotations
+
+from kaos_dream import Library
+from kaos_dream.report import build_report
+from kaos_dream.report.records import MIN_EVIDENCE, falling, skill_records
+
+
+def test_one_rising_one_falling_one_flat(lib: Library, clock) -> None:
+    lib.skills.add("rising", "got better")
+    lib.skills.add("flat", "always the same")
+    lib.skills.add("fell", "worked, then broke")
+    for i in range(12):  # rising: 2 of the first 6 succeed, then all 6 (its line goes up: 0.67 -> 1.0 overall)
+        lib.record_outcome("rising", i >= 6 or i % 3 == 0)
+        lib.record_outcome("flat", i % 2 == 0)
+        clock.advance(60)
+    for i in range(6):  # fell: 3 successes, then 3 failures, then deprecated (a small skill)
+        lib.record_outcome("fell", i < 3)
+        clock.advance(60)
+    lib.skills.deprecate("fell")
+    records = {r.name: r for r in skill_records(lib.conn)}
+    assert (records["fell"].window_uses, records["fell"].before_uses) == (MIN_EVIDENCE, MIN_EVIDENCE)
+    assert records["fell"].fall == 1.0 and records["rising"].fall == 0.0 and records["flat"].fall == 0.0
+    assert [r.name for r in falling(list(records.values()), 5)] == ["fell"]
+    doc = build_report(lib)
+    assert 'data-chart="skills-falling"' in doc and "no skill is falling yet" not in doc
+    listed = doc[doc.index('<ul class="falling">'):]
+    listed = listed[: listed.index("</ul>")]
+    assert "fell (deprecated): 3/3 before, then 0/3" in listed and "rising" not in listed
+
+
+def test_too_little_evidence_is_not_falling(lib: Library, clock) -> None:
+    lib.skills.add("new", "barely used")
+    for ok in (True, True, False, False):  # two and two: below the minimum on each side
+        lib.record_outcome("new", ok)
+        clock.advance(60)
+    assert falling(skill_records(lib.conn), 5) == []
