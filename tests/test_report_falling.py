@@ -36,3 +36,26 @@ def test_too_little_evidence_is_not_falling(lib: Library, clock) -> None:
         lib.record_outcome("new", ok)
         clock.advance(60)
     assert falling(skill_records(lib.conn), 5) == []
+
+
+def test_incident_rows_are_agents_by_name() -> None:
+    from kaos_dream.report.queries import agent_labels
+
+    hexa, hexb = "3f" * 16, "a1" * 16
+    labels = agent_labels({(hexa, "nightly-etl"), (hexb, None), ("c1", "twin"), ("c2", "twin"), (None, None)})
+    assert labels[(hexa, "nightly-etl")] == "nightly-etl" and labels[(hexb, None)] == hexb
+    assert labels[("c1", "twin")] == "twin (c1)" and labels[("c2", "twin")] == "twin (c2)"
+    assert labels[(None, None)] == "(unknown agent)"
+
+
+def test_a_zero_bar_is_drawn() -> None:
+    """A 0 % recent record drew nothing (it read as missing data); now it gets a visible stub."""
+    import re
+
+    from kaos_dream.report import charts
+
+    def bars(values: list[float]) -> int:
+        svg = charts.grouped_bars("t", ["a", "b"], {"all-time": values, "recent": [0.5, 0.5]}, ylabel="rate")
+        return len(re.findall(r'id="patch_\d+"', svg))
+
+    assert bars([0.0, 0.5]) == bars([0.25, 0.5]) + 1  # the same bars plus the stub for the zero

@@ -94,10 +94,13 @@ def incidents(conn: sqlite3.Connection) -> list[Incident]:
                           "last_seen_at", "resolved_at", "tool", "category"), row, strict=True))
         start = alert["raised_at"] - alert["window_s"]
         end = max(alert["last_seen_at"], alert["raised_at"]) + alert["window_s"]
-        points = [(agent or "(unknown agent)", float(t)) for agent, t in conn.execute(
-            "SELECT agent_id, created_at FROM failure_occurrences WHERE fingerprint_id = ?"
-            " AND created_at >= ? AND created_at <= ? ORDER BY created_at, id",
-            (alert["fingerprint_id"], start, end))]
+        rows = conn.execute(
+            "SELECT o.agent_id, ag.name, o.created_at FROM failure_occurrences o"
+            " LEFT JOIN agents ag ON ag.id = o.agent_id"
+            " WHERE o.fingerprint_id = ? AND o.created_at >= ? AND o.created_at <= ? ORDER BY o.created_at, o.id",
+            (alert["fingerprint_id"], start, end)).fetchall()
+        label = agent_labels({(agent, name) for agent, name, _ in rows})
+        points = [(label[(agent, name)], float(t)) for agent, name, t in rows]
         out.append(Incident(alert, points))
     return out
 
@@ -146,3 +149,21 @@ def merges(conn: sqlite3.Connection, limit: int) -> tuple[int, list[dict[str, An
     """How many merges wait for a person, and the ``limit`` best (a big library can have 10^5)."""
     total = conn.execute("SELECT count(*) FROM proposals WHERE kind = 'merge' AND status = 'pending'").fetchone()[0]
     return int(total), pending_merges(conn, limit=limit)
+
+
+def agent_labels(agents: set[tuple[str | None, str | None]]) -> dict[tuple[str | None, str | None], str]:
+    """An agent as a person knows it: its name (``agent_start --name``), else its id; a name two agents
+    share gets each one's id prefix, so their rows stay apart."""
+    named: dict[str, int] = {}
+    for _, name in agents:
+        if name:
+            named[name] = named.get(name, 0) + 1
+    out = {}
+    for agent, name in agents:
+        if not agent:
+            out[(agent, name)] = "(unknown agent)"
+        elif name and named[name] > 1:
+            out[(agent, name)] = f"{name} ({agent[:8]})"
+        else:
+            out[(agent, name)] = name or agent
+    return out
