@@ -133,8 +133,8 @@ def reindex(
 
     Example: kaos db reindex --json
     """
-    with open_for_write(ctx, db) as lib:
-        done = lib.vectors.reindex(force=all_rows)
+    with open_for_write(ctx, db) as lib, output.progress_bar("reindex", not wants_json(ctx, json_out)) as progress:
+        done = lib.vectors.reindex(force=all_rows, progress=progress)
         status = lib.vectors.status()
     result = {"embedded": done, **status}
     if wants_json(ctx, json_out):

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -54,23 +53,9 @@ def _parse_iso(text: str) -> float:
     return parsed.timestamp()
 
 
-@contextlib.contextmanager
-def progress_bar(enabled: bool) -> Iterator[Progress | None]:
+def progress_bar(enabled: bool) -> contextlib.AbstractContextManager[Progress | None]:
     """A rich progress bar on stderr when it is a terminal; nothing otherwise."""
-    if not enabled or not sys.stderr.isatty():
-        yield None
-        return
-    from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
-    from rich.progress import Progress as RichProgress
-
-    bar = RichProgress(TextColumn("dream: {task.description}"), BarColumn(), TimeElapsedColumn(),
-                       console=output.err_console, transient=True)
-    task = bar.add_task("starting", total=1)
-    with bar:
-        def update(name: str, position: int, total: int) -> None:
-            bar.update(task, description=name, completed=position, total=max(total, 1))
-
-        yield update
+    return output.progress_bar("dream", enabled)
 
 
 def print_markdown(text: str) -> None:

@@ -14,11 +14,12 @@ terminal, ``tsv`` when stdout is not a terminal, or what ``--format`` / ``--json
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import re
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -418,3 +419,23 @@ def markdown(text: str) -> None:
     from rich.markdown import Markdown
 
     console.print(Markdown(visible(text)))
+
+
+@contextlib.contextmanager
+def progress_bar(label: str, enabled: bool = True) -> Iterator[Callable[[str, int, int], None] | None]:
+    """A rich progress bar on stderr for slow work, fed (step, position, total): only when stderr is a
+    terminal and neither --quiet nor JSON output was asked for; None otherwise (pipes stay clean)."""
+    if not enabled or mode.quiet or mode.format == "json" or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import Progress as RichProgress
+
+    bar = RichProgress(TextColumn(f"{label}: {{task.description}}"), BarColumn(), TimeElapsedColumn(),
+                       console=_err_console(), transient=True)
+    task = bar.add_task("starting", total=1)
+    with bar:
+        def update(step: str, position: int, total: int) -> None:
+            bar.update(task, description=step, completed=position, total=max(total, 1))
+
+        yield update

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -236,14 +237,15 @@ class Vectors:
             params.append(limit)
         return [int(r[0]) for r in self._conn.execute(sql, params)]
 
-    def reindex(self, *, force: bool = False, limit: int | None = None) -> dict[str, Any]:
+    def reindex(self, *, force: bool = False, limit: int | None = None,
+                progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
         """(Re)compute the vectors that are missing or stale (all of them with ``force``) for the fast
         model and, when installed, the strong one, in batches of :data:`BATCH` rows; at most ``limit``
         rows per kind and model. Returns the fast tier's rows written per kind, and under ``"strong"``
         the strong tier's (absent when it is off). A batch is embedded before its write transaction (the
         strong model takes seconds per batch, and other writers must not wait for it); a row edited
         meanwhile already got its fast vector with the edit. Vectors of models that are neither tier's
-        are dropped once both tiers are known."""
+        are dropped once both tiers are known. ``progress`` hears (step, rows done, rows) per batch."""
         if self.embedder() is None:
             raise InvalidInputError(f"cannot reindex: {self.off_reason()}")
         tiers = self._tiers()
@@ -253,7 +255,10 @@ class Vectors:
             for kind in KINDS:
                 ids = self.stale_ids(kind, force=force, limit=limit, model=_identity_of(model))
                 counts[kind] = 0
+                step = f"{'fast' if n == 0 else 'strong'} model, {kind} vectors"
                 for start in range(0, len(ids), BATCH):
+                    if progress is not None:
+                        progress(step, start, len(ids))
                     batch = self._prepare(model, kind, ids[start : start + BATCH])
                     with transaction(self._conn):
                         counts[kind] += self.store_backfill(batch)

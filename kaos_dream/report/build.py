@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..clock import iso
@@ -244,16 +244,26 @@ def dream_section(lib: Library, since: float | None) -> str:
     return "".join(parts)
 
 
-def build_report(lib: Library, since: float | None = None) -> str:
-    """The whole report as one HTML document, from read-only queries on ``lib``."""
+def build_report(lib: Library, since: float | None = None,
+                 progress: Callable[[str, int, int], None] | None = None) -> str:
+    """The whole report as one HTML document, from read-only queries on ``lib``. ``progress`` is told
+    (section, position, total) before each section (the CLI draws a bar from it on a terminal)."""
     charts.require_plotting()
     data = queries.overview(lib.conn)
     subtitle = (f"{os.path.basename(lib.path)}, generated {iso(lib.now())}"
                 + (f"; changes over time since {iso(since)}" if since is not None else ""))
-    return document("kaos-dream report", subtitle, [
-        ("overview", "overview", overview_section(lib, data)),
-        ("skills", "skills", skills_section(lib, since)),
-        ("failures", "failures", failures_section(lib, since)),
-        ("graph", "graph", graph_section(lib)),
-        ("dream", "dream", dream_section(lib, since)),
-    ])
+    builders: list[tuple[str, Callable[[], str]]] = [
+        ("overview", lambda: overview_section(lib, data)),
+        ("skills", lambda: skills_section(lib, since)),
+        ("failures", lambda: failures_section(lib, since)),
+        ("graph", lambda: graph_section(lib)),
+        ("dream", lambda: dream_section(lib, since)),
+    ]
+    sections = []
+    for position, (key, build) in enumerate(builders):
+        if progress is not None:
+            progress(key, position, len(builders))
+        sections.append((key, key, build()))
+    if progress is not None:
+        progress("writing", len(builders), len(builders))
+    return document("kaos-dream report", subtitle, sections)
