@@ -58,6 +58,11 @@ def progress_bar(enabled: bool) -> contextlib.AbstractContextManager[Progress | 
     return output.progress_bar("dream", enabled)
 
 
+def millis(value: float | None) -> str | None:
+    """A duration for people, with its unit (`--json` keeps the number in `*_ms` fields)."""
+    return None if value is None else f"{value:.1f} ms"
+
+
 def print_markdown(text: str) -> None:
     """The digest as it is stored: plain markdown, never re-wrapped or styled (it is meant to be pasted)."""
     output.write_visible("\n" + text)
@@ -74,7 +79,7 @@ def render_outcome(outcome: RunOutcome, as_json: bool, quiet: bool) -> None:
         return
     output.message(outcome.message, style="bold")
     timings = outcome.summary.get("timings_ms", {})
-    output.table("phases", ["phase", "ms"], [(k, v) for k, v in timings.items()])
+    output.table("phases", ["phase", "time"], [(k, millis(v)) for k, v in timings.items()])
     if outcome.digest:
         print_markdown(outcome.digest)
 
@@ -150,9 +155,9 @@ def runs(
     if wants_json(ctx, json_out):
         output.emit_json(rows)
         return
-    output.table("dream runs", ["id", "kind", "mode", "trigger", "status", "cycle", "started", "ms"],
+    output.table("dream runs", ["id", "kind", "mode", "trigger", "status", "cycle", "started", "duration"],
                  ([r["id"], r["kind"], r["mode"], r["trigger"], r["status"], r["cycle"], output.when(r["started_at"]),
-                   r["duration_ms"]] for r in rows))
+                   millis(r["duration_ms"])] for r in rows))
 
 
 @app.command("show")
@@ -174,10 +179,10 @@ def show(
     output.fields(f"dream run {run_id}", [
         ("kind", data["kind"]), ("mode", data["mode"]), ("trigger", data["trigger"]), ("status", data["status"]),
         ("cycle", data["cycle"]), ("started", output.when(data["started_at"])),
-        ("finished", output.when(data["finished_at"])), ("duration ms", data["duration_ms"]),
+        ("finished", output.when(data["finished_at"])), ("duration", millis(data["duration_ms"])),
         ("error", data["error"]),
     ])
-    output.table("phases", ["phase", "ms"], ([p["phase"], p["duration_ms"]] for p in data["phases"]))
+    output.table("phases", ["phase", "time"], ([p["phase"], millis(p["duration_ms"])] for p in data["phases"]))
     if data["digest"]:
         print_markdown(data["digest"])
 
