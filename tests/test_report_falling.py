@@ -59,3 +59,16 @@ def test_a_zero_bar_is_drawn() -> None:
         return len(re.findall(r'id="patch_\d+"', svg))
 
     assert bars([0.0, 0.5]) == bars([0.25, 0.5]) + 1  # the same bars plus the stub for the zero
+
+
+def test_the_report_says_which_tasks_each_skill_wins(lib: Library, clock) -> None:
+    lib.skills.add("csv-to-parquet", "convert")
+    for task, ok in (("convert the nightly export", True), ("convert the nightly export", True),
+                     ("shrink the archive", False), ("load the sales csv", True)):
+        lib.record_outcome("csv-to-parquet", ok, task=task)
+        clock.advance(60)
+    doc = build_report(lib)
+    section = doc[doc.index("tasks each skill wins"):]
+    section = section[: section.index("</table>")]
+    assert "convert the nightly export (2/2); load the sales csv (1/1)" in section
+    assert "shrink the archive" not in section  # never won

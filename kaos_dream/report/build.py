@@ -110,7 +110,24 @@ def skills_section(lib: Library, since: float | None) -> str:
     parts.append(note + table([("skill", False), ("uses", True), ("successes", True), ("all-time", True),
                                ("recent", True), ("search hits", True), ("last used", False), ("state", False)],
                               rows, sortable=True, scroll=True) if shown else empty("the library has no skills"))
+    parts.append(tasks_won(lib, used[:WINNING_SKILLS]))
     return "".join(parts)
+
+
+WINNING_SKILLS = 15  # the most used skills whose winning tasks are listed
+
+
+def tasks_won(lib: Library, skills: list) -> str:
+    """Which tasks each of the most used skills wins (outcomes reported with a task)."""
+    wins = queries.winning_tasks(lib.conn, [r.skill_id for r in skills])
+    rows = [[Cell(name(r.name), r.name),
+             text("; ".join(f"{charts.short(task, 60)} ({w}/{u})" for task, w, u in wins[r.skill_id]))]
+            for r in skills if wins[r.skill_id]]
+    if not rows:
+        return "<h3>tasks each skill wins</h3>" + empty("no outcome was reported with a task yet")
+    return ("<h3>tasks each skill wins</h3><p>The tasks each of the most used skills succeeds on most "
+            "(successes/uses on that task; outcomes reported with <code>--task</code>).</p>"
+            + table([("skill", False), ("tasks won", False)], rows))
 
 
 def failures_section(lib: Library, since: float | None) -> str:

@@ -167,3 +167,21 @@ def agent_labels(agents: set[tuple[str | None, str | None]]) -> dict[tuple[str |
         else:
             out[(agent, name)] = name or agent
     return out
+
+
+def winning_tasks(conn: sqlite3.Connection, skill_ids: list[int],
+                  per_skill: int = 3) -> dict[int, list[tuple[str, int, int]]]:
+    """For each skill, the tasks it succeeds on most: (task text, successes, uses), most successes
+    first, then the fewest uses, ties by task id; at most ``per_skill`` each."""
+    out: dict[int, list[tuple[str, int, int]]] = {sid: [] for sid in skill_ids}
+    if not skill_ids:
+        return out
+    marks = ",".join("?" * len(skill_ids))
+    for sid, text, wins, uses in conn.execute(
+        "SELECT t.skill_id, k.text, t.successes, t.uses FROM skill_task_stats AS t JOIN tasks AS k ON k.id = t.task_id"
+        f" WHERE t.skill_id IN ({marks}) AND t.successes > 0 ORDER BY t.skill_id, t.successes DESC, t.uses, k.id",
+        skill_ids,
+    ):
+        if len(out[sid]) < per_skill:
+            out[sid].append((str(text), int(wins), int(uses)))
+    return out
