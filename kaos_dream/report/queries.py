@@ -140,9 +140,23 @@ def proposals(conn: sqlite3.Connection, since: float | None) -> tuple[dict[tuple
         item = dict(zip([d[0] for d in rows.description], r, strict=True))
         evidence = json.loads(item.pop("evidence") or "{}")
         names = evidence.get("names") if isinstance(evidence, dict) else None
-        item["names"] = [str(n) for n in names] if isinstance(names, list) else []
+        item["names"] = [str(n) for n in names] if isinstance(names, list) else target_names(conn, item["targets"])
         recent.append(item)
     return counts, recent
+
+
+def target_names(conn: sqlite3.Connection, targets: str) -> list[str]:
+    """``memory:6`` as a person knows it (``memory:staging-tls``); [] when a target is not a node."""
+    from ..graph.nodes import NODE_TABLES, Node, references
+
+    nodes = []
+    for part in (targets or "").split(","):
+        kind, _, ref = part.partition(":")
+        if kind not in NODE_TABLES or not ref.isdigit():
+            return []
+        nodes.append(Node(kind, int(ref)))
+    names = references(conn, nodes)
+    return [names[n] for n in nodes]
 
 
 def merges(conn: sqlite3.Connection, limit: int) -> tuple[int, list[dict[str, Any]]]:

@@ -1,4 +1,4 @@
-"""'Falling' skills: the latest outcomes against the ones before them, with a minimum of evidence."""
+"""The report tells the truth: falling skills, visible zero bars, agents and targets by name, tasks won."""
 
 from __future__ import annotations
 
@@ -72,3 +72,13 @@ def test_the_report_says_which_tasks_each_skill_wins(lib: Library, clock) -> Non
     section = section[: section.index("</table>")]
     assert "convert the nightly export (2/2); load the sales csv (1/1)" in section
     assert "shrink the archive" not in section  # never won
+
+
+def test_proposal_targets_are_named(lib: Library) -> None:
+    from kaos_dream.report.queries import target_names
+
+    memory = lib.memories.add("staging needs the new TLS bundle", key="staging-tls").id
+    skill = lib.skills.add("deploy-friday", "deploy").id
+    assert target_names(lib.conn, f"memory:{memory}") == ["memory:staging-tls"]
+    assert target_names(lib.conn, f"skill:{skill},memory:{memory}") == ["skill:deploy-friday", "memory:staging-tls"]
+    assert target_names(lib.conn, "policy:3") == []
