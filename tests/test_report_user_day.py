@@ -82,3 +82,25 @@ def test_proposal_targets_are_named(lib: Library) -> None:
     assert target_names(lib.conn, f"memory:{memory}") == ["memory:staging-tls"]
     assert target_names(lib.conn, f"skill:{skill},memory:{memory}") == ["skill:deploy-friday", "memory:staging-tls"]
     assert target_names(lib.conn, "policy:3") == []
+
+
+def test_time_axes_use_one_clock_format() -> None:
+    """Seconds never appear as a bare number beside HH:MM: every tick is a date or a clock time."""
+    import re
+    from datetime import UTC, datetime
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from kaos_dream.report import charts
+
+    for span, pattern in ((50, r"\d\d:\d\d:\d\d"), (3000, r"\d\d:\d\d"), (86_400 * 3, r"\d{4}-\d\d-\d\d")):
+        fig, ax = plt.subplots()
+        ax.plot([datetime.fromtimestamp(1.767e9 + span * i / 5, UTC) for i in range(6)], range(6))
+        charts._time_axis(ax)
+        fig.canvas.draw()
+        labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+        plt.close(fig)
+        assert labels and all(re.fullmatch(pattern, x) for x in labels), (span, labels)

@@ -87,7 +87,12 @@ def _time_axis(ax: object) -> None:
 
     locator = mdates.AutoDateLocator(minticks=3, maxticks=8)
     ax.xaxis.set_major_locator(locator)  # type: ignore[attr-defined]
-    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))  # type: ignore[attr-defined]
+    # One clock format on every chart: dates as YYYY-MM-DD, times of day always as HH:MM (HH:MM:SS when
+    # the ticks are seconds apart), never a bare "20" for 20 seconds beside "03:07" on another chart.
+    formats = ["%Y", "%Y-%m", "%Y-%m-%d", "%H:%M", "%H:%M", "%H:%M:%S"]
+    offsets = ["", "%Y", "%Y-%m", "%Y-%m-%d", "%Y-%m-%d", "%Y-%m-%d %H:%M"]
+    formatter = mdates.ConciseDateFormatter(locator, formats=formats, zero_formats=formats, offset_formats=offsets)
+    ax.xaxis.set_major_formatter(formatter)  # type: ignore[attr-defined]
 
 
 def short(text: str, width: int = 32) -> str:
