@@ -269,18 +269,20 @@ from tests.pg_server import PgServer, pg_database, pg_server, pg_url  # noqa: E4
 
 # Files whose tests start real PostgreSQL servers, headless browsers, MCP servers, many concurrent
 # processes, crash and kill loops, model deadlines or benchmark runs: the suite's long tail (from
-# `--durations`). `pytest -m "not slow"` runs everything else, the parsing, rendering and library tests.
+# `--durations`), and every test parametrized onto PostgreSQL. `pytest -m "not slow"` runs everything
+# else: the parsing, rendering and library tests.
 SLOW_FILES = frozenset({
     "test_pg_bm25.py", "test_pg_connect.py", "test_pg_faults.py", "test_pg_migrations.py",
     "test_pg_search_equivalence.py", "test_pg_server.py", "test_cli_engines.py", "test_report_browser.py",
     "test_bench_curves.py", "test_fleet_bench.py", "test_dream_processes.py", "test_crash_recovery.py",
     "test_audit2_concurrency.py", "test_coordination.py", "test_mcp_server.py", "test_mcp_trust.py",
     "test_mcp_gate.py", "test_llm_deadline.py", "test_storage_faults.py", "test_report.py", "test_progress.py",
-    "test_readme_tour.py", "test_upgrade_path.py", "test_dream_scale_paths.py",
+    "test_readme_tour.py", "test_upgrade_path.py", "test_dream_scale_paths.py", "test_benchkit.py",
+    "test_db_copy.py", "test_audit2_files.py", "test_bad_input_sweep.py", "test_live_judge_script.py",
 })
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if item.path.name in SLOW_FILES:
+        if item.path.name in SLOW_FILES or "[postgresql" in item.nodeid:  # and every test run on a real server
             item.add_marker(pytest.mark.slow)
