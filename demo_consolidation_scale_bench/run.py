@@ -14,7 +14,7 @@ For each scale a separate worker process (so peak RSS is per scale):
 Also timed, on the same fresh copy right before each pass: the read-and-tokenise floor (every live
 skill's text read and tokenised as merge detection does, the outcome and memory-hit rows scanned once).
 
-Budgets (issue 5 / DESIGN.md §11): 10k p50 <= 1 s, 100k p50 <= 15 s, peak RSS at 100k <= 1 GB, merge pairs
+Budgets (issue 5): 10k p50 <= 1 s, 100k p50 <= 15 s, peak RSS at 100k <= 1 GB, merge pairs
 identical to the exact scan. Exits 1 when one is missed. ``--quick`` runs 100 and 1k only (CI).
 """
 

@@ -14,7 +14,7 @@ script; no external data):
    second.
 
 Writes results.json and results.md beside this file (``--quick``: results.quick.*, not committed).
-There is no latency budget for the MCP server in DESIGN.md §11 or the issue, so latency is reported,
+There is no latency budget for the MCP server in the issues, so latency is reported,
 not judged; the script exits 1 when a write is lost or a call fails. ``--quick`` runs fewer repeats
 (well under a minute).
 """

@@ -12,7 +12,7 @@ library per measurement seeded with 100 skills and 50 memories; 200 timed ops ea
   co-activation pairs, some of them planted ``co_occurs_with`` edges to strengthen), and the library
   keeps its default settings (an automatic dry-run pass every 100 completions lands in the tail).
   Reported beside the budgeted op, measured the same way, with the +300 µs line shown for reference;
-  it is no budget of DESIGN.md and does not decide the exit status.
+  it is not one of the project's budgets and does not decide the exit status.
 
 The three workload ops run with the workload file's environment (``env``: dream and systemic
 thresholds of 1,000,000, so no automatic pass fires while timing).
@@ -26,7 +26,7 @@ median over rounds, with the spread of p50 reported; the delta is the median ove
 Also measured: absolute p50 of ``record_outcome`` and weighted search on a generated library of 10,000
 skills (``--scale`` adds more sizes, e.g. ``--scale 100000``), each query matching ~45 % of the corpus.
 
-Exit status is non-zero when a budget is missed (DESIGN.md §11): Δp50 ≤ +20 µs record_outcome,
+Exit status is non-zero when a budget is missed: Δp50 ≤ +20 µs record_outcome,
 ≤ +50 µs search with hits, ≤ +300 µs agent complete; p99 < 20 ms; weighted search p50 ≤ 2 ms at 10k
 (≤ 10 ms at 100k when measured).
 

@@ -9,7 +9,7 @@ description). Nothing is recorded. Top-1 accuracy is measured for:
 
 * ``bm25`` — ``rank="bm25"``, FTS5's lexical order (the reference the goal compares with),
 * ``weighted`` — the default ranking,
-* ``wilson`` — the seed's formula exactly (DESIGN §4), which is what the default was before issue 16,
+* ``wilson`` — the seed's formula exactly, which is what the default was before issue 16,
 * ``bm25_plus`` — an outside reference with an IDF that stays positive: ``rank_bm25.BM25Plus`` over
   the same texts (name, description, tags), scored in memory (not a library ranking).
 

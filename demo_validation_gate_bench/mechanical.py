@@ -2,7 +2,7 @@
 
 Everything goes through the real library (episodes, outcomes, searches, the validation gate, dream
 --apply). Beside it runs an independent reference model of the formulas — written here from
-DESIGN.md §6, sharing no code with kaos_dream — and after every episode and every dream the live
+the rules in docs/, sharing no code with kaos_dream — and after every episode and every dream the live
 ``co_occurs_with`` edges of the library are compared with the model: same edges, strengths within
 1e-9.
 

@@ -27,3 +27,33 @@ def is_utf8_text(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def asks_version(args: list[str]) -> bool:
+    """True when click would answer these arguments with the root's eager ``--version``: it comes
+    before any subcommand, among the root's own options only."""
+    expect_value = False
+    for arg in args:
+        if expect_value:
+            expect_value = False
+            continue
+        if arg == "--version":
+            return True
+        if arg in ROOT_VALUE_OPTIONS:
+            expect_value = True
+        elif arg in ROOT_FLAGS or any(arg.startswith(option + "=") for option in ROOT_VALUE_OPTIONS):
+            continue
+        else:
+            return False  # a subcommand, --help or anything click should judge
+    return False
+
+
+def version_after_words(args: list[str]) -> str | None:
+    """The usage error for ``kaos --version extra`` (click would print the version and ignore the
+    rest, exit 0), or None when ``--version`` stands alone after the root's options."""
+    if not asks_version(args):
+        return None
+    extra = args[args.index("--version") + 1:]
+    if not extra:
+        return None
+    return f"--version takes no arguments (got {extra[0]!r}); see `kaos --help`"

@@ -9,26 +9,9 @@ from __future__ import annotations
 import os
 import sys
 
-from .argv import ROOT_FLAGS, ROOT_VALUE_OPTIONS, is_utf8_text, version_line
+from .argv import asks_version, is_utf8_text, version_after_words, version_line
 
-
-def asks_version(args: list[str]) -> bool:
-    """True when click would answer these arguments with the root's eager ``--version``: it comes
-    before any subcommand, among the root's own options only."""
-    expect_value = False
-    for arg in args:
-        if expect_value:
-            expect_value = False
-            continue
-        if arg == "--version":
-            return True
-        if arg in ROOT_VALUE_OPTIONS:
-            expect_value = True
-        elif arg in ROOT_FLAGS or any(arg.startswith(option + "=") for option in ROOT_VALUE_OPTIONS):
-            continue
-        else:
-            return False  # a subcommand, --help or anything click should judge
-    return False
+__all__ = ["asks_version", "run", "main"]
 
 
 _answered_fast = False  # set when the fast search path ran: main() may then skip the interpreter's teardown
@@ -41,6 +24,10 @@ def run(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     text = all(is_utf8_text(arg) for arg in args)
     if asks_version(args) and text:
+        extra = version_after_words(args)
+        if extra is not None:
+            sys.stderr.write(f"kaos: usage error: {extra}\n")
+            return 2
         sys.stdout.write(version_line())
         sys.stdout.flush()
         return 0

@@ -98,7 +98,7 @@ class Settings:
     co_use_threshold: float = 0.15
     logical_threshold: float = 0.7
     alignment_threshold: float = 0.5
-    # Failure intelligence (DESIGN.md §8).
+    # Failure intelligence.
     systemic_threshold: int = 5  # distinct agents on one fingerprint within the window raise an alert
     systemic_window_s: float = 120.0  # sliding window for the systemic detector, seconds
     fix_min_attempts: int = 5  # a fix is judged only after this many reported outcomes
@@ -113,7 +113,7 @@ class Settings:
     llm_max_retries: int = 1  # retries within the KAOS_LLM_TIMEOUT_S deadline (never past it)
     llm_max_reply_bytes: int = 65_536  # a larger response body is dropped unread (400 tokens are ~2 kB)
     anthropic_api_key: str = field(default="", repr=False)
-    # Graph (DESIGN §6): gate strength β₀ for gated/adaptive activation (10: the smallest β of the
+    # Graph: gate strength β₀ for gated/adaptive activation (10: the smallest β of the
     # sweep at which both modes silence every blocked hub of demo_causal_bench's stress set and rank
     # every open hub above every blocked one); online-learning rate η;
     # confidence lost per dream cycle by causal edges with no new evidence (λ_neglect); the strength a
@@ -126,7 +126,7 @@ class Settings:
     graph_prune_epsilon: float = 0.02
     graph_prune_weak: float = 0.2
     graph_prune_dormant_days: float = 30.0
-    # Dream consolidation (kaos_dream/dream). Defaults are DESIGN.md §6/§9's constants.
+    # Dream consolidation (kaos_dream/dream). Defaults are the project's tuned constants.
     dream_threshold: int = 100  # completed episodes between automatic dry-run passes
     dream_auto_budget_ms: float = 20.0  # an automatic pass estimated above this runs in a detached process
     dream_lease_s: float = 120.0  # how long a run's lease lasts without a heartbeat
@@ -153,7 +153,7 @@ class Settings:
     dream_ltd_delta: float = 0.05  # LTD per cycle: s -= delta * (1 - exp(-c / tau))
     dream_ltd_tau: float = 5.0
     dream_strength_floor: float = 0.1
-    # Search ranking (DESIGN §4). rank: weighted (default, chosen by demo_neuroplasticity_bench),
+    # Search ranking. rank: weighted (default, chosen by demo_neuroplasticity_bench),
     # wilson (the seed formula exactly) or bm25 (lexical order).
     rank: str = "weighted"
     rank_alpha: float = 3.0  # weight of the Wilson lower bound in the usage factor
@@ -161,7 +161,7 @@ class Settings:
     rank_z: float = 1.96  # Wilson confidence (95 %)
     rank_floor: float = 0.01  # the seed formula's (wilson) BM25 floor; the default ranking has none
     rank_task_context: bool = True  # weighted: use the outcomes of the same task when it has history
-    # Evidence ages (DESIGN §13): an outcome's weight halves with every `half-life` later outcomes of the
+    # Evidence ages: an outcome's weight halves with every `half-life` later outcomes of the
     # same record that contradict it (failures after a success, successes after a failure); 0 = the
     # all-time record (KAOS_EVIDENCE_HALF_LIFE). 1.0 chosen by demo_neuroplasticity_bench's drift sweep.
     evidence_half_life: float = 1.0

@@ -160,6 +160,8 @@ def pytest_configure(config: pytest.Config) -> None:
     does for an installed package. With PYTHONDONTWRITEBYTECODE=1 (set on some machines) an editable
     checkout has none, and every `kaos` subprocess would recompile every module it imports (~0.1-0.2 s a call)."""
     config.addinivalue_line("markers", "both_engines: run this test on SQLite and on PostgreSQL (the engine fixture)")
+    config.addinivalue_line("markers", "slow: starts servers, browsers, many processes or benchmarks (`-m 'not slow'` "
+                                       "for the fast subset)")
     compileall.compile_dir(str(PROJECT_ROOT / "kaos_dream"), quiet=1)
 
 
@@ -264,3 +266,23 @@ def kaos_in_process():
 
 # A real PostgreSQL server per test process, for the tests of the PostgreSQL backend (tests/pg_server.py).
 from tests.pg_server import PgServer, pg_database, pg_server, pg_url  # noqa: E402,F401
+
+# Files whose tests start real PostgreSQL servers, headless browsers, MCP servers, many concurrent
+# processes, crash and kill loops, model deadlines or benchmark runs: the suite's long tail (from
+# `--durations`), and every test parametrized onto PostgreSQL. `pytest -m "not slow"` runs everything
+# else: the parsing, rendering and library tests.
+SLOW_FILES = frozenset({
+    "test_pg_bm25.py", "test_pg_connect.py", "test_pg_faults.py", "test_pg_migrations.py",
+    "test_pg_search_equivalence.py", "test_pg_server.py", "test_cli_engines.py", "test_report_browser.py",
+    "test_bench_curves.py", "test_fleet_bench.py", "test_dream_processes.py", "test_crash_recovery.py",
+    "test_audit2_concurrency.py", "test_coordination.py", "test_mcp_server.py", "test_mcp_trust.py",
+    "test_mcp_gate.py", "test_llm_deadline.py", "test_storage_faults.py", "test_report.py", "test_progress.py",
+    "test_readme_tour.py", "test_upgrade_path.py", "test_dream_scale_paths.py", "test_benchkit.py",
+    "test_db_copy.py", "test_audit2_files.py", "test_bad_input_sweep.py", "test_live_judge_script.py",
+})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.name in SLOW_FILES or "[postgresql" in item.nodeid:  # and every test run on a real server
+            item.add_marker(pytest.mark.slow)

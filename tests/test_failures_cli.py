@@ -104,7 +104,10 @@ def test_failures_listing_filters(kaos, seeded: str) -> None:
     bad = kaos("dream", "failures", "--category", "weird", db=seeded)
     assert bad.returncode == 2 and "'weird' is not one of" in bad.stderr  # a usage error since issue 18
     human = kaos("dream", "failures", db=seeded)
-    assert "llm_call" in human.stdout and "LLM diagnosis: off" in human.stdout
+    assert "llm_call" in human.stdout and "LLM diagnosis: off" in human.stderr  # a note: never on stdout
+    assert "LLM diagnosis" not in human.stdout
+    empty = kaos("dream", "failures", "--category", "transient", db=seeded)
+    assert empty.returncode == 0 and empty.stdout == "" and "LLM diagnosis: off" in empty.stderr
 
 
 def test_manual_diagnosis_override(kaos, seeded: str) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -118,11 +117,10 @@ def test_every_bad_answer_falls_back_to_unknown(db_path: Path, fake: FakeAnthrop
 def test_timeout_falls_back_quickly(db_path: Path, fake: FakeAnthropic) -> None:
     fake.queue(Reply.slow(3.0, Reply.json(GOOD)))
     with open_lib(db_path, settings_for(fake, llm_timeout_s=0.3)) as lib:
-        start = time.perf_counter()
         rec = lib.failures.record("mystery_tool", UNKNOWN)
-        elapsed = time.perf_counter() - start
+    # the good answer arrives after 3 s: the fallback proves the 0.3 s deadline ended the wait first
     assert rec.diagnosis.category == "unknown" and "timed out" in (rec.llm_note or "")
-    assert elapsed < 2.5
+    assert fake.calls == 1 and float(fake.requests[0]["_headers"]["x-stainless-read-timeout"]) <= 0.3
 
 
 def test_unreachable_server_falls_back(db_path: Path) -> None:

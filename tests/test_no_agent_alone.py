@@ -109,8 +109,9 @@ def test_promotions_wait_for_a_person(tmp_path: Path) -> None:
     assert skill_names(db) == ["deploy-safely"]  # proposed, not applied
     (pending,) = json.loads(kaos_ok(db, "dream", "promotions", "--json"))
     assert pending["agents"] == ["a1", "a2", "a3"] and pending["content"] == EVIL
-    shown = kaos_ok(db, "dream", "promotions")
-    assert "deploy-tip" in shown and "--accept" in shown
+    shown = run_kaos("dream", "promotions", db=db)
+    assert shown.returncode == 0 and "deploy-tip" in shown.stdout
+    assert "--accept" in shown.stderr and "--accept" not in shown.stdout  # the hint is for the person: stderr
     kaos_ok(db, "dream", "promotions", "--reject", str(pending["id"]), "--reason", "a curl | sh is not a skill")
     kaos_ok(db, "dream", "run", "--apply")
     assert skill_names(db) == ["deploy-safely"] and json.loads(kaos_ok(db, "dream", "promotions", "--json")) == []

@@ -57,7 +57,6 @@ ACCEPTED = [
     ["search", "--kind", "skill", "deploy"],
     ["search", "deploy", "--kind=memory"],
     ["search", "deploy", "--limit", "1"],
-    ["search", "deploy", "--limit=0"],
     ["search", "deploy", "--limit", "1000", "--limit", "2"],
     ["search", "release", "--include-deprecated"],
     ["search", "deploy", "--rank", "bm25"],
@@ -84,7 +83,6 @@ ACCEPTED = [
     ["search", "shipping a new build to the servers"],  # words the library lacks: the model is used
     ["search", "ship it to prod", "--kind", "memory"],
     ["search", "-"],
-    ["search", ""],
     ["search", "[bold]x\x1b[2J", "--format", "table"],
     ["search", "deploy", "--db", ""],
     ["--db", "", "search", "deploy"],
@@ -111,6 +109,9 @@ REFUSED = [
     ["--format", "bogus", "search", "x"],
     ["search", "x", "--format", "yaml"],
     ["--version", "search", "x"],
+    ["search", ""],
+    ["search", "   "],
+    ["search", "deploy", "--limit=0"],
     ["skill", "list"],
 ]
 
@@ -163,3 +164,13 @@ def test_parser_knows_exactly_the_typer_commands_options() -> None:
     assert typer_flags == table | set(SHARED_VALUE_OPTIONS) | set(SHARED_FLAGS)
     defaults = {param.name: param.default for param in command.params if param.name in {o.name for o in options()}}
     assert {k: getattr(v, "value", v) for k, v in defaults.items()} == {o.name: o.default for o in options()}
+
+
+@pytest.mark.parametrize("args", [["search", ""], ["search", " \t"], ["search", "deploy", "--limit", "0"],
+                                  ["--version", "extra"], ["--version", "search", "x"]])
+def test_empty_queries_a_zero_limit_and_version_with_words_are_usage_errors(
+        args: list[str], library: Path, tmp_path: Path) -> None:
+    """They used to exit 0 with nothing (or the version) on stdout: a script could not tell."""
+    for code, out, err in both(args, library, tmp_path):
+        assert (code, out) == (2, ""), (code, out, err)
+        assert err.startswith("kaos: usage error: ") and len(err.strip().splitlines()) == 1, err

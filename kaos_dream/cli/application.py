@@ -16,7 +16,7 @@ import typer
 import typer.core
 import typer.main
 
-from ..argv import is_utf8_text, version_line
+from ..argv import is_utf8_text, version_after_words, version_line
 from . import output
 from .common import STDIN_HINT, DbOption, global_options
 from .compat import Abort, ClickException, Exit, NoArgsIsHelpError, NoSuchOption, UsageError
@@ -217,6 +217,9 @@ def run(argv: list[str] | None = None) -> int:
     for position, arg in enumerate(args, 1):
         if not is_utf8_text(arg):
             return fail(f"usage error: argument {position} is not valid UTF-8 text", 2)
+    extra = version_after_words(args)
+    if extra is not None:
+        return fail(f"usage error: {extra}", 2)
     strict_stdin()
     return guarded(lambda: _run_click(args))
 

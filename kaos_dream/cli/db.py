@@ -137,8 +137,8 @@ def reindex(
 
     Example: kaos db reindex --json
     """
-    with open_for_write(ctx, db) as lib:
-        done = lib.vectors.reindex(force=all_rows, drop_unused=drop_unused)
+    with open_for_write(ctx, db) as lib, output.progress_bar("reindex", not wants_json(ctx, json_out)) as progress:
+        done = lib.vectors.reindex(force=all_rows, drop_unused=drop_unused, progress=progress)
         dropped = done.pop("dropped", None)
         status = lib.vectors.status()
         unused = lib.vectors.unused_count()

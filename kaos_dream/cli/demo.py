@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from typing import Annotated
+from collections.abc import Iterable, Sequence
+from typing import Annotated, Any
 
 import typer
 
@@ -50,12 +51,12 @@ def demo(
         f"completed, {agents['failed']} failed; LLM: {report['llm']}"
     )
     output.markdown(report["digest"] or "")
-    output.table(
+    titled_table(
         "pending merges (review: kaos dream merges --accept N | --reject N --reason …)",
         ["proposal", "skills", "jaccard", "why"],
         ([m["id"], " + ".join(m["names"] or []), m["jaccard"], m["rationale"]] for m in report["pending_merges"]),
     )
-    output.table(
+    titled_table(
         "systemic alerts (kaos alerts check exits 3 while one is open)",
         ["alert", "status", "fingerprint", "agents", "raised"],
         ([a["id"], a["status"], a["fingerprint_id"], a["agent_count"], output.when(a.get("raised_at"))]
@@ -65,6 +66,22 @@ def demo(
     for step in report["next"]:
         output.message(f"  {step}")
     output.message(report["report_note"], style="bold" if report["report"] else "dim")
+
+
+def titled_table(title: str, columns: list[str], rows: Iterable[Sequence[Any]]) -> None:
+    """The demo prints a document for a person, also into a pipe (`kaos demo | less`): there a table
+    is TSV, so it gets its title line and column names rather than arriving as untitled rows."""
+    if output.mode.resolved() == "tsv" and not output.mode.quiet:
+        output.message("")
+        output.message(title)
+        header = output.mode.header
+        output.mode.header = True
+        try:
+            output.table(title, columns, rows)
+        finally:
+            output.mode.header = header
+        return
+    output.table(title, columns, rows)
 
 
 def demo_report(db: str) -> tuple[str | None, str]:

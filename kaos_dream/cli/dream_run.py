@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -54,23 +54,14 @@ def _parse_iso(text: str) -> float:
     return parsed.timestamp()
 
 
-@contextlib.contextmanager
-def progress_bar(enabled: bool) -> Iterator[Progress | None]:
+def progress_bar(enabled: bool) -> contextlib.AbstractContextManager[Progress | None]:
     """A rich progress bar on stderr when it is a terminal; nothing otherwise."""
-    if not enabled or not sys.stderr.isatty():
-        yield None
-        return
-    from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
-    from rich.progress import Progress as RichProgress
+    return output.progress_bar("dream", enabled)
 
-    bar = RichProgress(TextColumn("dream: {task.description}"), BarColumn(), TimeElapsedColumn(),
-                       console=output.err_console, transient=True)
-    task = bar.add_task("starting", total=1)
-    with bar:
-        def update(name: str, position: int, total: int) -> None:
-            bar.update(task, description=name, completed=position, total=max(total, 1))
 
-        yield update
+def millis(value: float | None) -> str | None:
+    """A duration for people, with its unit (`--json` keeps the number in `*_ms` fields)."""
+    return None if value is None else f"{value:.1f} ms"
 
 
 def print_markdown(text: str) -> None:
@@ -89,7 +80,7 @@ def render_outcome(outcome: RunOutcome, as_json: bool, quiet: bool) -> None:
         return
     output.message(outcome.message, style="bold")
     timings = outcome.summary.get("timings_ms", {})
-    output.table("phases", ["phase", "ms"], [(k, v) for k, v in timings.items()])
+    output.table("phases", ["phase", "time"], [(k, millis(v)) for k, v in timings.items()])
     if outcome.digest:
         print_markdown(outcome.digest)
 
@@ -184,9 +175,9 @@ def runs(
     if wants_json(ctx, json_out):
         output.emit_json(rows)
         return
-    output.table("dream runs", ["id", "kind", "mode", "trigger", "status", "cycle", "started", "ms"],
+    output.table("dream runs", ["id", "kind", "mode", "trigger", "status", "cycle", "started", "duration"],
                  ([r["id"], r["kind"], r["mode"], r["trigger"], r["status"], r["cycle"], output.when(r["started_at"]),
-                   r["duration_ms"]] for r in rows))
+                   millis(r["duration_ms"])] for r in rows))
 
 
 @app.command("show")
@@ -208,10 +199,10 @@ def show(
     output.fields(f"dream run {run_id}", [
         ("kind", data["kind"]), ("mode", data["mode"]), ("trigger", data["trigger"]), ("status", data["status"]),
         ("cycle", data["cycle"]), ("started", output.when(data["started_at"])),
-        ("finished", output.when(data["finished_at"])), ("duration ms", data["duration_ms"]),
+        ("finished", output.when(data["finished_at"])), ("duration", millis(data["duration_ms"])),
         ("error", data["error"]),
     ])
-    output.table("phases", ["phase", "ms"], ([p["phase"], p["duration_ms"]] for p in data["phases"]))
+    output.table("phases", ["phase", "time"], ([p["phase"], millis(p["duration_ms"])] for p in data["phases"]))
     if data["digest"]:
         print_markdown(data["digest"])
 
@@ -361,4 +352,4 @@ def review(
         return
     output.table(title, columns, (cells(r) for r in rows))
     if rows:
-        output.message(hint)
+        output.note(hint)  # a hint for the person: stderr, so a pipe gets only the rows

@@ -96,7 +96,7 @@ def record(
     status = "new fingerprint" if result.new else "known fingerprint"
     output.fields(f"failure {result.fingerprint_id} ({status} {result.hash[:12]})", diagnosis_pairs(result.to_dict()))
     if result.llm_note and result.diagnosis.category == "unknown":
-        output.message(f"LLM diagnosis not used: {result.llm_note}", "dim")
+        output.note(f"LLM diagnosis not used: {result.llm_note}")
     if result.alert_id is not None:
         output.warn(f"systemic alert {result.alert_id} raised for this failure", "bold red")
 
@@ -265,7 +265,7 @@ def failures(
         ],
     )
     if not llm["enabled"]:
-        output.message(f"LLM diagnosis: off ({llm['reason']})", "dim")
+        output.note(f"LLM diagnosis: off ({llm['reason']})")  # a note, not a row: stderr
 
 
 @dream_app.command("diagnose")
@@ -456,4 +456,4 @@ def recategorize(
         llm = lib.failures.llm.status()
     reply(ctx, json_out, {"recategorized": changed, "llm": llm}, f"{changed} fingerprint(s) recategorized")
     if not llm["enabled"] and not no_llm and not wants_json(ctx, json_out):
-        output.message(f"LLM diagnosis: off ({llm['reason']})", "dim")
+        output.note(f"LLM diagnosis: off ({llm['reason']})")

@@ -53,6 +53,14 @@ def _edge_row(e) -> list:
             f"{e.verified_correct}/{e.verifications}", "pruned" if e.pruned_at else ""]
 
 
+def _names(lib, edge) -> tuple[str, str]:  # noqa: ANN001 - Library and Edge, imported lazily
+    """The edge's ends as names (``skill:deploy-friday``), as the person typed them; JSON keeps ids."""
+    from ..graph.nodes import references
+
+    names = references(lib.conn, [edge.src, edge.dst])
+    return names[edge.src], names[edge.dst]
+
+
 EDGE_COLUMNS = ["id", "src", "relation", "dst", "strength", "provenance", "verified", "state"]
 
 
@@ -73,8 +81,8 @@ def link(
     """
     with open_for_write(ctx, db) as lib:
         edge = lib.graph.link(resolve_node(lib.conn, src), relation, resolve_node(lib.conn, dst), strength=strength)
-    reply(ctx, json_out, edge.to_dict(),
-          f"edge {edge.id}: {edge.src} -{edge.relation}-> {edge.dst} (strength {edge.strength:.2f})")
+        a, b = _names(lib, edge)
+    reply(ctx, json_out, edge.to_dict(), f"edge {edge.id}: {a} -{edge.relation}-> {b} (strength {edge.strength:.2f})")
 
 
 @app.command("unlink")
@@ -86,7 +94,8 @@ def unlink(ctx: typer.Context, src: NodeArg, relation: RelationArg, dst: NodeArg
     """
     with open_for_write(ctx, db) as lib:
         edge = lib.graph.unlink(resolve_node(lib.conn, src), relation, resolve_node(lib.conn, dst))
-    reply(ctx, json_out, edge.to_dict(), f"removed edge {edge.id}: {edge.src} -{edge.relation}-> {edge.dst}")
+        a, b = _names(lib, edge)
+    reply(ctx, json_out, edge.to_dict(), f"removed edge {edge.id}: {a} -{edge.relation}-> {b}")
 
 
 @app.command("evidence")
@@ -106,10 +115,11 @@ def evidence(
     with open_for_write(ctx, db) as lib:
         edge = lib.graph.add_evidence(resolve_node(lib.conn, src), relation, resolve_node(lib.conn, dst),
                                       correct=not contradicts)
+        a, b = _names(lib, edge)
     if wants_json(ctx, json_out):
         output.emit_json(edge.to_dict())
         return
-    output.message(f"edge {edge.id}: {edge.src} -{edge.relation}-> {edge.dst} now {edge.strength:.3f} "
+    output.message(f"edge {edge.id}: {a} -{edge.relation}-> {b} now {edge.strength:.3f} "
                    f"({edge.verified_correct}/{edge.verifications} supporting)")
 
 

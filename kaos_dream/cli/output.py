@@ -16,11 +16,12 @@ terminal, ``tsv`` when stdout is not a terminal, or what ``--format`` / ``--json
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import re
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -236,7 +237,7 @@ def tsv_field(value: Any) -> str:
     """One tab-separated field: tabs and line breaks inside a value become spaces."""
     if value is None:
         return "-"
-    text = visible(plain(value))
+    text = visible(plain(uncut(value)))
     # After visible() the only separators left that splitlines() knows are these four.
     if "\t" in text or "\n" in text or "\u2028" in text or "\u2029" in text:
         return " ".join(text.replace("\t", " ").splitlines())
@@ -263,7 +264,7 @@ def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any
         return
     fmt = mode.resolved()
     if fmt == "json":  # a command that has no JSON form of its own: rows as objects
-        emit_json([dict(zip(columns, row, strict=False)) for row in rows])
+        emit_json([{c: uncut(v) for c, v in zip(columns, row, strict=False)} for row in rows])
         return
     if fmt == "tsv":
         header = ["\t".join(tsv_field(c) for c in columns)] if mode.header else []
@@ -382,9 +383,25 @@ def json_text(value: Any) -> str:
     return _json_dumps(value, None, sort_keys=True)
 
 
+class Shortened(str):
+    """A table cell cut to fit a terminal that still carries the whole text: TSV and JSON never truncate."""
+
+    full: str
+
+
 def shorten(text: str, width: int = 80) -> str:
+    """``text`` on one line, cut with ``…`` at ``width`` for a terminal's table (pipes get it whole)."""
     flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+    if len(flat) <= width:
+        return flat
+    cut = Shortened(flat[: width - 1] + "…")
+    cut.full = text
+    return cut
+
+
+def uncut(value: Any) -> Any:
+    """The whole text behind a :func:`shorten` cell (any other value as it is)."""
+    return value.full if isinstance(value, Shortened) else value
 
 
 def write_text(text: str) -> None:
@@ -415,3 +432,23 @@ def markdown(text: str) -> None:
     from rich.markdown import Markdown
 
     console.print(Markdown(visible(text)))
+
+
+@contextlib.contextmanager
+def progress_bar(label: str, enabled: bool = True) -> Iterator[Callable[[str, int, int], None] | None]:
+    """A rich progress bar on stderr for slow work, fed (step, position, total): only when stderr is a
+    terminal and neither --quiet nor JSON output was asked for; None otherwise (pipes stay clean)."""
+    if not enabled or mode.quiet or mode.format == "json" or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import Progress as RichProgress
+
+    bar = RichProgress(TextColumn(f"{label}: {{task.description}}"), BarColumn(), TimeElapsedColumn(),
+                       console=_err_console(), transient=True)
+    task = bar.add_task("starting", total=1)
+    with bar:
+        def update(step: str, position: int, total: int) -> None:
+            bar.update(task, description=step, completed=position, total=max(total, 1))
+
+        yield update

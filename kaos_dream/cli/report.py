@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -10,14 +11,16 @@ import typer
 
 from .. import report
 from ..library import Library
-from .common import DbOption, JsonOption, reply, resolve_db
+from . import output
+from .common import DbOption, JsonOption, reply, resolve_db, wants_json
 from .dream_run import parse_since
 
 
-def write_report_of(db: str, out: str | Path, since: float | None = None) -> tuple[Path, int]:
+def write_report_of(db: str, out: str | Path, since: float | None = None,
+                    progress: Callable[[str, int, int], None] | None = None) -> tuple[Path, int]:
     """Render the library at ``db`` (opened read-only) into ``out``; the path written and its size."""
     with Library(db, readonly=True) as lib:
-        document = report.build_report(lib, since=since)
+        document = report.build_report(lib, since=since, progress=progress)
     return report.write_report(document, out, db), len(document.encode())
 
 
@@ -40,5 +43,6 @@ def report_cmd(
         raise report.ReportExtraMissing(f"kaos report draws its charts with matplotlib; install it with: "
                                         f"{report.INSTALL_LINE}")
     since_ts = parse_since(since)
-    path, size = write_report_of(resolve_db(ctx, db), out, since_ts)
+    with output.progress_bar("report", not wants_json(ctx, json_out)) as progress:
+        path, size = write_report_of(resolve_db(ctx, db), out, since_ts, progress)
     reply(ctx, json_out, {"path": os.path.abspath(path), "bytes": size}, f"report written to {os.path.abspath(path)}")

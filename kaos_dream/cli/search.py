@@ -35,6 +35,13 @@ def _annotation(option: Option) -> tuple[Any, Any]:
     return Annotated[base if option.default is not None else base | None, info], option.default
 
 
+def _nonblank(value: str) -> str:
+    """A blank query matches nothing useful: a usage error, not a silent empty answer."""
+    if not value.strip():
+        raise typer.BadParameter("the query is empty; say what to look for", param_hint="QUERY")
+    return value
+
+
 def _build() -> Any:
     def search(ctx: typer.Context, **values: Any) -> None:
         root = ctx.find_root().obj
@@ -43,7 +50,7 @@ def _build() -> Any:
     params = [
         inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context),
         inspect.Parameter("query", inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[
-            str, typer.Argument(help=QUERY_HELP, show_default=False)]),
+            str, typer.Argument(help=QUERY_HELP, show_default=False, callback=_nonblank)]),
     ]
     for option in options():
         annotation, default = _annotation(option)

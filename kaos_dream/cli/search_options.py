@@ -65,7 +65,7 @@ def options() -> tuple[Option, ...]:
     """The table; a choice's values may be a function, called when they are needed."""
     return (
         Option("kind", "--kind", "What to search.", "choice", "all", ("all", "skill", "memory")),
-        Option("limit", "--limit", "At most this many results.", "int", 10, minimum=0, maximum=1000),
+        Option("limit", "--limit", "At most this many results.", "int", 10, minimum=1, maximum=1000),
         Option("include_deprecated", "--include-deprecated", "Also return deprecated skills.", "flag", False),
         Option("rank", "--rank", "weighted: relevance x recent outcomes (default, $KAOS_RANK); wilson: the seed "
                "formula; bm25: lexical order.", "choice", None, ("weighted", "wilson", "bm25"), show_default=False),
@@ -209,8 +209,8 @@ def parse(args: list[str]) -> Parsed | None:
             at += 1
     except _Unsure:
         return None
-    if len(query) != 1:
-        return None
+    if len(query) != 1 or not query[0].strip():
+        return None  # no query, two, or a blank one: click says what is wrong (a usage error)
     parsed.values["query"] = query[0]
     return parsed
 

@@ -103,7 +103,8 @@ def render_digest(
             n = emg["created"] if emg["applied"] else emg["candidates"]
             lines.append(f"- emergent co_occurs_with edges: {verb} {n}")
             for e in emg["examples"]:
-                lines.append(f"  - {e['src']} — {e['dst']}: strength {e['strength']:.2f} after {e['count']:g} co-uses")
+                src, dst = _md(e.get("src_name", e["src"])), _md(e.get("dst_name", e["dst"]))
+                lines.append(f"  - {src} — {dst}: strength {e['strength']:.2f} after {e['count']:g} co-uses")
         lines.append("")
     pro = results.get("proposals")
     if pro:
@@ -119,7 +120,8 @@ def render_digest(
         if pro["pending_merges"]:
             lines += ["", "Pending merges (best first):", ""]
             for m in pro["pending_merges"]:
-                lines.append(f"- #{m['id']} {m['targets']} (Jaccard {m['score']:.2f}): {_md(m['rationale'])}")
+                named = _md(m.get("names", m["targets"]))
+                lines.append(f"- #{m['id']} {named} (Jaccard {m['score']:.2f}): {_md(m['rationale'])}")
             recs.append(f"review merges: `{kaos} dream merges`, then `{kaos} dream merges --accept N` "
                         f"or `--reject N --reason TEXT`")
         if pro["pending"].get("promote"):

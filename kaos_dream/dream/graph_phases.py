@@ -208,9 +208,14 @@ def emergent(ctx: DreamContext, _: Any) -> PhaseResult:
             [(a, ai, b, bi, st, ctx.cycle, last, now, now) for a, ai, b, bi, st, _, last in found],
         )
         created = cur.rowcount
-    examples = [
-        {"src": f"{a}:{ai}", "dst": f"{b}:{bi}", "strength": st, "count": n}
-        for a, ai, b, bi, st, n, _ in found[:TOP]
+    from ..graph.nodes import Node, references
+
+    top = found[:TOP]
+    names = references(ctx.conn, {Node(k, i) for a, ai, b, bi, *_ in top for k, i in ((a, ai), (b, bi))})
+    examples = [  # ids for programs, names (skill:deploy-friday) for the digest a person reads
+        {"src": f"{a}:{ai}", "dst": f"{b}:{bi}", "src_name": names[Node(a, ai)], "dst_name": names[Node(b, bi)],
+         "strength": st, "count": n}
+        for a, ai, b, bi, st, n, _ in top
     ]
     return PhaseResult({"applied": ctx.apply, "candidates": len(found), "created": created, "examples": examples})
 

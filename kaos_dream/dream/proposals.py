@@ -342,7 +342,7 @@ def proposals_phase(ctx: DreamContext, found: dict[str, list[Candidate]]) -> Pha
     }
     summary["pending"] = pending
     summary["pending_merges"] = [
-        {"id": r[0], "targets": r[1], "score": r[2], "rationale": r[3]}
+        {"id": r[0], "targets": r[1], "score": r[2], "rationale": r[3], "names": _target_names(ctx.conn, r[1])}
         for r in ctx.conn.execute(
             "SELECT id, targets, score, rationale FROM proposals WHERE kind = 'merge' AND status = 'pending' "
             "ORDER BY score DESC, id LIMIT 10")
@@ -352,3 +352,17 @@ def proposals_phase(ctx: DreamContext, found: dict[str, list[Candidate]]) -> Pha
 
 register_phase("proposals", proposals_phase, order=ORDER_PROPOSALS, prepare=find_candidates,
                kinds=("run", "consolidate"))
+
+
+def _target_names(conn: sqlite3.Connection, targets: str) -> str:
+    """``skill:1,skill:3`` as a person reads it: ``csv-to-parquet + parquet-from-csv`` (ids stay in ``targets``)."""
+    from ..graph.nodes import Node, references
+
+    nodes = []
+    for part in targets.split(","):
+        kind, _, ref = part.partition(":")
+        if not ref.isdigit():
+            return targets
+        nodes.append(Node(kind, int(ref)))
+    names = references(conn, nodes)
+    return " + ".join(names[n].partition(":")[2] for n in nodes)

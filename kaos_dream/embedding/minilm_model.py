@@ -12,12 +12,10 @@ when it takes the semantic path and the library holds its vectors.
 
 from __future__ import annotations
 
-import ctypes
 import math
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import cache
 from importlib import metadata
 from pathlib import Path
 
@@ -158,45 +156,20 @@ class MiniLMEmbedder:
         return normalise_rows(out)
 
 
-@cache
-def _openblas_threads() -> tuple[Callable[[], int], Callable[[int], None]] | None:
-    """(get, set) of the thread count of the OpenBLAS numpy runs on, or None (another BLAS, another OS)."""
-    try:
-        with open("/proc/self/maps", encoding="utf-8") as maps:
-            paths = sorted({line.split()[-1] for line in maps if "openblas" in line.rsplit("/", 1)[-1]})
-    except OSError:
-        return None
-    for path in paths:
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for get, put in (("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads64_"),
-                         ("openblas_get_num_threads64_", "openblas_set_num_threads64_"),
-                         ("openblas_get_num_threads", "openblas_set_num_threads")):
-            if hasattr(lib, get) and hasattr(lib, put):
-                getter, setter = getattr(lib, get), getattr(lib, put)
-                getter.restype, setter.restype, setter.argtypes = ctypes.c_int, None, [ctypes.c_int]
-                return getter, setter
-    return None
-
-
 @contextmanager
 def one_blas_thread() -> Iterator[None]:
-    """OpenBLAS limited to one thread for the forward pass, unless the user chose a count. On this
-    shared 2-core machine its second thread made the pass slower, never faster: 241 against 21 ms for
-    one skill text, 21 against 8.4 ms per text in a batch of 256 (medians under load, see the commit)."""
-    chosen = any(os.environ.get(v) for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"))
-    control = None if chosen else _openblas_threads()
-    before = control[0]() if control else 1
-    if control is None or before <= 1:
+    """The BLAS numpy runs on limited to one thread for the forward pass, unless the user chose a count.
+    On this shared 2-core machine OpenBLAS's second thread made the pass slower, never faster: 241
+    against 21 ms for one skill text, 21 against 8.4 ms per text in a batch of 256 (medians under load,
+    see the commit). threadpoolctl (BSD-3, scikit-learn's) knows OpenBLAS, MKL, BLIS and macOS's
+    Accelerate; its import and first look at the loaded libraries cost ~5 ms of CPU a process."""
+    if any(os.environ.get(v) for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")):
         yield
         return
-    control[1](1)
-    try:
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
         yield
-    finally:
-        control[1](before)
 
 
 def _gelu(h: np.ndarray) -> np.ndarray:

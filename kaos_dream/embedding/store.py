@@ -282,13 +282,14 @@ class Vectors:
             params.append(limit)
         return [int(r[0]) for r in self._conn.execute(sql, params)]
 
-    def reindex(self, *, force: bool = False, limit: int | None = None, drop_unused: bool = False) -> dict[str, Any]:
+    def reindex(self, *, force: bool = False, limit: int | None = None, drop_unused: bool = False,
+                progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
         """(Re)compute the vectors that are missing or stale (all of them with ``force``) for the fast
         model and, when installed, the strong one, in batches of :data:`BATCH` rows; at most ``limit``
         rows per kind and model. Returns the fast tier's rows written per kind and under ``"strong"`` the
         strong tier's (absent when it is off). A batch is embedded before its write transaction (the strong model takes
         seconds per batch, and other writers must not wait for it); a row edited meanwhile already got
-        its fast vector with the edit.
+        its fast vector with the edit. ``progress`` hears (step, rows done, rows) per batch.
 
         Vectors of other models are never deleted unless ``drop_unused`` (issue 33 item 6: turning the
         strong tier off must not throw away hours of its embedding); then they are, and ``"dropped"``
@@ -306,7 +307,10 @@ class Vectors:
             for kind in KINDS:
                 ids = self.stale_ids(kind, force=force, limit=limit, model=_identity_of(model))
                 counts[kind] = 0
+                step = f"{'fast' if n == 0 else 'strong'} model, {kind} vectors"
                 for start in range(0, len(ids), BATCH):
+                    if progress is not None:
+                        progress(step, start, len(ids))
                     batch = self._prepare(model, kind, ids[start : start + BATCH])
                     with transaction(self._conn):
                         counts[kind] += self.store_backfill(batch)

@@ -1,4 +1,4 @@
-"""Failure intelligence: fingerprints, diagnosis, fix plasticity and systemic alerts (DESIGN.md §8)."""
+"""Failure intelligence: fingerprints, diagnosis, fix plasticity and systemic alerts."""
 
 from .diagnosis import CATEGORIES, DiagnoserRegistry, Diagnosis, FailureInput, register_diagnoser, unregister_diagnoser
 from .heuristics import BUILTINS, PatternDiagnoser

@@ -1,4 +1,4 @@
-"""Spreading activation over the typed graph in three modes (DESIGN §6, seed 003 layer 1).
+"""Spreading activation over the typed graph in three modes (seed 003 layer 1).
 
 For each node v the walk accumulates, over at most ``hops`` hops with decay ``d`` per hop:
 

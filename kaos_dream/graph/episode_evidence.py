@@ -1,4 +1,4 @@
-"""Causal evidence from ended episodes (DESIGN §5/§6), as an episode-end hook.
+"""Causal evidence from ended episodes, as an episode-end hook.
 
 * every skill the episode applied checks its ``caused`` / ``prevented`` predictions against the
   failures the episode recorded (:func:`observe`, closed world: a failure that happened is recorded,

@@ -156,16 +156,42 @@ def _dot_quote(text: str) -> str:
     return f'"{escaped}"'
 
 
+# How each kind of node and relation is drawn: a reader tells skills, memories and failures apart by
+# shape, strong edges by pen width, and only the causal relations carry a label (co-use is the bulk of
+# most graphs and says nothing more in words than its dashed grey line).
+_DOT_NODE = {
+    "skill": {"shape": "box", "style": "rounded,filled", "fillcolor": "#e8f0fe"},
+    "memory": {"shape": "note", "style": "filled", "fillcolor": "#fff8e1"},
+    "failure": {"shape": "octagon", "style": "filled", "fillcolor": "#fde8e8"},
+}
+_DOT_EDGE = {
+    "co_occurs_with": {"style": "dashed", "color": "#888888"},
+    "caused": {"color": "#c62828", "label": "caused"},
+    "prevented": {"color": "#2e7d32", "label": "prevented"},
+    "enabled": {"color": "#1565c0", "label": "enabled"},
+    "fact": {"style": "dotted", "color": "#555555"},
+    "meta": {"style": "dotted", "color": "#555555"},
+}
+
+
 def to_dot(data: GraphData) -> str:
-    """Graphviz DOT: one quoted id per node (``skill:12``), label and attributes quoted and escaped."""
-    lines = ["digraph kaos {", "  node [shape=box, style=rounded];"]
+    """Graphviz DOT: one quoted id per node (``skill:12``), label and attributes quoted and escaped;
+    a shape per kind, symmetric relations undirected (``dir=none``), pen width by strength, labels on
+    the causal relations only (every edge keeps its ``relation`` attribute and a tooltip)."""
+    from .relations import UNDIRECTED
+
+    lines = ["digraph kaos {", "  graph [rankdir=LR, overlap=false, splines=true, fontname=Helvetica];",
+             "  node [fontname=Helvetica, fontsize=10];", "  edge [fontname=Helvetica, fontsize=8, arrowsize=0.7];"]
     for n in data.nodes:
-        attrs = {"label": n.label, "kind": n.node.kind, "use": str(n.use)}
+        attrs = {"label": n.label, "kind": n.node.kind, "use": str(n.use), **_DOT_NODE.get(n.node.kind, {})}
         lines.append(f"  {_dot_quote(str(n.node))} [" + ", ".join(f"{k}={_dot_quote(v)}" for k, v in attrs.items())
                      + "];")
     for e in data.edges:
-        attrs = {"relation": e.relation, "label": e.relation, "weight": f"{e.strength:.4f}",
-                 "penwidth": f"{0.5 + 3.5 * e.strength:.2f}", "provenance": e.provenance, "id": f"e{e.id}"}
+        attrs = {"relation": e.relation, "weight": f"{e.strength:.4f}", "penwidth": f"{0.5 + 3.5 * e.strength:.2f}",
+                 "provenance": e.provenance, "id": f"e{e.id}", "tooltip": f"{e.relation} {e.strength:.2f}",
+                 **_DOT_EDGE.get(e.relation, {})}
+        if e.relation in UNDIRECTED:
+            attrs["dir"] = "none"
         lines.append(f"  {_dot_quote(str(e.src))} -> {_dot_quote(str(e.dst))} ["
                      + ", ".join(f"{k}={_dot_quote(v)}" for k, v in attrs.items()) + "];")
     lines.append("}")

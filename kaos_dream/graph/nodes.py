@@ -104,5 +104,15 @@ def labels(conn: sqlite3.Connection, nodes: list[Node] | set[Node]) -> dict[Node
     return out
 
 
+def references(conn: sqlite3.Connection, nodes: list[Node] | set[Node]) -> dict[Node, str]:
+    """Each node as a person types it: ``skill:deploy-friday``, ``memory:tls``, ``failure:12``
+    (``kind:id`` where there is no name, e.g. a memory without a key). JSON keeps the ids."""
+    out: dict[Node, str] = {}
+    for node, label in labels(conn, nodes).items():
+        named = node.kind in ("skill", "memory") and label.label and not label.label.startswith("(missing)")
+        out[node] = f"{node.kind}:{label.label}" if named else str(node)
+    return out
+
+
 def _chunks(ids: list[int], size: int = 500) -> list[list[int]]:
     return [ids[i : i + size] for i in range(0, len(ids), size)]

@@ -1,4 +1,4 @@
-"""Edge relations and how activation spreads along them (DESIGN §6).
+"""Edge relations and how activation spreads along them.
 
 Activation flows *forward* along an edge with the relation's coefficient and *backward* with the
 same magnitude times :data:`REVERSE_FACTOR`: a failure reminds you of what caused it and of what

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..clock import iso
 from ..graph.export import assemble, live_edges, neighbourhood, node_uses
 from . import charts, queries
 from .page import Cell, cards, chart, document, empty, esc, name, num, pct, table, text, when
-from .records import RECENT_OUTCOMES, falling, skill_records
+from .records import MIN_EVIDENCE, MIN_FALL, RECENT_OUTCOMES, falling, skill_records
 
 if TYPE_CHECKING:
     from ..library import Library
@@ -80,6 +80,15 @@ def skills_section(lib: Library, since: float | None) -> str:
                                                  time_axis=True, ylim=(-0.05, 1.05))))
         else:
             parts.append(empty(f"{title}: no {'outcomes' if key == 'skills-hot' else 'skill is falling'} yet"))
+        if key == "skills-falling":
+            if down:
+                parts.append("<ul class=\"falling\">" + "".join(
+                    f"<li>{esc(r.name)}{' (deprecated)' if r.deprecated else ''}: "
+                    f"{r.before_successes}/{r.before_uses} before, then {r.window_successes}/{r.window_uses}</li>"
+                    for r in down) + "</ul>")
+            parts.append(f"<p>Falling: the last {RECENT_OUTCOMES} outcomes of a skill (half of them when it has fewer"
+                         f" than {2 * RECENT_OUTCOMES}) succeed at least {MIN_FALL:.0%} less often than the outcomes"
+                         f" before them, with at least {MIN_EVIDENCE} on each side; deprecated skills count too.</p>")
     compare = used[:15]
     if compare:
         parts.append(chart("skills-record", charts.grouped_bars(
@@ -101,6 +110,7 @@ def skills_section(lib: Library, since: float | None) -> str:
     parts.append(note + table([("skill", False), ("uses", True), ("successes", True), ("all-time", True),
                                ("recent", True), ("search hits", True), ("last used", False), ("state", False)],
                               rows, sortable=True, scroll=True) if shown else empty("the library has no skills"))
+    parts.append(tasks_won(lib, used[:WINNING_SKILLS]))
     return "".join(parts)
 
 
@@ -131,6 +141,22 @@ def cost_section(lib: Library, since: float | None) -> str:
         parts.append(table([(label, False)] + columns[1:], [row(g) for g in groups], sortable=True, scroll=True)
                      if groups else empty(f"no successful episode that reported its cost used a {label} yet"))
     return "".join(parts)
+
+
+WINNING_SKILLS = 15  # the most used skills whose winning tasks are listed
+
+
+def tasks_won(lib: Library, skills: list) -> str:
+    """Which tasks each of the most used skills wins (outcomes reported with a task)."""
+    wins = queries.winning_tasks(lib.conn, [r.skill_id for r in skills])
+    rows = [[Cell(name(r.name), r.name),
+             text("; ".join(f"{charts.short(task, 60)} ({w}/{u})" for task, w, u in wins[r.skill_id]))]
+            for r in skills if wins[r.skill_id]]
+    if not rows:
+        return "<h3>tasks each skill wins</h3>" + empty("no outcome was reported with a task yet")
+    return ("<h3>tasks each skill wins</h3><p>The tasks each of the most used skills succeeds on most "
+            "(successes/uses on that task; outcomes reported with <code>--task</code>).</p>"
+            + table([("skill", False), ("tasks won", False)], rows))
 
 
 def failures_section(lib: Library, since: float | None) -> str:
@@ -264,17 +290,27 @@ def dream_section(lib: Library, since: float | None) -> str:
     return "".join(parts)
 
 
-def build_report(lib: Library, since: float | None = None) -> str:
-    """The whole report as one HTML document, from read-only queries on ``lib``."""
+def build_report(lib: Library, since: float | None = None,
+                 progress: Callable[[str, int, int], None] | None = None) -> str:
+    """The whole report as one HTML document, from read-only queries on ``lib``. ``progress`` is told
+    (section, position, total) before each section (the CLI draws a bar from it on a terminal)."""
     charts.require_plotting()
     data = queries.overview(lib.conn)
     subtitle = (f"{os.path.basename(lib.path)}, generated {iso(lib.now())}"
                 + (f"; changes over time since {iso(since)}" if since is not None else ""))
-    return document("kaos-dream report", subtitle, [
-        ("overview", "overview", overview_section(lib, data)),
-        ("skills", "skills", skills_section(lib, since)),
-        ("cost", "episode cost", cost_section(lib, since)),
-        ("failures", "failures", failures_section(lib, since)),
-        ("graph", "graph", graph_section(lib)),
-        ("dream", "dream", dream_section(lib, since)),
-    ])
+    builders: list[tuple[str, str, Callable[[], str]]] = [
+        ("overview", "overview", lambda: overview_section(lib, data)),
+        ("skills", "skills", lambda: skills_section(lib, since)),
+        ("cost", "episode cost", lambda: cost_section(lib, since)),
+        ("failures", "failures", lambda: failures_section(lib, since)),
+        ("graph", "graph", lambda: graph_section(lib)),
+        ("dream", "dream", lambda: dream_section(lib, since)),
+    ]
+    sections = []
+    for position, (key, title, build) in enumerate(builders):
+        if progress is not None:
+            progress(key, position, len(builders))
+        sections.append((key, title, build()))
+    if progress is not None:
+        progress("writing", len(builders), len(builders))
+    return document("kaos-dream report", subtitle, sections)

@@ -87,7 +87,12 @@ def _time_axis(ax: object) -> None:
 
     locator = mdates.AutoDateLocator(minticks=3, maxticks=8)
     ax.xaxis.set_major_locator(locator)  # type: ignore[attr-defined]
-    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))  # type: ignore[attr-defined]
+    # One clock format on every chart: dates as YYYY-MM-DD, times of day always as HH:MM (HH:MM:SS when
+    # the ticks are seconds apart), never a bare "20" for 20 seconds beside "03:07" on another chart.
+    formats = ["%Y", "%Y-%m", "%Y-%m-%d", "%H:%M", "%H:%M", "%H:%M:%S"]
+    offsets = ["", "%Y", "%Y-%m", "%Y-%m-%d", "%Y-%m-%d", "%Y-%m-%d %H:%M"]
+    formatter = mdates.ConciseDateFormatter(locator, formats=formats, zero_formats=formats, offset_formats=offsets)
+    ax.xaxis.set_major_formatter(formatter)  # type: ignore[attr-defined]
 
 
 def short(text: str, width: int = 32) -> str:
@@ -186,8 +191,15 @@ def grouped_bars(title: str, groups: Sequence[str], series: dict[str, Sequence[i
     with figure(height=2.6 + 0.04 * longest, bottom_in=0.35 + 0.5 * CHAR_IN * longest) as fig:
         ax = fig.subplots()  # type: ignore[attr-defined]
         width = 0.8 / max(1, len(series))
+        top = max((v for values in series.values() for v in values), default=0) or 1
         for i, (name, values) in enumerate(series.items()):
-            ax.bar([g + i * width for g in range(len(groups))], values, width=width, label=name)
+            xs = [g + i * width for g in range(len(groups))]
+            bars = ax.bar(xs, values, width=width, label=name)
+            # a zero draws no bar and reads as missing data: mark it with a stub of the bar's colour
+            zeros = [x for x, v in zip(xs, values, strict=True) if v == 0]
+            if zeros:
+                ax.bar(zeros, [top * 0.012] * len(zeros), width=width, color=bars.patches[0].get_facecolor(),
+                       edgecolor="#333333", linewidth=0.6)
         ax.set_xticks([g + 0.4 - width / 2 for g in range(len(groups))], list(groups), rotation=30, ha="right")
         ax.set(title=title, ylabel=ylabel)
         ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, frameon=False)

@@ -94,10 +94,13 @@ def incidents(conn: sqlite3.Connection) -> list[Incident]:
                           "last_seen_at", "resolved_at", "tool", "category"), row, strict=True))
         start = alert["raised_at"] - alert["window_s"]
         end = max(alert["last_seen_at"], alert["raised_at"]) + alert["window_s"]
-        points = [(agent or "(unknown agent)", float(t)) for agent, t in conn.execute(
-            "SELECT agent_id, created_at FROM failure_occurrences WHERE fingerprint_id = ?"
-            " AND created_at >= ? AND created_at <= ? ORDER BY created_at, id",
-            (alert["fingerprint_id"], start, end))]
+        rows = conn.execute(
+            "SELECT o.agent_id, ag.name, o.created_at FROM failure_occurrences o"
+            " LEFT JOIN agents ag ON ag.id = o.agent_id"
+            " WHERE o.fingerprint_id = ? AND o.created_at >= ? AND o.created_at <= ? ORDER BY o.created_at, o.id",
+            (alert["fingerprint_id"], start, end)).fetchall()
+        label = agent_labels({(agent, name) for agent, name, _ in rows})
+        points = [(label[(agent, name)], float(t)) for agent, name, t in rows]
         out.append(Incident(alert, points))
     return out
 
@@ -137,12 +140,62 @@ def proposals(conn: sqlite3.Connection, since: float | None) -> tuple[dict[tuple
         item = dict(zip([d[0] for d in rows.description], r, strict=True))
         evidence = json.loads(item.pop("evidence") or "{}")
         names = evidence.get("names") if isinstance(evidence, dict) else None
-        item["names"] = [str(n) for n in names] if isinstance(names, list) else []
+        item["names"] = [str(n) for n in names] if isinstance(names, list) else target_names(conn, item["targets"])
         recent.append(item)
     return counts, recent
+
+
+def target_names(conn: sqlite3.Connection, targets: str) -> list[str]:
+    """``memory:6`` as a person knows it (``memory:staging-tls``); [] when a target is not a node."""
+    from ..graph.nodes import NODE_TABLES, Node, references
+
+    nodes = []
+    for part in (targets or "").split(","):
+        kind, _, ref = part.partition(":")
+        if kind not in NODE_TABLES or not ref.isdigit():
+            return []
+        nodes.append(Node(kind, int(ref)))
+    names = references(conn, nodes)
+    return [names[n] for n in nodes]
 
 
 def merges(conn: sqlite3.Connection, limit: int) -> tuple[int, list[dict[str, Any]]]:
     """How many merges wait for a person, and the ``limit`` best (a big library can have 10^5)."""
     total = conn.execute("SELECT count(*) FROM proposals WHERE kind = 'merge' AND status = 'pending'").fetchone()[0]
     return int(total), pending_merges(conn, limit=limit)
+
+
+def agent_labels(agents: set[tuple[str | None, str | None]]) -> dict[tuple[str | None, str | None], str]:
+    """An agent as a person knows it: its name (``agent_start --name``), else its id; a name two agents
+    share gets each one's id prefix, so their rows stay apart."""
+    named: dict[str, int] = {}
+    for _, name in agents:
+        if name:
+            named[name] = named.get(name, 0) + 1
+    out = {}
+    for agent, name in agents:
+        if not agent:
+            out[(agent, name)] = "(unknown agent)"
+        elif name and named[name] > 1:
+            out[(agent, name)] = f"{name} ({agent[:8]})"
+        else:
+            out[(agent, name)] = name or agent
+    return out
+
+
+def winning_tasks(conn: sqlite3.Connection, skill_ids: list[int],
+                  per_skill: int = 3) -> dict[int, list[tuple[str, int, int]]]:
+    """For each skill, the tasks it succeeds on most: (task text, successes, uses), most successes
+    first, then the fewest uses, ties by task id; at most ``per_skill`` each."""
+    out: dict[int, list[tuple[str, int, int]]] = {sid: [] for sid in skill_ids}
+    if not skill_ids:
+        return out
+    marks = ",".join("?" * len(skill_ids))
+    for sid, text, wins, uses in conn.execute(
+        "SELECT t.skill_id, k.text, t.successes, t.uses FROM skill_task_stats AS t JOIN tasks AS k ON k.id = t.task_id"
+        f" WHERE t.skill_id IN ({marks}) AND t.successes > 0 ORDER BY t.skill_id, t.successes DESC, t.uses, k.id",
+        skill_ids,
+    ):
+        if len(out[sid]) < per_skill:
+            out[sid].append((str(text), int(wins), int(uses)))
+    return out

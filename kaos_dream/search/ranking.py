@@ -6,7 +6,7 @@ it) and exact counters; the effective (aged) record comes from :mod:`kaos_dream.
 
 Two formulas:
 
-* ``wilson`` — the seed's formula exactly (DESIGN §4), kept as the benchmarks' reference:
+* ``wilson`` — the seed's formula exactly, kept as the benchmarks' reference:
   ``max(bm25, floor) * usage * 2^(-age / 14 d)``, global all-time record, usage 0.5 when never used,
   else ``0.5 + alpha * wilson_lower(s, n)``.
 * ``weighted`` — the default: ``relevance * usage``, where relevance is the candidate's BM25 divided
