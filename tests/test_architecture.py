@@ -12,7 +12,7 @@ import grimp
 import pytest
 
 # Who may import kaos_dream.library: the public API (the package itself) and the rooms above the library.
-LIBRARY_USERS = ("agent_tools", "cli", "demo", "health", "mcp_server", "report")
+LIBRARY_USERS = ("agent_skills", "agent_tools", "cli", "demo", "harness", "health", "mcp_server", "report")
 
 
 def may_import_library(module: str) -> bool:

@@ -83,7 +83,7 @@ def test_all_met_exits_zero_without_a_junit_file(tmp_path: Path) -> None:
 BENCHES = sorted(p.parent.name for p in PROJECT_ROOT.glob("demo_*_bench/run.py"))
 # The two benchmarks that draw no random numbers: the consolidation-scale bench times the reference
 # data files, the MCP bench a fixed, hand-written workload.
-UNSEEDED = {"demo_consolidation_scale_bench", "demo_mcp_bench"}
+UNSEEDED = {"demo_consolidation_scale_bench", "demo_hook_bench", "demo_mcp_bench"}  # no random choice to seed
 READS_DATA = {"demo_causal_bench", "demo_consolidation_scale_bench", "demo_failure_intelligence_bench",
               "demo_neuroplasticity_bench", "demo_plasticity_overhead_bench"}
 

@@ -23,7 +23,7 @@ from .report_libraries import HOSTILE, RTL_OVERRIDE, hostile_library
 
 BROWSER = find_browser()
 pytestmark = pytest.mark.skipif(BROWSER is None, reason="no chromium installed (apt-get install chromium)")
-SECTIONS = ["overview", "skills", "failures", "graph", "dream"]
+SECTIONS = ["overview", "skills", "cost", "failures", "graph", "dream"]
 
 CHART_STATS = """
 Array.from(document.querySelectorAll("figure.chart")).map(function (f) {

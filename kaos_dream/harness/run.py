@@ -78,7 +78,7 @@ def _retryable(exc: BaseException) -> bool:
 
 def _say(text: str) -> None:
     line = " ".join(text.split())[:500]
-    sys.stderr.write(f"kaos hook: {line}\n")
+    sys.stderr.write(f"kaos: hook: {line}\n")
     sys.stderr.flush()
 
 

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 LOG_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended('kaos-dream coordination_log', 0))"
 # One failure fingerprint's lock (two-int4 key space: never the same lock as the bigint write lock).
 FINGERPRINT_LOCK = "SELECT pg_advisory_xact_lock(23500, hashtext(%(p1)s))"
+# One principal's lock, taken by an episode start before it counts that principal's open episodes.
+PRINCIPAL_LOCK = "SELECT pg_advisory_xact_lock(23501, hashtext(%(p1)s))"
 
 
 @dataclass(frozen=True)
@@ -48,14 +50,24 @@ HOT: dict[str, Hot] = {
     # -- episodes: start, agents registered on first use ----------------------------------------------
     # A new primary key: two hosts starting the same id conflict on the unique index (one wins, the
     # other gets ConflictError), exactly as under the lock.
-    "INSERT INTO agents (id, name, started_at) VALUES (?, ?, ?)": Hot(
-        "INSERT INTO agents (id, name, started_at) VALUES (%(p1)s, %(p2)s, %(p3)s)", "INSERT", "agents"),
-    "INSERT OR IGNORE INTO agents (id, started_at) VALUES (?, ?)": Hot(
-        "INSERT INTO agents (id, started_at) VALUES (%(p1)s, %(p2)s) ON CONFLICT DO NOTHING", "INSERT", "agents"),
-    "INSERT OR IGNORE INTO agents (id, state, started_at, ended_at, conclusion, processed_at)"
-    " VALUES (?, 'failed', ?, ?, ?, ?)": Hot(
-        "INSERT INTO agents (id, state, started_at, ended_at, conclusion, processed_at) "
-        "VALUES (%(p1)s, 'failed', %(p2)s, %(p3)s, %(p4)s, %(p5)s) ON CONFLICT DO NOTHING", "INSERT", "agents"),
+    # A start counts its principal's open episodes against the cap and then inserts (a read-modify-
+    # write): the principal's own lock first (guard), so two starts of one principal queue while
+    # different principals do not, and the count sees every start committed before it.
+    "SELECT count(*) FROM (SELECT 1 FROM agents WHERE state = 'running' AND principal = ?1 AND started_at >= ?2 "
+    "LIMIT ?3) AS o": Hot(
+        "SELECT count(*) FROM (SELECT 1 FROM agents WHERE state = 'running' AND principal = %(p1)s "
+        "AND started_at >= %(p2)s LIMIT %(p3)s) AS o", "SELECT", guard=PRINCIPAL_LOCK),
+    "INSERT INTO agents (id, name, started_at, principal) VALUES (?, ?, ?, ?)": Hot(
+        "INSERT INTO agents (id, name, started_at, principal) VALUES (%(p1)s, %(p2)s, %(p3)s, %(p4)s)",
+        "INSERT", "agents"),
+    "INSERT OR IGNORE INTO agents (id, started_at, principal) VALUES (?, ?, ?)": Hot(
+        "INSERT INTO agents (id, started_at, principal) VALUES (%(p1)s, %(p2)s, %(p3)s) ON CONFLICT DO NOTHING",
+        "INSERT", "agents"),
+    "INSERT OR IGNORE INTO agents (id, state, started_at, ended_at, conclusion, processed_at, principal)"
+    " VALUES (?, 'failed', ?, ?, ?, ?, ?)": Hot(
+        "INSERT INTO agents (id, state, started_at, ended_at, conclusion, processed_at, principal) "
+        "VALUES (%(p1)s, 'failed', %(p2)s, %(p3)s, %(p4)s, %(p5)s, %(p6)s) ON CONFLICT DO NOTHING",
+        "INSERT", "agents"),
     # -- skill references (an outcome's full path resolves its skill first): plain reads.
     "SELECT id FROM skills WHERE id = ?": Hot("SELECT id FROM skills WHERE id = %(p1)s", "SELECT"),
     "SELECT id FROM skills WHERE name = ?": Hot("SELECT id FROM skills WHERE name = %(p1)s", "SELECT"),
