@@ -29,14 +29,13 @@ here and in :mod:`.translate`:
   with the same fault until the caller rolls it back, so its first half cannot be committed alone.
 * **Full text.** Writers never see the index: at ``COMMIT`` the connection (re)indexes every skill and
   memory the transaction inserted or edited (:func:`.fulltext.index_entry`), in the same transaction.
-  A search's FTS5 subquery is evaluated by :func:`.fulltext.bm25_candidates` (:mod:`.translate`).
+  A search's FTS5 subquery is ranked by the server (:func:`.fulltext.ranking_sql`, :mod:`.translate`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -577,10 +576,7 @@ class PgConnection:
             if isinstance(value, int) and value < 0:
                 bound[name] = None  # LIMIT NULL: no limit, as SQLite's LIMIT -1
         for match in t.fulltext:
-            limit = int(bound[match.limit]) if match.limit is not None else 1 << 62
-            pairs = self._call(fulltext.bm25_candidates, self.raw, match.kind, str(bound[match.match]), limit,
-                               include_deprecated=not match.live_only)
-            bound[match.slot] = json.dumps([[i, s] for i, s in pairs])
+            bound.update(fulltext.ranking_params(str(bound[match.match]), match.slot))
         return bound
 
     def _pragma(self, cursor: PgCursor, sql: str) -> bool:
