@@ -50,6 +50,7 @@ TOKENIZE = "porter unicode61"  # must equal skills_fts / memories_fts in store/m
 K1 = 1.2
 B = 0.75
 IDF_FLOOR = 1e-6
+PHRASE_CACHE_ENTRIES = 4096  # query phrases whose terms are remembered (a phrase is a word or two)
 MAX_LEXEME_BYTES = 2046  # tsvector's limit; longer terms are still counted, never matched by a query
 
 # Per kind: the index tables, the indexed columns in FTS5's order, and the totals row.
@@ -67,6 +68,7 @@ class Tokenizer:
         self.tokenize = tokenize
         self.columns = columns
         self._local = threading.local()
+        self._phrases: dict[str, tuple[str, ...]] = {}
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -97,8 +99,15 @@ class Tokenizer:
         return out
 
     def phrase(self, text: str) -> list[str]:
-        """The terms FTS5 makes of one quoted query phrase."""
-        return self.terms([text] + [""] * (self.columns - 1))[0]
+        """The terms FTS5 makes of one quoted query phrase (remembered: a search's coordination levels
+        repeat each query word in many phrases, and each tokenising is a SQLite insert and rollback)."""
+        found = self._phrases.get(text)
+        if found is None:
+            found = tuple(self.terms([text] + [""] * (self.columns - 1))[0])
+            if len(self._phrases) >= PHRASE_CACHE_ENTRIES:
+                self._phrases.clear()
+            self._phrases[text] = found
+        return list(found)
 
 
 TOKENIZER = Tokenizer()
