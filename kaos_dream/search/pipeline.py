@@ -217,20 +217,29 @@ class SearchPipeline:
         took the semantic path for its kind, its scaled cosine (:mod:`.relevance`)."""
         if not hits:
             return hits
-        return [replace(h, relevance=relevance(*self.evidence(query, h, semantic))) for h in hits]
+        covers = {kind: self._ideal_relevance.coverages(self._ctx.conn, kind, query,
+                                                        [h.id for h in hits if h.kind == kind], smooth=True)
+                  for kind in dict.fromkeys(h.kind for h in hits)}
+        return [replace(h, relevance=relevance(covers[h.kind][h.id], self._scaled(h, semantic))) for h in hits]
 
     def evidence(self, query: str, hit: Hit, semantic: dict[str, SemanticMatches]) -> tuple[float, float | None]:
         """(cover, z) of one hit: the IDF-weighted share of the query's words it holds, and its scaled
         cosine where the search took the semantic path for its kind (None otherwise, or when the
         entry has no vector yet). What :func:`.relevance.relevance` reads; the bench fits on it."""
+        cover = self._ideal_relevance.coverage(self._ctx.conn, hit.kind, query, hit.id, smooth=True)
+        return cover, self._scaled(hit, semantic)
+
+    @staticmethod
+    def _scaled(hit: Hit, semantic: dict[str, SemanticMatches]) -> float | None:
+        """The hit's scaled cosine z, where the search took the semantic path for its kind and the
+        entry has a vector (None otherwise)."""
         import numpy as np
 
-        cover = self._ideal_relevance.coverage(self._ctx.conn, hit.kind, query, hit.id, smooth=True)
         matches = semantic.get(hit.kind)
         if matches is None:
-            return cover, None
+            return None
         scaled = float(matches.scaled_of(np.array([hit.id], dtype=np.int64))[0])
-        return cover, (scaled if scaled > -1.0 else None)  # -1: no vector
+        return scaled if scaled > -1.0 else None  # -1: no vector
 
     def _task_id(self, text: str) -> int | None:
         """The stored key of ``text``'s task context (``None``: no content words, or no outcome has
