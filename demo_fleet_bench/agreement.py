@@ -17,7 +17,7 @@ CPU is not in it; on SQLite the engine runs in-process, so all of it is).
 
 Used by run.py (results.json "agreement") and runnable alone::
 
-    python demo_fleet_bench/agreement.py [--quick] [--pg-url URL]
+    python demo_fleet_bench/agreement.py [--quick] [--sizes 30,300] [--pg-url URL] [--out FILE]
 """
 
 from __future__ import annotations
@@ -172,8 +172,10 @@ def neuroplasticity_agreement(open_pair: Callable[[ManualClock], tuple[Library, 
     return tally.summary() | {"seed": seed, "rounds": rounds}
 
 
-def measure(pg: targets.PostgresTarget, quick: bool, seed: int = 1) -> dict[str, Any]:
-    """Agreement and client CPU per search, on a SQLite file and a fresh database of ``pg``."""
+def measure(pg: targets.PostgresTarget, quick: bool, seed: int = 1,
+            sizes: tuple[int, ...] | None = None) -> dict[str, Any]:
+    """Agreement and client CPU per search, on a SQLite file and a fresh database of ``pg``
+    (relevance libraries of ``sizes``; default by ``quick``)."""
     lite_target = targets.SqliteTarget()
     made: list[str] = []
 
@@ -187,7 +189,7 @@ def measure(pg: targets.PostgresTarget, quick: bool, seed: int = 1) -> dict[str,
     started = time.perf_counter()
     try:
         result = {
-            "relevance": relevance_agreement(open_pair, QUICK_SIZES if quick else SIZES, cpu),
+            "relevance": relevance_agreement(open_pair, sizes or (QUICK_SIZES if quick else SIZES), cpu),
             "neuroplasticity": neuroplasticity_agreement(open_pair, seed, cpu),
         }
     finally:
@@ -205,16 +207,32 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="relevance sizes 30 and 300 only")
     parser.add_argument("--pg-url", default=None, metavar="URL", help="an existing server (default: a throw-away one)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the neuroplasticity outcome replay (default 1)")
+    parser.add_argument("--sizes", default=None, help="relevance library sizes, comma-separated (default 30,300,3000; "
+                        "quick 30,300)")
+    parser.add_argument("--out", default=None, metavar="FILE", help="write the JSON here as well as to stdout")
     args = parser.parse_args()
+    try:
+        sizes = tuple(int(n) for n in args.sizes.split(",")) if args.sizes else None
+    except ValueError:
+        parser.error("--sizes takes whole numbers separated by commas, such as 30,300")
+    largest = len(_relevance_module().catalogue())
+    if sizes is not None and (not sizes or min(sizes) < 1 or max(sizes) > largest):
+        parser.error(f"--sizes must be between 1 and {largest} (the relevance catalogue's size)")
     pg, reason = targets.postgres_target(args.pg_url)
     if pg is None:
         print(reason, file=sys.stderr)
         return 1
     try:
-        result = measure(pg, args.quick, args.seed)
+        result = measure(pg, args.quick, args.seed, sizes)
     finally:
         pg.close()
-    print(json.dumps(result, indent=2))
+    text = json.dumps(result, indent=2)
+    if args.out:
+        out = Path(args.out)
+        tmp = out.with_name(out.name + ".tmp")
+        tmp.write_text(text + "\n")
+        tmp.replace(out)
+    print(text)
     return 0
 
 
