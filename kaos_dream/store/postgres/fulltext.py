@@ -362,6 +362,21 @@ def ranking_sql(kind: str, prefix: str, *, limit: str | None, live_only: bool) -
     )
 
 
+def _array(values: Sequence[str | int | None]) -> str:
+    """A PostgreSQL array literal (``{"a","b",NULL}``), sent as one string the SQL casts: the
+    connection's fast lane writes strings as literals itself, while a Python list went through
+    psycopg's slower client-side binding (about a tenth of a search's client CPU)."""
+    items = []
+    for value in values:
+        if value is None:
+            items.append("NULL")
+        elif isinstance(value, int):
+            items.append(str(value))
+        else:
+            items.append('"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"')
+    return "{" + ",".join(items) + "}"
+
+
 def ranking_params(expression: str, prefix: str, *, weights: Sequence[float] = (1.0, 1.0, 1.0),
                    tokenizer: Tokenizer = TOKENIZER) -> dict[str, object]:
     """The parameters of :func:`ranking_sql` for one FTS5 ``expression`` (a NULL tsquery, which
@@ -379,11 +394,11 @@ def ranking_params(expression: str, prefix: str, *, weights: Sequence[float] = (
     p = prefix
     return {
         f"{p}match": None if compiled is None else compiled.match,
-        f"{p}first": [leaf.terms[0] for leaf in leaves],
-        f"{p}phrase": [" & ".join(_lexeme(t) for t in leaf.terms) for leaf in leaves],
-        f"{p}guard": [leaf.guard for leaf in leaves],
-        f"{p}size": [len(leaf.terms) for leaf in leaves],
-        f"{p}terms": terms, f"{p}term_leaf": term_leaf,
+        f"{p}first": _array([leaf.terms[0] for leaf in leaves]),
+        f"{p}phrase": _array([" & ".join(_lexeme(t) for t in leaf.terms) for leaf in leaves]),
+        f"{p}guard": _array([leaf.guard for leaf in leaves]),
+        f"{p}size": _array([len(leaf.terms) for leaf in leaves]),
+        f"{p}terms": _array(terms), f"{p}term_leaf": _array(term_leaf),
         f"{p}w1": w1, f"{p}w2": w2, f"{p}w3": w3,
         f"{p}k1": K1, f"{p}k1p1": K1 + 1.0, f"{p}b": B, f"{p}one": 1.0, f"{p}half": 0.5,
         f"{p}idf_floor": IDF_FLOOR,
