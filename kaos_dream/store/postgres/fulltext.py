@@ -16,9 +16,11 @@ in the transaction that writes the entry; a deferred check refuses to commit an 
 index row. Postings are inserted in term order so two writers lock vocabulary rows in the same
 order (no deadlock; writers of one kind serialise on the totals row, as all SQLite writers do).
 
-Scoring. :func:`bm25_candidates` takes the same FTS5 expression the SQLite path runs (quoted
-phrases, AND, OR, parentheses: what ``search.query`` and ``search.candidates`` build), matches it on
-the GIN index, and computes per matching row what FTS5's ``bm25()`` computes::
+Scoring. :func:`ranking_sql` (inlined by :mod:`.translate` into a search's statement) and
+:func:`bm25_candidates` take the same FTS5 expression the SQLite path runs (quoted phrases, AND, OR,
+parentheses: what ``search.query`` and ``search.candidates`` build); the client compiles it into
+arrays, and the server matches it on the GIN index and computes per matching row what FTS5's
+``bm25()`` computes, returning only the best ids and scores::
 
     score = - sum over the expression's phrases p (in order) of
             idf(p) * f(p) * (k1 + 1) / (f(p) + k1 * (1 - b + b * D / avgdl))
@@ -28,7 +30,7 @@ f(p) = the row's occurrences of p weighted by column, D = the row's tokens over 
 avgdl = all tokens / N. As in FTS5, a phrase inside an AND group the row does not satisfy counts
 zero for that row (FTS5 clears the position lists of an AND node that does not match), so a
 coordination level "any 2 of a, b, c" gives a row holding only a and b the score of a and b once.
-The sum runs in phrase order from 0.0, as FTS5's loop does.
+The sum runs in phrase order, as FTS5's loop does (``sum(... ORDER BY phrase)``).
 
 Known difference: a quoted phrase that FTS5 cuts into several terms (only possible for text whose
 letters Python and Unicode 6.1 classify differently) is matched as the AND of its terms, with f the
