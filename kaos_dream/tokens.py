@@ -98,6 +98,20 @@ def identifier_words(name: str) -> str:
     return " ".join(part.lower() for part in _IDENTIFIER_PART.findall(name))
 
 
+def identifier_index_words(name: str) -> str:
+    """The words splitting ``name`` as an identifier adds to the words the full-text tokenizer already
+    cuts it into ("craftCraftingTable" -> "craft crafting table"; "git_status" -> "", since FTS5 already
+    splits on the underscore). Stored beside the name (``skills.name_words``, ``memories.key_words``)
+    and indexed with it, so the exact name and its words both match, and a name the tokenizer already
+    splits is indexed exactly as before (no doubled term counts)."""
+    have = set(tokenize(name))
+    extra: dict[str, None] = {}
+    for word in identifier_words(name).split():
+        if word not in have:
+            extra.setdefault(word[:MAX_TOKEN_LEN], None)
+    return " ".join(extra)
+
+
 def tokenize(text: str) -> list[str]:
     """Lower-cased word tokens in order of first appearance, without duplicates."""
     seen: dict[str, None] = {}

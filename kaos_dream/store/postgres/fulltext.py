@@ -59,6 +59,12 @@ KINDS = {
     "memory": ("memories_fts", "memories_fts_postings", "memories_fts_vocab", "memories", ("key", "content", "kind")),
 }
 POSTGRES_ONLY_TABLES = ("fulltext_totals",) + tuple(t for spec in KINDS.values() for t in spec[:3])
+# What each indexed column reads from the entry's row ``e``: the name (key) followed by its identifier
+# words (migration 0022), exactly as SQLite's ``<kind>_fts_source`` view and triggers give it to FTS5.
+SOURCES = {
+    "skill": ("e.name || ' ' || e.name_words", "e.description", "e.tags"),
+    "memory": ("e.key || ' ' || e.key_words", "e.content", "e.kind"),
+}
 
 
 class Tokenizer:
