@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from .errors import ConflictError, InvalidInputError
 from .names import MAX_SKILL_NAME, clean_skill_name, first_unprintable
-from .tokens import identifier_index_words
 from .store import transaction
 from .store.helpers import resolve_ref
 from .store.records import as_dict, from_row
+from .tokens import identifier_index_words
 
 if TYPE_CHECKING:
     from collections.abc import Callable
