@@ -163,7 +163,8 @@ def test_postgres_migration_22_splits_names_written_before_it(pg_url: str) -> No
     with connect(pg_url) as conn:
         apply_migrations(conn, 0.0, pg_url, upto=21)
         for entry_id, name in ((1, "craftCraftingTable"), (2, "git_status")):
-            conn.execute("INSERT INTO skills (id, name, created_at, updated_at) VALUES (%s, %s, 0, 0)", (entry_id, name))
+            conn.execute("INSERT INTO skills (id, name, created_at, updated_at) VALUES (%s, %s, 0, 0)",
+                         (entry_id, name))
             index_entry(conn, "skill", entry_id, (name, "", "[]"))
         conn.commit()
         apply_migrations(conn, 0.0, pg_url)
