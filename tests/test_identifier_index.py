@@ -181,3 +181,30 @@ def test_postgres_migration_22_splits_names_written_before_it(pg_url: str) -> No
 def test_odd_names_split_without_error(name: str) -> None:
     words = identifier_index_words(name)
     assert isinstance(words, str) and "\u202e" not in words
+
+
+# tests/fixtures/export_v21.jsonl: `kaos db export --jsonl` of schema_v21.db plus one skill
+# (id 60, pipeBlockPlacer) added with plain SQL, written by kaos-dream at schema 21 (commit 6982a11).
+EXPORT_V21 = FIXTURES / "export_v21.jsonl"
+
+
+def test_an_export_from_before_schema_22_imports_with_its_names_split_sqlite(tmp_path: Path) -> None:
+    db = str(tmp_path / "imported.db")
+    done = kaos("--db", db, "db", "import", str(EXPORT_V21))
+    assert done.returncode == 0, done.stderr
+    assert "upgraded to 22" in done.stdout + done.stderr
+    with Library(db, settings=_settings()) as lib:
+        assert _first(lib, "block placer") == "pipeBlockPlacer"
+        assert lib.check() == []
+
+
+@needs_postgres
+def test_an_export_from_before_schema_22_imports_into_postgres(pg_url: str) -> None:
+    # Loaded at 21 then upgraded in the same transaction: the loaded rows' deferred index checks must
+    # not block 0022's ALTER TABLE ("pending trigger events"), and their names get their words.
+    done = kaos("--db", pg_url, "db", "import", str(EXPORT_V21))
+    assert done.returncode == 0, done.stderr
+    with Library(pg_url, settings=_settings()) as lib:
+        assert _first(lib, "block placer") == "pipeBlockPlacer"
+        assert _first(lib, "csv parquet") == "csv-to-parquet"
+        assert lib.check() == []

@@ -908,12 +908,17 @@ class PgConnection:
                        f"FROM {table}",
                        (table, column))
 
+    def flush_fulltext(self) -> None:
+        """Index now, in the open transaction, what it wrote so far (a migration inside an import
+        needs it: see :func:`.transfer.migrate_inside`)."""
+        self._flush_fulltext()
+
     def _flush_fulltext(self) -> None:
         """Index, in the committing transaction, every skill or memory written without an index row."""
         for kind, ids in sorted(self._dirty.items(), key=lambda item: item[0]):
             table = fulltext.KINDS[kind][3]
             fts = fulltext.KINDS[kind][0]
-            cols = ", ".join(fulltext.SOURCES[kind])
+            cols = ", ".join(fulltext.sources(kind, self.catalog.columns.get(table, ())))
             sql = (f"SELECT e.id, {cols} FROM {table} AS e WHERE NOT EXISTS "
                    f"(SELECT 1 FROM {fts} AS f WHERE f.id = e.id)")
             params: tuple[Any, ...] = ()

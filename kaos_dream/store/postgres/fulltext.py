@@ -67,6 +67,13 @@ SOURCES = {
 }
 
 
+def sources(kind: str, columns: Sequence[str]) -> tuple[str, ...]:
+    """:data:`SOURCES` for a table with ``columns``; before migration 0022 (an older export being
+    loaded, then upgraded) the name alone, as the index read it then."""
+    names = KINDS[kind][4]
+    return SOURCES[kind] if f"{names[0]}_words" in columns else tuple(f"e.{c}" for c in names)
+
+
 class Tokenizer:
     """FTS5's own tokeniser, one private in-memory SQLite database per thread."""
 
