@@ -104,11 +104,15 @@ def identifier_index_words(name: str) -> str:
     splits on the underscore). Stored beside the name (``skills.name_words``, ``memories.key_words``)
     and indexed with it, so the exact name and its words both match, and a name the tokenizer already
     splits is indexed exactly as before (no doubled term counts)."""
-    have = set(tokenize(name))
+    segments = [match.group(0) for match in _TOKEN.finditer(name)]
+    have = {segment.lower() for segment in segments}  # the words FTS5 indexes for the name itself
     extra: dict[str, None] = {}
-    for word in identifier_words(name).split():
-        if word not in have:
-            extra.setdefault(word[:MAX_TOKEN_LEN], None)
+    for segment in segments:
+        if not segment.isascii():
+            continue  # the splitter knows ASCII case only: "crêpeMaker" would give "cr pe maker"
+        for word in identifier_words(segment).split():
+            if word not in have:
+                extra.setdefault(word, None)
     return " ".join(extra)
 
 
