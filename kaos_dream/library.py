@@ -27,6 +27,7 @@ from .store.counters import counter_mismatches
 from .store.dialect import is_postgres, table_names
 from .store.engine import parse_db, require_driver
 from .store.migrations import check_ownership, refuse_foreign_file, require_current
+from .store.name_words import name_word_problems
 
 if TYPE_CHECKING:
     from .coordination import CoordinationLog
@@ -285,6 +286,7 @@ class Library(AbstractContextManager["Library"]):
             from .store.postgres.inspect import fulltext_problems
 
             problems.extend(fulltext_problems(self.conn))
+            problems.extend(name_word_problems(self.conn))
             problems.extend(counter_mismatches(self.conn))
             problems.extend(agent_index_problems(self.conn))
             problems.extend(bundled_file_problems(self.conn))
@@ -296,6 +298,7 @@ class Library(AbstractContextManager["Library"]):
         for row in self.conn.execute("PRAGMA foreign_key_check"):
             problems.append(f"foreign key: {row[0]} row {row[1]} points at a missing {row[2]}")
         problems.extend(self._check_fulltext())
+        problems.extend(name_word_problems(self.conn))
         problems.extend(counter_mismatches(self.conn))
         problems.extend(agent_index_problems(self.conn))
         problems.extend(bundled_file_problems(self.conn))

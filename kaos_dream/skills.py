@@ -19,6 +19,7 @@ from .names import MAX_SKILL_NAME, clean_skill_name, first_unprintable
 from .store import transaction
 from .store.helpers import resolve_ref
 from .store.records import as_dict, from_row
+from .tokens import identifier_index_words
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -212,9 +213,9 @@ class Skills(Entries[Skill]):
         skill_id = self._vectors().add_entry(
             "skill",
             vector,
-            "INSERT INTO skills (name, description, template, tags, created_at, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (name, description, template, json.dumps(list(tag_list)), now, now),
+            "INSERT INTO skills (name, name_words, description, template, tags, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (name, identifier_index_words(name), description, template, json.dumps(list(tag_list)), now, now),
             f"a skill named {name!r} already exists",
         )
         return self.get(skill_id)
@@ -268,6 +269,7 @@ class Skills(Entries[Skill]):
         changes: dict[str, Any] = {}
         if name is not None:
             changes["name"] = clean_name(name)
+            changes["name_words"] = identifier_index_words(changes["name"])
         if description is not None:
             changes["description"] = clean_text(description, "description")
         if template is not None:

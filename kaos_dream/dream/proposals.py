@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..skills import MAX_NAME
+from ..tokens import identifier_index_words
 from .phases import ORDER_PROPOSALS, DreamContext, PhaseResult, register_phase
 
 KINDS = ("promote", "prune", "merge")
@@ -282,8 +283,9 @@ def promote_memory(conn: sqlite3.Connection, proposal_id: int, memory_id: int, n
         return None
     name = _promoted_name(conn, mem["key"], mem["id"])
     cur = conn.execute(
-        "INSERT INTO skills (name, description, template, tags, created_at, updated_at) VALUES (?, ?, '', ?, ?, ?)",
-        (name, mem["content"], json.dumps(["promoted", mem["kind"]]), now, now),
+        "INSERT INTO skills (name, name_words, description, template, tags, created_at, updated_at) "
+        "VALUES (?, ?, ?, '', ?, ?, ?)",
+        (name, identifier_index_words(name), mem["content"], json.dumps(["promoted", mem["kind"]]), now, now),
     )
     return {"skill_id": cur.lastrowid, "name": name}
 

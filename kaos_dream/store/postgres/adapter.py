@@ -53,7 +53,6 @@ WRITE_LOCK_KEY = int.from_bytes(hashlib.sha256(b"kaos-dream writer").digest()[:8
 
 _WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
 _FTS_TABLES = {"skills": "skill", "memories": "memory"}
-_FTS_COLUMNS = {kind: spec[4] for kind, spec in fulltext.KINDS.items()}
 _CATALOG_SQL = """
 SELECT c.table_name, c.column_name, c.is_identity, c.data_type
 FROM information_schema.columns AS c
@@ -905,12 +904,17 @@ class PgConnection:
                        f"FROM {table}",
                        (table, column))
 
+    def flush_fulltext(self) -> None:
+        """Index now, in the open transaction, what it wrote so far (a migration inside an import
+        needs it: see :func:`.transfer.migrate_inside`)."""
+        self._flush_fulltext()
+
     def _flush_fulltext(self) -> None:
         """Index, in the committing transaction, every skill or memory written without an index row."""
         for kind, ids in sorted(self._dirty.items(), key=lambda item: item[0]):
             table = fulltext.KINDS[kind][3]
             fts = fulltext.KINDS[kind][0]
-            cols = ", ".join(f"e.{c}" for c in _FTS_COLUMNS[kind])
+            cols = ", ".join(fulltext.sources(kind, self.catalog.columns.get(table, ())))
             sql = (f"SELECT e.id, {cols} FROM {table} AS e WHERE NOT EXISTS "
                    f"(SELECT 1 FROM {fts} AS f WHERE f.id = e.id)")
             params: tuple[Any, ...] = ()

@@ -61,6 +61,19 @@ KINDS = {
     "memory": ("memories_fts", "memories_fts_postings", "memories_fts_vocab", "memories", ("key", "content", "kind")),
 }
 POSTGRES_ONLY_TABLES = ("fulltext_totals",) + tuple(t for spec in KINDS.values() for t in spec[:3])
+# What each indexed column reads from the entry's row ``e``: the name (key) followed by its identifier
+# words (migration 0022), exactly as SQLite's ``<kind>_fts_source`` view and triggers give it to FTS5.
+SOURCES = {
+    "skill": ("e.name || ' ' || e.name_words", "e.description", "e.tags"),
+    "memory": ("e.key || ' ' || e.key_words", "e.content", "e.kind"),
+}
+
+
+def sources(kind: str, columns: Sequence[str]) -> tuple[str, ...]:
+    """:data:`SOURCES` for a table with ``columns``; before migration 0022 (an older export being
+    loaded, then upgraded) the name alone, as the index read it then."""
+    names = KINDS[kind][4]
+    return SOURCES[kind] if f"{names[0]}_words" in columns else tuple(f"e.{c}" for c in names)
 
 
 class Tokenizer:
