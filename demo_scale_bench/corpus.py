@@ -1,0 +1,76 @@
+"""A large generated skill library for the scale bench: varied texts, real fast-tier vectors.
+
+Words are the whole-word pieces of the fast model's own tokenizer vocabulary (lower-case letters,
+4+ characters, ~10k words), so descriptions are varied and their WordLlama vectors spread the way real
+skill texts do (a 40-word vocabulary, as in demo_consolidation_scale_bench, makes near-duplicates and
+an ANN index meaningless). Everything is drawn from ``random.Random(seed)``; the same (n, seed) gives
+the same library. Vectors are cached as .npy under the cache folder: embedding 1M texts takes minutes.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+DOMAINS = ["csv", "parquet", "postgres", "kafka", "s3", "redis", "http", "grpc", "json", "yaml", "docker",
+           "kubernetes", "terraform", "spark", "pandas", "sqlite", "git", "pdf", "email", "slack"]
+
+
+def vocabulary() -> list[str]:
+    """Whole words of the fast tier's tokenizer, sorted (deterministic for a given wordllama wheel)."""
+    import wordllama
+
+    path = Path(wordllama.__file__).parent / "tokenizers" / "l2_supercat_tokenizer_config.json"
+    vocab = json.loads(path.read_text())["model"]["vocab"]
+    words = {t[1:] for t in vocab if t.startswith("\u2581") and t[1:].isascii() and t[1:].isalpha()
+             and t[1:].islower() and len(t) >= 5}
+    return sorted(words)
+
+
+def skills(n: int, seed: int = 7) -> Iterator[dict[str, object]]:
+    """``n`` skills (name, description, tags), ids 1..n in order."""
+    rng = random.Random(seed)
+    words = vocabulary()
+    for i in range(n):
+        verb = rng.choice(words)
+        domain = rng.choice(DOMAINS)
+        desc = " ".join(rng.sample(words, rng.randint(5, 10)))
+        yield {"name": f"{verb}-{domain}-{i}", "description": f"{desc} {domain}", "tags": [verb, domain]}
+
+
+def queries(count: int, seed: int = 11) -> list[str]:
+    """Queries of 2-4 vocabulary words (most take the semantic path: no skill holds them all)."""
+    rng = random.Random(seed)
+    words = vocabulary()
+    return [" ".join(rng.sample(words, rng.randint(2, 4))) for _ in range(count)]
+
+
+def vectors(n: int, cache: Path, seed: int = 7) -> np.ndarray:
+    """The fast tier's vectors of :func:`skills` (n x 256 float32, unit rows), cached in ``cache``."""
+    from kaos_dream.embedding.loader import load_embedder
+    from kaos_dream.embedding.store import skill_text
+
+    model = load_embedder("wordllama")
+    path = cache / f"vectors-{model.model_id}-{model.model_version}-{n}-{seed}.npy"
+    if path.exists():
+        return np.load(path, mmap_mode="r")
+    cache.mkdir(parents=True, exist_ok=True)
+    out = np.lib.format.open_memmap(path.with_suffix(".part.npy"), mode="w+", dtype=np.float32, shape=(n, model.dim))
+    batch: list[str] = []
+    start = 0
+    for s in skills(n, seed):
+        batch.append(skill_text(s["name"], s["description"], s["tags"]))  # type: ignore[arg-type]
+        if len(batch) == 8192:
+            out[start:start + len(batch)] = model.embed(batch)
+            start += len(batch)
+            batch = []
+    if batch:
+        out[start:start + len(batch)] = model.embed(batch)
+    out.flush()
+    del out
+    path.with_suffix(".part.npy").rename(path)
+    return np.load(path, mmap_mode="r")
