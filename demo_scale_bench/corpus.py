@@ -49,6 +49,26 @@ def queries(count: int, seed: int = 11) -> list[str]:
     return [" ".join(rng.sample(words, rng.randint(2, 4))) for _ in range(count)]
 
 
+def anchored_queries(n: int, count: int, seed: int = 13, library_seed: int = 7) -> list[str]:
+    """Queries looking for a skill that exists: three words of a random skill's description (of the
+    first ``n``) and one word it does not hold, shuffled: a close neighbour exists, as when an agent
+    half-remembers a skill."""
+    rng = random.Random(seed)
+    words = vocabulary()
+    wanted = sorted(rng.sample(range(n), count))
+    out: dict[int, str] = {}
+    for i, s in enumerate(skills(n, library_seed)):
+        if wanted and i == wanted[0]:
+            held = str(s["description"]).split()[:-1]
+            picked = rng.sample(held, 3) + [rng.choice(words)]
+            rng.shuffle(picked)
+            out[i] = " ".join(picked)
+            wanted.pop(0)
+            if not wanted:
+                break
+    return [out[i] for i in sorted(out)]
+
+
 def vectors(n: int, cache: Path, seed: int = 7) -> np.ndarray:
     """The fast tier's vectors of :func:`skills` (n x 256 float32, unit rows), cached in ``cache``."""
     from kaos_dream.embedding.loader import load_embedder

@@ -28,6 +28,7 @@ the candidates' exact scores are ranked with ties by id.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -144,7 +145,8 @@ class Graph:
         present = np.asarray(self.index.contains(keys), dtype=bool).reshape(-1)
         if not present.any():
             return False
-        stored = np.asarray(self.index.get(keys[present], dtype=np.float32), dtype=np.float32).reshape(-1, self.ident.dim)
+        stored = np.asarray(self.index.get(keys[present], dtype=np.float32), dtype=np.float32)
+        stored = stored.reshape(-1, self.ident.dim)
         rows = np.array([vectors.row_of[int(k)] for k in picks[present]], dtype=np.int64)
         exact = vectors.matrix[rows]
         norms = np.linalg.norm(stored, axis=1) * np.linalg.norm(exact, axis=1)
@@ -239,7 +241,5 @@ def _fsync(path: Path) -> None:
 
 
 def _fsync_dir(folder: Path) -> None:
-    try:
+    with contextlib.suppress(OSError):  # a platform without directory fsync: the replace is still atomic
         _fsync(folder)
-    except OSError:  # a platform without directory fsync: the replace is still atomic
-        pass

@@ -217,6 +217,21 @@ class Vectors:
         model = self.embedder()
         return None if model is None else model.embed([skill_text(name, description, tags)])[0]
 
+    def embed_skills(self, rows: list[tuple[str, str, tuple[str, ...]]]) -> np.ndarray | None:
+        """The fast vectors of many (name, description, tags) at once (a bulk import; None when off)."""
+        model = self.embedder()
+        return None if model is None else model.embed([skill_text(n, d, t) for n, d, t in rows])
+
+    def store_many(self, kind: str, ids: list[int], matrix: np.ndarray) -> int:
+        """Write fast vectors of rows that hold none yet (fresh rows), inside the caller's transaction."""
+        fast = self.embedder()
+        if fast is None or not ids:
+            return 0
+        model_id, version, dim = _identity_of(fast)
+        self._conn.executemany(_INSERT, ((kind, i, model_id, version, dim, to_bytes(v))
+                                         for i, v in zip(ids, matrix, strict=True)))
+        return len(ids)
+
     def embed_query(self, model: Embedder, query: str) -> np.ndarray:
         """``model``'s vector of a search query, remembered for the last :data:`QUERY_CACHE` queries:
         agents repeat their queries, and the strong model's forward pass (milliseconds a query) ran
