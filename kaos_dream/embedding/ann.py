@@ -178,7 +178,7 @@ class Graph:
             return
         meta = {"format": FORMAT, "kind": self.ident.kind, "model": self.ident.model, "version": self.ident.version,
                 "dim": self.ident.dim, "seq": self.seq, "graph": name, "bytes": (folder / name).stat().st_size,
-                "connectivity": CONNECTIVITY}
+                "connectivity": CONNECTIVITY, "rows": len(self.index)}
         tmp_meta = folder / f".{stem}.json.{os.getpid()}.tmp"
         tmp_meta.write_text(json.dumps(meta, sort_keys=True))
         _fsync(tmp_meta)
@@ -197,15 +197,28 @@ class Graph:
         return self.saved_seq < 0 or self.pending >= max(1, int(SAVE_AFTER * rows))
 
 
+def saved_meta(folder: Path, ident: Identity) -> dict[str, Any] | None:
+    """The meta file of ``ident``'s saved graph when it describes a graph of this model and layout."""
+    meta = _read_meta(folder / f"{ident.stem()}.json")
+    expected = {"format": FORMAT, "kind": ident.kind, "model": ident.model, "version": ident.version,
+                "dim": ident.dim, "connectivity": CONNECTIVITY}
+    if meta is None or any(meta.get(k) != v for k, v in expected.items()):
+        return None
+    if not isinstance(meta.get("seq"), int) or not isinstance(meta.get("rows"), int):
+        return None
+    graph = meta.get("graph")
+    try:  # the graph it names, whole (a torn copy or a removed file is no graph)
+        whole = isinstance(graph, str) and "/" not in graph and (folder / graph).stat().st_size == meta.get("bytes")
+    except OSError:
+        whole = False
+    return meta if whole else None
+
+
 def load(folder: Path, ident: Identity, current_seq: int) -> Graph | None:
     """The saved graph of ``ident``, or None when there is none or it cannot be trusted (another
     model, a format or size that does not match, a seq ahead of the database, a file usearch rejects)."""
-    meta = _read_meta(folder / f"{ident.stem()}.json")
+    meta = saved_meta(folder, ident)
     if meta is None:
-        return None
-    expected = {"format": FORMAT, "kind": ident.kind, "model": ident.model, "version": ident.version,
-                "dim": ident.dim, "connectivity": CONNECTIVITY}
-    if any(meta.get(k) != v for k, v in expected.items()):
         return None
     seq = meta.get("seq")
     graph_name = meta.get("graph")

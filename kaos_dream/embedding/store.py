@@ -16,6 +16,7 @@ import json
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -505,6 +506,24 @@ class Vectors:
             graph.catch_up(self._conn, vectors)
         return graph
 
+    def _saved_graph_fresh(self, folder: Path, kind: str, strong: bool) -> int | None:
+        """The saved graph's rows when it needs no save: fewer than :data:`.ann.SAVE_AFTER` of its
+        rows are newer than it (searches catch up with those in memory). Read from its meta file and
+        a range count over ``seq``, without loading the vectors."""
+        model = self._model_of(strong)
+        if model is None or self._ctx.settings.ann_min_rows <= 0 or not ann.available():
+            return None
+        meta = ann.saved_meta(folder, ann.Identity(kind, *model))
+        if meta is None:
+            return None
+        newer = int(self._conn.execute(
+            "SELECT count(*) FROM embeddings WHERE seq > ? AND kind = ? AND model = ?", (meta["seq"], kind, model[0]),
+        ).fetchone()[0])
+        last = int(self._conn.execute("SELECT coalesce(max(seq), 0) FROM embeddings").fetchone()[0])
+        if meta["seq"] > last or newer >= max(1, int(ann.SAVE_AFTER * meta["rows"])):
+            return None
+        return int(meta["rows"])
+
     def save_graphs(self, *, force: bool = False) -> dict[str, Any]:
         """Bring each kind's and tier's saved graph up to date (built when missing, rebuilt when a fifth
         of its keys lost their vector or it does not match the database; otherwise caught up and saved
@@ -516,6 +535,9 @@ class Vectors:
             return done
         for strong in (False, True):
             for kind in KINDS:
+                if not force and (fresh := self._saved_graph_fresh(folder, kind, strong)) is not None:
+                    done[f"{'strong' if strong else 'fast'} {kind}"] = {"rows": fresh, "action": "up to date"}
+                    continue  # the pass does not read a million vectors to learn that nothing changed
                 vectors = self.index(kind, strong=strong)
                 ident = self._ann_identity(kind, strong, vectors)
                 if ident is None or vectors is None:
