@@ -5,8 +5,8 @@ comparable HNSW settings (M=16 links, efConstruction=128, inner product on unit 
 thread for a deterministic graph) and exact numpy search. Two query sets (corpus.py): ``anchored``
 (three words of an existing skill and one other: a close neighbour exists) and ``random`` (2-4
 unrelated words: every cosine is low and neighbours barely stand out, the hard case). Two ways to
-search: ``top10`` (efSearch 64, the graph's own top 10) and ``rescored`` (what kaos-dream does: 200
-candidates at efSearch 200, ranked by their exact cosine). Reported per candidate: build CPU seconds,
+search: ``top10`` (efSearch 64, the graph's own top 10) and ``rescored`` (what kaos-dream does: 400
+candidates at efSearch 400, ranked by their exact cosine). Reported per candidate: build CPU seconds,
 and per set and way the query p50 (ms) and recall@10 against the exact top 10 (an answer whose
 cosine ties the exact 10th counts as right), and the index's bytes once saved.
 
@@ -47,7 +47,7 @@ def recall(found: np.ndarray, truth: np.ndarray, tenth: float, matrix: np.ndarra
     return ok / K
 
 
-RESCORE = 200
+RESCORE = 400
 
 
 def usearch_candidate(dtype: str):

@@ -31,14 +31,29 @@ def vocabulary() -> list[str]:
     return sorted(words)
 
 
-def skills(n: int, seed: int = 7) -> Iterator[dict[str, object]]:
-    """``n`` skills (name, description, tags), ids 1..n in order."""
+TOPIC_SIZE = 50  # skills per topic, on average
+TOPIC_WORDS = 12  # words of a topic's own pool
+
+
+def skills(n: int, seed: int = 7, *, topics: bool = True) -> Iterator[dict[str, object]]:
+    """``n`` skills (name, description, tags), ids 1..n in order. With ``topics`` (the default) a
+    library is clustered as real ones are (a team's skills share a tool's or a domain's words): each
+    skill belongs to one of n / 50 topics and takes 4-7 words of its topic's 12 and 1-3 of the whole
+    vocabulary. Without, each description is 5-10 words of the whole vocabulary: no structure at all,
+    the hardest case for an ANN graph (every neighbour is about as far as the next)."""
     rng = random.Random(seed)
     words = vocabulary()
+    pools = [rng.sample(words, TOPIC_WORDS) for _ in range(max(1, n // TOPIC_SIZE))] if topics else []
     for i in range(n):
         verb = rng.choice(words)
         domain = rng.choice(DOMAINS)
-        desc = " ".join(rng.sample(words, rng.randint(5, 10)))
+        if topics:
+            pool = pools[rng.randrange(len(pools))]
+            picked = rng.sample(pool, rng.randint(4, 7)) + rng.sample(words, rng.randint(1, 3))
+            rng.shuffle(picked)
+            desc = " ".join(picked)
+        else:
+            desc = " ".join(rng.sample(words, rng.randint(5, 10)))
         yield {"name": f"{verb}-{domain}-{i}", "description": f"{desc} {domain}", "tags": [verb, domain]}
 
 
@@ -49,7 +64,7 @@ def queries(count: int, seed: int = 11) -> list[str]:
     return [" ".join(rng.sample(words, rng.randint(2, 4))) for _ in range(count)]
 
 
-def anchored_queries(n: int, count: int, seed: int = 13, library_seed: int = 7) -> list[str]:
+def anchored_queries(n: int, count: int, seed: int = 13, library_seed: int = 7, *, topics: bool = True) -> list[str]:
     """Queries looking for a skill that exists: three words of a random skill's description (of the
     first ``n``) and one word it does not hold, shuffled: a close neighbour exists, as when an agent
     half-remembers a skill."""
@@ -57,7 +72,7 @@ def anchored_queries(n: int, count: int, seed: int = 13, library_seed: int = 7) 
     words = vocabulary()
     wanted = sorted(rng.sample(range(n), count))
     out: dict[int, str] = {}
-    for i, s in enumerate(skills(n, library_seed)):
+    for i, s in enumerate(skills(n, library_seed, topics=topics)):
         if wanted and i == wanted[0]:
             held = str(s["description"]).split()[:-1]
             picked = rng.sample(held, 3) + [rng.choice(words)]
@@ -69,20 +84,20 @@ def anchored_queries(n: int, count: int, seed: int = 13, library_seed: int = 7) 
     return [out[i] for i in sorted(out)]
 
 
-def vectors(n: int, cache: Path, seed: int = 7) -> np.ndarray:
+def vectors(n: int, cache: Path, seed: int = 7, *, topics: bool = True) -> np.ndarray:
     """The fast tier's vectors of :func:`skills` (n x 256 float32, unit rows), cached in ``cache``."""
     from kaos_dream.embedding.loader import load_embedder
     from kaos_dream.embedding.store import skill_text
 
     model = load_embedder("wordllama")
-    path = cache / f"vectors-{model.model_id}-{model.model_version}-{n}-{seed}.npy"
+    path = cache / f"vectors-{model.model_id}-{model.model_version}-{n}-{seed}{'-topics' if topics else ''}.npy"
     if path.exists():
         return np.load(path, mmap_mode="r")
     cache.mkdir(parents=True, exist_ok=True)
     out = np.lib.format.open_memmap(path.with_suffix(".part.npy"), mode="w+", dtype=np.float32, shape=(n, model.dim))
     batch: list[str] = []
     start = 0
-    for s in skills(n, seed):
+    for s in skills(n, seed, topics=topics):
         batch.append(skill_text(s["name"], s["description"], s["tags"]))  # type: ignore[arg-type]
         if len(batch) == 8192:
             out[start:start + len(batch)] = model.embed(batch)

@@ -44,8 +44,8 @@ if TYPE_CHECKING:
 DEFAULT_MIN_ROWS = 20_000  # below this many vectors exact search is cheap (~1 ms) and exact
 CONNECTIVITY = 16  # HNSW links per node (M)
 EXPANSION_ADD = 128  # efConstruction
-EXPANSION_SEARCH = 200  # efSearch: the breadth of a query's walk; candidates asked for are at least this
-MIN_CANDIDATES = 200  # candidates scored exactly per query, at least (4 x k when larger)
+EXPANSION_SEARCH = 400  # efSearch: the breadth of a query's walk; candidates asked for are at least this
+MIN_CANDIDATES = 400  # candidates scored exactly per query, at least (4 x k when larger)
 SAVE_AFTER = 0.05  # a process saves its graph once it holds this share of vectors newer than the file
 CHECK_SAMPLE = 32  # vectors compared with the database when a saved graph is loaded
 FORMAT = 1  # the meta file's layout; another value means rebuild
