@@ -483,8 +483,8 @@ class Vectors:
     def graph(self, kind: str, *, strong: bool = False) -> ann.Graph | None:
         """The ANN graph over :meth:`index` (``kind``, ``strong``) for a search, or None for exact search:
         fewer than ``ann_min_rows`` vectors, the setting 0, usearch not installed, or no graph saved yet
-        (a search never builds one, which takes minutes at a million rows, nor writes: the dream, ``kaos
-        db reindex`` and ``kaos db import`` save it). A saved graph behind the database catches up in
+        (a search never builds one, which takes minutes at a million rows, nor writes: the dream's
+        ``ann`` phase and ``kaos skill import-jsonl`` save it). A saved graph behind the database catches up in
         memory with the newer vectors; one too far behind (half the rows) is not used."""
         vectors = self.index(kind, strong=strong)
         ident = self._ann_identity(kind, strong, vectors)
