@@ -177,8 +177,9 @@ class Settings:
     embedding_model: str = "wordllama"
     semantic_k: int = 20
     # Vectors of one kind from which a search asks an ANN graph for candidates (issue 35; needs the
-    # ``scale`` extra and a saved graph); 0: always exact. See kaos_dream/embedding/ann.py.
-    ann_min_rows: int = 20_000
+    # ``scale`` extra and a saved graph); 0: always exact. See kaos_dream/embedding/ann.py and docs/scale.md
+    # (its recall on the fast tier's vectors is why it is not used sooner).
+    ann_min_rows: int = 200_000
     semantic_weight: float = 0.9
     semantic_threshold: float = 0.1
     semantic_full: float = 0.5

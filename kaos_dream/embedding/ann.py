@@ -1,29 +1,32 @@
 """An approximate-nearest-neighbour graph over one kind's vectors of one model (issue 35 item 4).
 
-Exact search scans every vector (einsum over the whole matrix): 0.4 ms at 10k rows, ~40 ms at a
-million on this machine, before the ranking. From :data:`DEFAULT_MIN_ROWS` vectors on (setting
-``ann_min_rows``) the search asks an HNSW graph (usearch, Apache-2.0, the ``scale`` extra) for a
-few hundred candidates instead and scores only those exactly. Chosen over hnswlib and faiss-cpu on
-the same vectors by demo_scale_bench/ann_choice.py (see docs/scale.md): as accurate, it stores its
-vectors as 8-bit integers (a quarter of float32: the exact matrix is already in memory), saves and
-loads in one call, removes keys in place, and ships wheels for every platform we support.
+Exact search scans every vector (einsum over the whole matrix), a cost that grows with the library.
+From :data:`DEFAULT_MIN_ROWS` vectors on (setting ``ann_min_rows``) the search asks an HNSW graph
+(usearch, Apache-2.0, the ``scale`` extra) for a few hundred candidates instead and scores only those
+exactly. Chosen over hnswlib and faiss-cpu on the same vectors (demo_scale_bench/ann_choice.py,
+docs/scale.md): the same recall after exact rescoring, the fastest build, and it stores its vectors
+as 8-bit integers, a third of the others' file (the exact float32 matrix is in memory anyway); it
+saves and loads in one call, removes keys in place, and ships wheels with no system library.
 
 The graph only *proposes* candidates. Every candidate is scored with its exact cosine from the
 in-process matrix (the database's current vectors), a candidate without a current vector is dropped,
 and the caller filters deprecated and deleted rows: a stale, partial or foreign graph can lower
 recall, never return a wrong row or a wrong score.
 
-Persistence, beside the database (``<db>.ann/``), not inside it: the graph of a million vectors is
-hundreds of MB that change with every write, and as a BLOB it would be rewritten into the WAL at each
+Persistence, beside the database (``<db>.ann/``), not inside it: the graph takes about 400 bytes a
+vector (40 MB at 100k, measured) and changes with every write, and as a BLOB it would be rewritten into the WAL at each
 save. A save writes the graph to a new file named by the vectors' ``seq`` it holds, then a small
 meta file naming it (``os.replace``, both fsynced): the meta file is the commit point, so a process
-killed mid-save leaves the previous graph in force (or none: then the graph is rebuilt). On load the
-graph catches up by adding the vectors whose ``seq`` is newer than its own (a replaced vector is
-removed and added again); a graph whose meta does not match the model, whose ``seq`` is ahead of the
-database (a restored backup) or whose sampled vectors differ from the database's is rebuilt.
+killed mid-save leaves the previous graph in force (or none: exact search until the dream builds
+one). On load the graph catches up in memory with the vectors whose ``seq`` is newer than its own (a
+replaced vector is removed and added again); a graph whose meta does not match the model, whose file
+is torn, whose ``seq`` is ahead of the database (a restored backup) or whose sampled vectors differ
+from the database's (another library's) is not used, and the dream's next pass rebuilds it.
 
-Deterministic: the graph is built with one thread in id order (usearch's level draws are seeded), and
-the candidates' exact scores are ranked with ties by id.
+Deterministic: the graph is built with one thread in id order (two builds of the same vectors give
+the same bytes), and the candidates are ranked by their exact scores, ties by id. A graph grown by
+catch-ups is not byte-identical to a fresh build of the same vectors, so on a hard query its
+candidates, and then rarely a neighbour, can differ from a rebuilt one's.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ import numpy as np
 if TYPE_CHECKING:
     from .store import KindIndex
 
-DEFAULT_MIN_ROWS = 20_000  # below this many vectors exact search is cheap (~1 ms) and exact
+DEFAULT_MIN_ROWS = 200_000  # below this many vectors exact search is affordable (~30 ms at 100k) and exact
 CONNECTIVITY = 16  # HNSW links per node (M)
 EXPANSION_ADD = 128  # efConstruction
 EXPANSION_SEARCH = 400  # efSearch: the breadth of a query's walk; candidates asked for are at least this
