@@ -57,6 +57,26 @@ def skills(n: int, seed: int = 7, *, topics: bool = True) -> Iterator[dict[str, 
         yield {"name": f"{verb}-{domain}-{i}", "description": f"{desc} {domain}", "tags": [verb, domain]}
 
 
+def unseen_words() -> list[str]:
+    """Whole words of the same tokenizer that no skill's text holds: capitalised pieces (4+ letters)
+    whose lower-case form is not in :func:`vocabulary`, lower-cased."""
+    import wordllama
+
+    path = Path(wordllama.__file__).parent / "tokenizers" / "l2_supercat_tokenizer_config.json"
+    vocab = json.loads(path.read_text())["model"]["vocab"]
+    held = set(vocabulary()) | set(DOMAINS)
+    return sorted({t[1:].lower() for t in vocab if t.startswith("\u2581") and t[1:].isascii() and t[1:].isalpha()
+                   and t[1].isupper() and len(t) >= 5 and t[1:].lower() not in held})
+
+
+def semantic_queries(count: int, seed: int = 17) -> list[str]:
+    """Queries of 2-4 words that no skill holds (:func:`unseen_words`): no lexical match at all, so every
+    search takes the semantic path (the case of a paraphrase sharing no word with its skill)."""
+    rng = random.Random(seed)
+    words = unseen_words()
+    return [" ".join(rng.sample(words, rng.randint(2, 4))) for _ in range(count)]
+
+
 def queries(count: int, seed: int = 11) -> list[str]:
     """Queries of 2-4 vocabulary words (most take the semantic path: no skill holds them all)."""
     rng = random.Random(seed)

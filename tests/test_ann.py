@@ -27,8 +27,8 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("usearch") is None,
 WORDS = ("deploy release rotate secret backup restore parse csv json yaml index search cache warm cold "
          "queue retry alert page trace metric log shard merge split upload download render chart table "
          "report audit scan patch build test lint format compile bundle ship roll canary").split()
-ANN = Settings(embedding_model="hash-trigram", strong_embedding_model="none", ann_min_rows=100, dream_auto=False)
-EXACT = Settings(embedding_model="hash-trigram", strong_embedding_model="none", ann_min_rows=0, dream_auto=False)
+ANN = Settings(embedding_model="hash-trigram", strong_embedding_model="none", ann_min_rows=100)
+EXACT = Settings(embedding_model="hash-trigram", strong_embedding_model="none", ann_min_rows=0)
 QUERIES = ["deployment of canaries", "restoring backups", "parsing yaml files", "tracing metrics",
            "rotation of secrets", "compiling bundles", "scanning patches", "chart rendering"]
 
@@ -73,6 +73,8 @@ def test_searches_use_the_graph_only_once_saved_and_agree_with_exact(library: Pa
         graph = lib.vectors.graph("skill")
         assert graph is not None and len(graph.index) == 600
         assert {q: hits(lib, q) for q in QUERIES} == exact
+        # the semantic path ran: some hits were found by meaning alone (no query word in common)
+        assert any(h.bm25 == 0.0 for q in QUERIES for h in lib.search(q, kind="skill", limit=10))
 
 
 def test_the_graph_follows_adds_edits_deletes_and_deprecations(library: Path, tmp_path: Path) -> None:
@@ -124,7 +126,7 @@ def test_a_torn_or_foreign_graph_is_never_trusted(library: Path, tmp_path: Path)
 SAVER = """
 import sys
 from kaos_dream import Library, Settings
-s = Settings(embedding_model="hash-trigram", strong_embedding_model="none", ann_min_rows=100, dream_auto=False)
+s = Settings(embedding_model="hash-trigram", strong_embedding_model="none", ann_min_rows=100)
 with Library(sys.argv[1], settings=s) as lib:
     i = 0
     while True:
