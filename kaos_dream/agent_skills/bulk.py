@@ -82,13 +82,15 @@ def _parse(line: str) -> tuple[str, str, str, tuple[str, ...]]:
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    with path.open(encoding="utf-8", errors="strict") as f:
-        try:
+    try:
+        with path.open(encoding="utf-8", errors="strict") as f:
             for number, line in enumerate(f, 1):
                 if line.strip():
                     yield number, line
-        except UnicodeDecodeError as exc:
-            raise InvalidInputError(f"{path}: not UTF-8 text ({exc.reason})") from None
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(f"{path}: not UTF-8 text ({exc.reason})") from None
+    except OSError as exc:
+        raise InvalidInputError(f"{path}: cannot read ({exc.strerror})") from None
 
 
 def check_file(path: Path) -> int:

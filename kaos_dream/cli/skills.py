@@ -1,4 +1,4 @@
-"""`kaos skill …`: add, list, show, update, deprecate, restore, rm, apply, import, export."""
+"""`kaos skill …`: add, list, show, update, deprecate, restore, rm, apply, import, import-jsonl, export."""
 
 from __future__ import annotations
 
@@ -290,7 +290,7 @@ def import_jsonl(
     db: DbOption = None,
     json_out: JsonOption = False,
 ) -> None:
-    """Add many skills fast (a million-row library): every line is checked first, then rows and their
+    """Add many skills fast (for large libraries): every line is checked first, then rows and their
     vectors are added in batches of 5000 per transaction. Any bad line: `path:line: what` on stderr and
     nothing is written. A name the library already holds is left unchanged, so an interrupted import
     is finished by running it again.
@@ -305,8 +305,12 @@ def import_jsonl(
     started = time.perf_counter()
     path = spooled(sys.stdin.buffer) if source == "-" else Path(source)
     try:
-        if not path.is_file():
-            raise InvalidInputError(f"{source}: no such file")
+        try:
+            is_file = path.is_file()
+        except OSError as exc:  # a name too long, a loop of links: not a file to read
+            raise InvalidInputError(f"{source[:200]}: cannot read ({exc.strerror})") from None
+        if not is_file:
+            raise InvalidInputError(f"{source[:200]}: no such file")
         check_file(path)  # before the library is opened: a bad file creates no database
         with open_for_write(ctx, db, create=True) as lib:
             result = bulk_import(lib, path, checked=True)
