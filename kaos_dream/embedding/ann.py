@@ -83,8 +83,9 @@ class Identity:
 
 
 def folder_of(db_path: str) -> Path | None:
-    """Where a database's graphs live (None for an in-memory database: its graph is never saved)."""
-    if not db_path or db_path == ":memory:" or db_path.startswith("file:"):
+    """Where a database's graphs live: None for an in-memory database and a server (PostgreSQL keeps
+    exact search here; its vectors belong in pgvector, issue 35 item 3), whose graphs are never saved."""
+    if not db_path or db_path == ":memory:" or db_path.startswith("file:") or "://" in db_path:
         return None
     return Path(db_path + ".ann")
 
