@@ -19,7 +19,7 @@ import pytest
 from kaos_dream import Library, ManualClock, Settings
 from kaos_dream.embedding import ann
 
-from .conftest import PROJECT_ROOT, T0
+from .conftest import PROJECT_ROOT, T0, run_kaos
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("usearch") is None,
                                 reason="the scale extra (usearch) is not installed")
@@ -164,7 +164,26 @@ def test_the_dream_saves_the_graph(library: Path, tmp_path: Path) -> None:
     assert ann.folder_of(str(db)) is not None and any(Path(str(db) + ".ann").glob("skill-*.usearch"))
 
 
-def test_bad_setting_is_one_line() -> None:
-    from kaos_dream.errors import InvalidInputError
-    with pytest.raises(InvalidInputError, match="KAOS_ANN_MIN_ROWS"):
-        Settings(ann_min_rows=-1).validate() if hasattr(Settings, "validate") else Settings(ann_min_rows=-1)
+def test_a_bad_setting_is_one_line(tmp_path: Path) -> None:
+    assert run_kaos("init", db=tmp_path / "x.db").returncode == 0
+    r = run_kaos("search", "deploy", db=tmp_path / "x.db", env={"KAOS_ANN_MIN_ROWS": "-1"})
+    assert r.returncode == 1 and r.stderr.strip().splitlines() == [
+        "kaos: error: KAOS_ANN_MIN_ROWS must not be negative (0 turns the ANN graph off)"]
+
+
+def test_a_graph_ahead_of_the_database_is_not_used(library: Path, tmp_path: Path) -> None:
+    """A library restored from an older backup beside a newer graph: the graph holds vectors the
+    database never had, so it is not trusted (exact search until the dream rebuilds it)."""
+    db = copy_of(library, tmp_path)
+    with Library(db, settings=ANN) as lib:
+        lib.vectors.save_graphs()
+        seq = lib.conn.execute("SELECT max(seq) FROM embeddings").fetchone()[0]
+    meta_path = next(Path(str(db) + ".ann").glob("*.json"))
+    meta = json.loads(meta_path.read_text())
+    meta["seq"] = seq + 10
+    meta_path.write_text(json.dumps(meta))
+    with Library(db, settings=ANN) as lib:
+        assert lib.vectors.graph("skill") is None
+        assert lib.vectors.save_graphs()["fast skill"]["action"] == "built, saved"
+        assert lib.vectors.graph("skill") is not None
+    assert ann.folder_of("postgresql://kaos@db.internal/kaos") is None and ann.folder_of(":memory:") is None
