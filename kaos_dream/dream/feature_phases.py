@@ -154,6 +154,20 @@ def strong_vectors_phase(ctx: DreamContext, batch: list[Any]) -> PhaseResult:
 register_phase("vectors", vectors_phase, order=ORDER_FAILURES + 60, prepare=vectors_prepare, kinds=("run",))
 
 
+def ann_prepare(ctx: DreamContext) -> dict[str, Any]:
+    """Bring the saved ANN graphs up to date (issue 35), outside the write lock: built when missing
+    (minutes at a million rows, once), otherwise caught up with the newer vectors and saved now and
+    then. Nothing in a dry run, below ``ann_min_rows`` vectors or without the ``scale`` extra."""
+    return ctx.lib.vectors.save_graphs() if ctx.apply else {}
+
+
+def ann_phase(ctx: DreamContext, done: dict[str, Any]) -> PhaseResult:
+    return PhaseResult({"applied": ctx.apply, "graphs": done}, None)
+
+
+register_phase("ann", ann_phase, order=ORDER_STRONG_VECTORS + 50, prepare=ann_prepare, kinds=("run",))
+
+
 STALE_SHOWN = 10  # stale episodes named in a pass's summary (the count is always exact)
 STALE_CONCLUSION = "killed by the dream: still running {hours:g} h after it started (KAOS_EPISODE_STALE_AFTER_S)"
 

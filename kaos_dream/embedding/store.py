@@ -16,6 +16,7 @@ import json
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -24,6 +25,7 @@ from ..errors import InvalidInputError
 from ..store import transaction
 from ..store.helpers import insert_unique
 from ..tokens import identifier_words
+from . import ann
 from .background import at_lowest_priority
 from .base import Embedder
 from .loader import EmbedderUnavailable, identity, load_embedder, semantic_status
@@ -93,6 +95,7 @@ class Vectors:
         self._strong: tuple[Embedder | None, str] | None = None
         self._strong_id: tuple[Identity | None] | None = None  # strong_identity's answer, once known
         self._index: dict[tuple[str, str], KindIndex] = {}
+        self._graphs: dict[tuple[str, str], ann.Graph] = {}  # (kind, model id) -> its ANN graph
         self._warm_seq: int | None = None  # the vectors' seq at the last look of warm_before_lock
         self._queries: dict[tuple[str, str], np.ndarray] = {}  # (model id, query) -> vector, newest last
 
@@ -214,6 +217,21 @@ class Vectors:
         """The fast vector a new or edited skill gets, computed before its write transaction (None when off)."""
         model = self.embedder()
         return None if model is None else model.embed([skill_text(name, description, tags)])[0]
+
+    def embed_skills(self, rows: list[tuple[str, str, tuple[str, ...]]]) -> np.ndarray | None:
+        """The fast vectors of many (name, description, tags) at once (a bulk import; None when off)."""
+        model = self.embedder()
+        return None if model is None else model.embed([skill_text(n, d, t) for n, d, t in rows])
+
+    def store_many(self, kind: str, ids: list[int], matrix: np.ndarray) -> int:
+        """Write fast vectors of rows that hold none yet (fresh rows), inside the caller's transaction."""
+        fast = self.embedder()
+        if fast is None or not ids:
+            return 0
+        model_id, version, dim = _identity_of(fast)
+        self._conn.executemany(_INSERT, ((kind, i, model_id, version, dim, to_bytes(v))
+                                         for i, v in zip(ids, matrix, strict=True)))
+        return len(ids)
 
     def embed_query(self, model: Embedder, query: str) -> np.ndarray:
         """``model``'s vector of a search query, remembered for the last :data:`QUERY_CACHE` queries:
@@ -419,16 +437,19 @@ class Vectors:
             "SELECT count(*) FROM embeddings WHERE kind = ? AND model = ? AND model_version = ? AND dim = ?",
             (kind, *model)).fetchone()[0])
 
+    def _model_of(self, strong: bool) -> Identity | None:
+        fast = self.embedder()
+        if fast is None:
+            return None
+        return self.strong_identity() if strong else _identity_of(fast)
+
     def index(self, kind: str, *, strong: bool = False) -> KindIndex | None:
         """The current vectors of ``kind`` of the fast model (of the strong one with ``strong``) as one
         matrix, reloaded only when a vector was added or replaced since (``seq`` grew); None when that
         tier is off or holds no vector. The strong index never loads the strong model. A deleted
         row's vector may linger in the cached index: search joins its candidates with the live
         table, so it is never returned."""
-        fast = self.embedder()
-        if fast is None:
-            return None
-        model = self.strong_identity() if strong else _identity_of(fast)
+        model = self._model_of(strong)
         if model is None:
             return None
         model_id, version, dim = model
@@ -450,3 +471,90 @@ class Vectors:
                           {int(i): n for n, i in enumerate(ids)})
         self._index[(kind, model_id)] = built
         return built if len(ids) else None
+
+    # -- the approximate-nearest-neighbour graphs (issue 35 item 4) -----------------------------------
+    def _ann_identity(self, kind: str, strong: bool, vectors: KindIndex | None) -> ann.Identity | None:
+        minimum = self._ctx.settings.ann_min_rows
+        if vectors is None or minimum <= 0 or len(vectors.ids) < minimum or not ann.available():
+            return None
+        model = self._model_of(strong)
+        return None if model is None else ann.Identity(kind, *model)
+
+    def graph(self, kind: str, *, strong: bool = False) -> ann.Graph | None:
+        """The ANN graph over :meth:`index` (``kind``, ``strong``) for a search, or None for exact search:
+        fewer than ``ann_min_rows`` vectors, the setting 0, usearch not installed, or no graph saved yet
+        (a search never builds one, which takes minutes at a million rows, nor writes: the dream's
+        ``ann`` phase and ``kaos skill import-jsonl`` save it). A saved graph behind the database catches up in
+        memory with the newer vectors; one too far behind (half the rows) is not used."""
+        vectors = self.index(kind, strong=strong)
+        ident = self._ann_identity(kind, strong, vectors)
+        if ident is None or vectors is None:
+            return None
+        graph = self._graphs.get((kind, ident.model))
+        if graph is None or graph.ident != ident:
+            folder = ann.folder_of(self._ctx.path)
+            graph = ann.load(folder, ident, vectors.seq) if folder is not None else None
+            if graph is None or not graph.matches(vectors):
+                return None
+            self._graphs[(kind, ident.model)] = graph
+        if vectors.seq > graph.seq:
+            behind = int(self._conn.execute(
+                "SELECT count(*) FROM embeddings WHERE kind = ? AND model = ? AND model_version = ? AND dim = ? "
+                "AND seq > ?", (*ident.params(), graph.seq)).fetchone()[0])
+            if behind * 2 > len(vectors.ids):
+                return None
+            graph.catch_up(self._conn, vectors)
+        return graph
+
+    def _saved_graph_fresh(self, folder: Path, kind: str, strong: bool) -> int | None:
+        """The saved graph's rows when it needs no save: fewer than :data:`.ann.SAVE_AFTER` of its
+        rows are newer than it (searches catch up with those in memory). Read from its meta file and
+        a range count over ``seq``, without loading the vectors."""
+        model = self._model_of(strong)
+        if model is None or self._ctx.settings.ann_min_rows <= 0 or not ann.available():
+            return None
+        meta = ann.saved_meta(folder, ann.Identity(kind, *model))
+        if meta is None:
+            return None
+        newer = int(self._conn.execute(
+            "SELECT count(*) FROM embeddings WHERE seq > ? AND kind = ? AND model = ?", (meta["seq"], kind, model[0]),
+        ).fetchone()[0])
+        last = int(self._conn.execute("SELECT coalesce(max(seq), 0) FROM embeddings").fetchone()[0])
+        if meta["seq"] > last or newer >= max(1, int(ann.SAVE_AFTER * meta["rows"])):
+            return None
+        return int(meta["rows"])
+
+    def save_graphs(self, *, force: bool = False) -> dict[str, Any]:
+        """Bring each kind's and tier's saved graph up to date (built when missing, rebuilt when a fifth
+        of its keys lost their vector or it does not match the database; otherwise caught up and saved
+        once :data:`.ann.SAVE_AFTER` of the rows are newer than the file). Per graph: rows, what was done.
+        Nothing for an in-memory database, a library below ``ann_min_rows`` or without usearch."""
+        folder = ann.folder_of(self._ctx.path)
+        done: dict[str, Any] = {}
+        if folder is None or self.embedder() is None:
+            return done
+        for strong in (False, True):
+            for kind in KINDS:
+                if not force and (fresh := self._saved_graph_fresh(folder, kind, strong)) is not None:
+                    done[f"{'strong' if strong else 'fast'} {kind}"] = {"rows": fresh, "action": "up to date"}
+                    continue  # the pass does not read a million vectors to learn that nothing changed
+                vectors = self.index(kind, strong=strong)
+                ident = self._ann_identity(kind, strong, vectors)
+                if ident is None or vectors is None:
+                    continue
+                graph = self._graphs.get((kind, ident.model))
+                if graph is None or graph.ident != ident:
+                    graph = ann.load(folder, ident, vectors.seq)
+                action = "caught up"
+                if force or graph is None or not graph.matches(vectors):
+                    graph, action = ann.Graph.build(ident, vectors), "built"
+                else:
+                    graph.catch_up(self._conn, vectors)
+                    if graph.dead_share(vectors) > 0.2:
+                        graph, action = ann.Graph.build(ident, vectors), "rebuilt"
+                if graph.should_save(len(vectors.ids)):
+                    graph.save(folder)
+                    action += ", saved"
+                self._graphs[(kind, ident.model)] = graph
+                done[f"{'strong' if strong else 'fast'} {kind}"] = {"rows": len(vectors.ids), "action": action}
+        return done

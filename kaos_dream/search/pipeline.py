@@ -298,9 +298,9 @@ class SearchPipeline:
         for k in wanted:
             tiers = []
             if k in fast_kinds and vector is not None and vector.any():
-                tiers.append(Tier(indexes[k], vector, fusion))
+                tiers.append(Tier(indexes[k], vector, fusion, vectors.graph(k)))
             if strong_vector is not None and k in strong_indexes and strong_vector.any():
-                tiers.append(Tier(strong_indexes[k], strong_vector, strong_fusion))
+                tiers.append(Tier(strong_indexes[k], strong_vector, strong_fusion, vectors.graph(k, strong=True)))
             if tiers:
                 out[k] = semantic_matches(conn, k, tiers, s.semantic_k, s.semantic_weight,
                                           self._ideal_relevance(conn, k, query), covers[k],
