@@ -27,7 +27,7 @@ from ..tokens import identifier_words
 from .background import at_lowest_priority
 from .base import Embedder
 from .loader import EmbedderUnavailable, identity, load_embedder, semantic_status
-from .packages import OFF, missing_package, strong_tier_off, tier_status
+from .packages import OFF, fast_tier_off, strong_tier_off, tier_status
 
 if TYPE_CHECKING:
     from ..store.context import Context
@@ -120,7 +120,7 @@ class Vectors:
         if not self._ctx.settings.semantic:
             return ""
         if self._status is None:
-            return missing_package(self._ctx.settings.embedding_model)
+            return fast_tier_off(self._ctx.settings)
         return "" if self._status[0] is not None else self._status[1]
 
     def _strong_name(self) -> str | None:
