@@ -39,6 +39,11 @@ def failures_phase(ctx: DreamContext, _: Any) -> PhaseResult:
     """Catch-up: re-diagnose ``unknown`` fingerprints with the current heuristics (idempotent; LLM
     diagnosis stays with `kaos dream recategorize`, so no model call holds the write lock), then
     report open alerts and the most recurring failures."""
+    if ctx.conn.execute("SELECT 1 FROM failure_fingerprints LIMIT 1").fetchone() is None:
+        # No failure recorded: nothing to re-diagnose, alert or list (alerts belong to fingerprints),
+        # and the failures package (its compiled patterns, ~0.1 s a process) need not load.
+        return PhaseResult({"applied": ctx.apply, "recategorized": 0, "open_alerts": 0, "recurring": 0,
+                            "unknown": 0}, None)
     failures = ctx.lib.failures
     recategorized = failures.recategorize(use_llm=False) if ctx.apply else 0
     alerts = failures.active_alerts()
