@@ -348,6 +348,7 @@ def test_a_backfill_batch_writes_what_row_by_row_writes(tmp_path: Path) -> None:
                         if current.get((kind, entry_id)) == text:
                             lib.vectors.store(kind, entry_id, vector, model)
                             written += 1
-            tables.append((written, lib.conn.execute(
-                "SELECT seq, kind, entry_id, model, model_version, dim, vector FROM embeddings ORDER BY seq").fetchall()))
+            rows = lib.conn.execute(
+                "SELECT seq, kind, entry_id, model, model_version, dim, vector FROM embeddings ORDER BY seq").fetchall()
+            tables.append((written, rows))
     assert tables[0][0] == 59 and [tuple(r) for r in tables[0][1]] == [tuple(r) for r in tables[1][1]]
