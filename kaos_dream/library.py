@@ -237,6 +237,17 @@ class Library(AbstractContextManager["Library"]):
     def _vectors(self) -> Vectors:
         return self.vectors
 
+    def semantic_unavailable_reason(self) -> str:
+        """:meth:`Vectors.unavailable_reason`, without building the vectors (numpy) when this process
+        has not touched them: then no model was loaded, and only a missing package can be said."""
+        if "vectors" in self.__dict__:
+            return self.vectors.unavailable_reason()
+        if not self.settings.semantic:
+            return ""
+        from .embedding.packages import fast_tier_off
+
+        return fast_tier_off(self.settings)
+
     def record_outcome(
         self, skill: int | str, success: bool, agent: str | None = None, task: str | None = None
     ) -> Outcome:

@@ -39,6 +39,11 @@ def failures_phase(ctx: DreamContext, _: Any) -> PhaseResult:
     """Catch-up: re-diagnose ``unknown`` fingerprints with the current heuristics (idempotent; LLM
     diagnosis stays with `kaos dream recategorize`, so no model call holds the write lock), then
     report open alerts and the most recurring failures."""
+    if ctx.conn.execute("SELECT 1 FROM failure_fingerprints LIMIT 1").fetchone() is None:
+        # No failure recorded: nothing to re-diagnose, alert or list (alerts belong to fingerprints),
+        # and the failures package (its compiled patterns, ~0.1 s a process) need not load.
+        return PhaseResult({"applied": ctx.apply, "recategorized": 0, "open_alerts": 0, "recurring": 0,
+                            "unknown": 0}, None)
     failures = ctx.lib.failures
     recategorized = failures.recategorize(use_llm=False) if ctx.apply else 0
     alerts = failures.active_alerts()
@@ -111,8 +116,20 @@ def vectors_prepare(ctx: DreamContext) -> list[Any]:
     return ctx.lib.vectors.fast_backfill_batch(VECTOR_BACKFILL_LIMIT) if ctx.apply else []
 
 
+def dry_vectors_summary(ctx: DreamContext) -> dict[str, Any]:
+    """A dry run's vector phases: nothing is embedded, so neither the vectors (numpy) nor a model is
+    loaded to count what a pass would embed (``kaos db info`` counts it); ``semantic`` says whether
+    the fast tier's package is there, without loading it."""
+    from ..embedding.packages import fast_tier_off
+
+    settings = ctx.lib.settings
+    return {"applied": False, "embedded": 0, "semantic": bool(settings.semantic) and not fast_tier_off(settings)}
+
+
 def vectors_phase(ctx: DreamContext, batch: list[Any]) -> PhaseResult:
     """Backfill the fast tier's vectors of rows written while its model was missing."""
+    if not ctx.apply:
+        return PhaseResult(dry_vectors_summary(ctx), None)
     vectors = ctx.lib.vectors
     fast = vectors.embedder()
     written = vectors.store_backfill(batch) if ctx.apply else 0
@@ -136,6 +153,8 @@ def strong_vectors_phase(ctx: DreamContext, batch: list[Any]) -> PhaseResult:
     """The strong tier's backfill, a phase of its own: its cost is reported apart from the pass's steady
     work (it is one-time work per row: a library whose rows all have a strong vector pays only the
     lookup), and it runs after every phase that reads vectors, so nothing else in the pass depends on it."""
+    if not ctx.apply:
+        return PhaseResult(dry_vectors_summary(ctx), None)
     vectors = ctx.lib.vectors
     strong_id = vectors.strong_identity() if vectors.embedder() is not None else None
     written = vectors.store_backfill(batch) if ctx.apply else 0

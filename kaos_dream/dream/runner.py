@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..clock import MAX_TIMESTAMP, MIN_TIMESTAMP, iso, representable
+from ..due import not_due_message
 from ..errors import InvalidInputError, StoreFaultError
 from ..store import transaction
 from ..store.connect import connection_path, describe_sqlite_error
@@ -76,9 +77,7 @@ def _not_due(lib: DreamHost, mode: str) -> RunOutcome | None:
     due, _ = state.completed_since_marker(lib.conn, state.mark_for(mode))
     if due >= lib.settings.dream_threshold:
         return None
-    last = "applied dream" if mode == "apply" else "dream"
-    return RunOutcome("not-due", message=f"{due} completed episodes since the last {last}; "
-                      f"a pass is due at {lib.settings.dream_threshold} (KAOS_DREAM_THRESHOLD)")
+    return RunOutcome("not-due", message=not_due_message(due, mode, lib.settings.dream_threshold))
 
 
 def default_since(conn: sqlite3.Connection, mode: str) -> float:
