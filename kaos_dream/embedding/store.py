@@ -191,6 +191,10 @@ class Vectors:
             "SELECT 1 FROM embeddings WHERE model = ? AND model_version = ? AND dim = ? LIMIT 1", model
         ).fetchone() is not None
 
+    def strong_loaded(self) -> bool:
+        """True when this process holds the strong model (loading nothing)."""
+        return self._strong is not None and self._strong[0] is not None
+
     def warm_before_lock(self) -> None:
         """Load the strong model now, outside any write transaction, when a search would load it.
 
@@ -198,8 +202,8 @@ class Vectors:
         loads the strong model: half a second or more, which inside ``lib.transaction()`` held the
         write lock, and the other writers' waits ran past their busy timeout (issue 33 item 13).
         Never changes what a search returns."""
-        if self.strong_to_load():
-            self.strong()
+        if self.strong_to_load() and (strong := self.strong()) is not None:
+            strong.embed(["warm"])  # the first forward pass imports what it needs (BLAS limits)
 
     def _tiers(self) -> list[Embedder]:
         """The models whose vectors reindex and backfill compute: the fast one, then the strong one."""

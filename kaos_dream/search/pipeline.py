@@ -306,3 +306,24 @@ def best_lexical(pool: Pool) -> int | None:
     m = pool.matrix
     rows = (m[:, BM25] == m[:, BM25].max()).nonzero()[0]
     return int(m[rows, ID].min())
+
+
+def warm_search_stack(vectors: Vectors | None) -> None:
+    """Load what a process's first search loads on first use, outside any write lock: the ranking
+    and evidence modules (numpy), and with ``vectors`` the fast embedding model (one embedding, which
+    loads its tokenizer) and, when the library holds strong vectors, the strong one. A search inside
+    ``lib.transaction()`` then loads nothing while holding the lock (issue 33 item 13). Writes nothing
+    and changes no search result (the query cache is not touched)."""
+    from ..plasticity import evidence  # noqa: F401 - imported by ranking's first use
+    from . import ranking  # noqa: F401 - numpy and the scoring
+
+    if vectors is None:
+        return
+    fast = vectors.embedder()
+    if fast is None:
+        return
+    fast.embed(["warm"])
+    vectors.warm_before_lock()
+    strong = vectors.strong() if vectors.strong_loaded() else None
+    if strong is not None:
+        strong.embed(["warm"])
