@@ -33,11 +33,11 @@ WRITER = textwrap.dedent("""
     lib = Library(sys.argv[1])
     sid = lib.conn.execute("SELECT min(id) FROM skills").fetchone()[0]
     warm = sys.argv[2] == "warm"
-    with lib.transaction(warm_search=warm):
+    with lib.transaction(warm=warm):
         lib.record_outcome(sid, True, agent="w1")
         lib.search("deploy the service", limit=5, record_hits=True, agent="w1")
         lib.failures.record("git", "fatal: could not read from remote 12", agent="w1")
-    with lib.transaction(warm_search=warm):
+    with lib.transaction(warm=warm):
         lib.search("rollback database", limit=5, record_hits=True, agent="w2")
     lib.episodes.start("e1")
     lib.record_outcome(sid, False, agent="e1")
@@ -130,3 +130,29 @@ def test_a_torn_last_line_is_skipped(tmp_path: Path, torn: str) -> None:
     trace = tmp_path / "t.trace"
     trace.write_text('{"pid": 1, "label": "", "hold_ms": 1.0}\n' + torn)
     assert [x["pid"] for x in lock_trace.read(str(trace))] == [1]
+
+
+def test_a_hook_process_imports_nothing_while_it_holds_the_write_lock(tmp_path: Path) -> None:
+    """`kaos hook jsonl` applies one event per process: it builds what the event writes through (the
+    failure diagnosers, the episode-end gate and its validators) before the lock, and nothing else."""
+    db, trace = tmp_path / "kaos.db", tmp_path / "hook.trace"
+    _seed(db, skills=2)
+    events = [
+        {"type": "session_start", "session": "s1", "event_id": "e1", "name": "nightly"},
+        {"type": "tool", "session": "s1", "event_id": "e2", "tool": "http_get", "ok": False, "error": "HTTP 503"},
+        {"type": "skill", "session": "s1", "event_id": "e3", "skill": "deploy-step-0", "ok": True},
+        {"type": "usage", "session": "s1", "event_id": "e4", "tokens_in": 10, "tokens_out": 2},
+        {"type": "session_end", "session": "s1", "event_id": "e5", "outcome": "completed"},
+    ]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KAOS_")}
+    env[lock_trace.ENV] = str(trace)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    for event in events:
+        proc = subprocess.run([sys.executable, "-m", "kaos_dream", "--db", str(db), "hook", "jsonl"],
+                              input=json.dumps(event) + "\n", capture_output=True, text=True, env=env, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+    lines = lock_trace.read(str(trace))
+    assert len(lines) == len(events)
+    assert [x["imports"] for x in lines] == [0] * len(events)
+    with Library(db, readonly=True) as lib:
+        assert lib.conn.execute("SELECT state FROM agents WHERE id = 's1'").fetchone()[0] == "completed"
