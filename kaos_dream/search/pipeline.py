@@ -314,6 +314,8 @@ def warm_search_stack(vectors: Vectors | None) -> None:
     loads its tokenizer) and, when the library holds strong vectors, the strong one. A search inside
     ``lib.transaction()`` then loads nothing while holding the lock (issue 33 item 13). Writes nothing
     and changes no search result (the query cache is not touched)."""
+    import numpy.ma  # noqa: F401 - numpy loads it on the first np.unique (strong-tier layout), under the lock
+
     from ..plasticity import evidence  # noqa: F401 - imported by ranking's first use
     from . import ranking  # noqa: F401 - numpy and the scoring
 
