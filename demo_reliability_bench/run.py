@@ -42,6 +42,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
+import audit  # noqa: E402
 import lock_holds  # noqa: E402
 import poisoning  # noqa: E402
 import workload  # noqa: E402
@@ -283,6 +284,8 @@ def write_results(result: dict[str, Any], stem: Path) -> None:
         lines.append(f"| {name} | {result['verification']['expected'].get(name, 0)} | {value} |")
     if "poisoning" in result:
         lines += poisoning.markdown(result["poisoning"])
+    if "audit" in result:
+        lines += audit.markdown(result["audit"])
     if result["problems"]:
         lines += ["", "## Problems", "", *[f"* {p}" for p in result["problems"]]]
     stem.with_name(stem.name + ".md").write_text("\n".join(lines) + "\n")
@@ -349,6 +352,11 @@ def main() -> int:
     checks.add("poisoning: no skill deprecated or created by one principal alone, however many episodes",
                not poisoned["problems"],
                "; ".join(poisoned["problems"][:3]))
+    # the third audit's automatable findings, tried again (audit.py)
+    audited = audit.run(poisoned, folder / "audit")
+    problems += [p for p in audited["problems"] if not p.startswith("audit: poisoning")]
+    checks.add("audit: every automatable finding of the third audit holds", audited["holds"],
+               "; ".join(audited["problems"][:3]))
     fig = figures(reports, seconds)
     result = {
         "ok": not problems,
@@ -367,6 +375,7 @@ def main() -> int:
                        "workers": lock_holds.summarise(folder / "mixed-workers.trace", "worker")},
         "back_to_back": back_to_back,
         "poisoning": poisoned,
+        "audit": audited,
         "problems": problems,
     }
     write_results(result, benchkit.results_stem(args))

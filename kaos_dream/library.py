@@ -410,7 +410,7 @@ class _WarmTransaction:
         self._tx.__enter__()
         if self._vectors.strong_to_load():  # committed while we waited: nothing is written yet, step out
             self._tx.__exit__(None, None, None)
-            self._vectors.strong()
+            self._vectors.load_strong()
             self._tx = transaction(self._conn)
             self._tx.__enter__()
         return self._conn

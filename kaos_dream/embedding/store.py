@@ -202,8 +202,15 @@ class Vectors:
         loads the strong model: half a second or more, which inside ``lib.transaction()`` held the
         write lock, and the other writers' waits ran past their busy timeout (issue 33 item 13).
         Never changes what a search returns."""
-        if self.strong_to_load() and (strong := self.strong()) is not None:
-            strong.embed(["warm"])  # the first forward pass imports what it needs (BLAS limits)
+        if self.strong_to_load():
+            self.load_strong()
+
+    def load_strong(self) -> None:
+        """Load the strong model and run one forward pass (the first one imports what it needs, such
+        as the BLAS thread limits), so that a search inside a write transaction loads nothing."""
+        strong = self.strong()
+        if strong is not None:
+            strong.embed(["warm"])
 
     def _tiers(self) -> list[Embedder]:
         """The models whose vectors reindex and backfill compute: the fast one, then the strong one."""

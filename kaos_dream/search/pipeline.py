@@ -326,6 +326,5 @@ def warm_search_stack(vectors: Vectors | None) -> None:
         return
     fast.embed(["warm"])
     vectors.warm_before_lock()
-    strong = vectors.strong() if vectors.strong_loaded() else None
-    if strong is not None:
-        strong.embed(["warm"])
+    if vectors.strong_loaded():
+        vectors.load_strong()
