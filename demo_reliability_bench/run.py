@@ -273,6 +273,11 @@ def write_results(result: dict[str, Any], stem: Path) -> None:
         *writers.summary_lines(result["back_to_back"]),
         *lock_holds.markdown("Write-lock holds, back-to-back writers mode (per dream phase; the writers)",
                              result["back_to_back"].get("lock_holds", {})),
+        *(["", "Control, the same writers with no dream beside them (not checked):",
+           *writers.summary_lines(result["back_to_back_without_dream"]),
+           *lock_holds.markdown("Write-lock holds, control without the dream",
+                                result["back_to_back_without_dream"].get("lock_holds", {}))]
+          if result.get("back_to_back_without_dream") else []),
         *lock_holds.markdown("Write-lock holds, mixed workload (per dream phase; the workers)",
                              result.get("lock_holds", {})), "",
         "| operation | count | ops/s | p50 ms | p99 ms | max ms |", "|---|---:|---:|---:|---:|---:|",
@@ -299,6 +304,9 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--b2b-writers", type=int, default=4,
                         help="writer processes in the back-to-back writers mode (writers.py; default 4)")
+    parser.add_argument("--b2b-without-dream", action="store_true",
+                        help="also run the back-to-back writers once with no dream beside them, as a control "
+                             "(reported, not checked)")
     parser.add_argument("--keep", help="keep the database at this path instead of a temporary folder")
     benchkit.add_standard_args(parser, here=HERE)  # --out, --junit (--seed is this script's own)
     args = parser.parse_args()
@@ -343,6 +351,11 @@ def main() -> int:
     back_to_back, b2b_problems = writers.run(f"{db}.writers.db", seed=args.seed, seconds=seconds,
                                              writers=args.b2b_writers, dream_loop=dream_loop, trace_dir=folder)
     problems += b2b_problems
+    control = None
+    if args.b2b_without_dream:
+        (folder / "control").mkdir()
+        control, _ = writers.run(f"{db}.control.db", seed=args.seed, seconds=seconds, writers=args.b2b_writers,
+                                 dream_loop=writers.no_dream, trace_dir=folder / "control")
     checks.add("back-to-back writers: every writer gets the lock, no error", not b2b_problems,
                "; ".join(b2b_problems[:3]))
     # one hostile principal, with N episodes, among honest ones
@@ -374,6 +387,7 @@ def main() -> int:
         "lock_holds": {"dream": lock_holds.summarise(folder / "mixed-dream.trace", "dream: open, other"),
                        "workers": lock_holds.summarise(folder / "mixed-workers.trace", "worker")},
         "back_to_back": back_to_back,
+        "back_to_back_without_dream": control,
         "poisoning": poisoned,
         "audit": audited,
         "problems": problems,

@@ -194,6 +194,13 @@ def run(db: str, *, seed: int, seconds: float, writers: int, busy_timeout_ms: in
     return figures, problems
 
 
+def no_dream(db: str, stop_at: float, trace: Path | None = None) -> dict[str, Any]:
+    """The control: nothing beside the writers until they stop (``run.py --b2b-without-dream``)."""
+    while time.monotonic() < stop_at:
+        time.sleep(0.2)
+    return {"invocations": 0, "completed": 0, "errors": [], "seconds": []}
+
+
 def summary_lines(figures: dict[str, Any]) -> list[str]:
     """The results.md lines for this mode, from its figures."""
     t, d = figures["transaction_ms"], figures["dream"]

@@ -1,11 +1,12 @@
 """How long each write transaction holds SQLite's write lock, per process and per dream phase.
 
 Writers beside a dream pass starve when one transaction keeps the write lock long (issue 33 item 13).
-To see who holds it, set ``KAOS_LOCK_TRACE`` to a file: every write transaction a process then commits
-or rolls back appends one JSON line to it: ``pid``, ``label`` (the dream phase or step that opened it,
-empty for an ordinary write), ``hold_ms`` (from the moment ``BEGIN IMMEDIATE`` took the lock to the
-end of ``COMMIT``), ``commit_ms`` (the ``COMMIT`` alone: the WAL write and any automatic
-checkpoint), ``rows`` (rows inserted, updated or deleted inside it), ``retries`` (attempts the lock
+To see who holds it, set ``KAOS_LOCK_TRACE`` to a file: every write transaction a process then
+commits or rolls back appends one JSON line to it: ``pid``, ``at`` (when it ended), ``label`` (the
+dream phase or step that opened it, empty for an ordinary write), ``hold_ms`` (from the moment
+``BEGIN IMMEDIATE`` took the lock to the end of ``COMMIT``), ``commit_ms`` (the ``COMMIT`` alone:
+the WAL write and any automatic checkpoint, which SQLite runs after releasing the lock), ``rows``
+(rows inserted, updated or deleted inside it, triggers included), ``retries`` (attempts the lock
 took), ``imports`` (modules first imported while it held the lock: loading code under the lock
 makes every other writer wait for it) and ``ok`` (false for a rollback). Unset, the trace costs one
 attribute test per transaction.
@@ -20,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -56,14 +58,14 @@ def labelled(label: str) -> Iterator[None]:
 
 
 def record(hold_s: float, commit_s: float, rows: int, retries: int, ok: bool, imports: int) -> None:
-    """Append one transaction's line; a trace that cannot be written is dropped, never raised."""
-    path = TRACE.path
+    """Append one transaction's line (``at``: when it ended, epoch seconds, to line up processes)."""
+    path = TRACE.path  # a trace that cannot be written is dropped, never raised
     if path is None:
         return
-    line = json.dumps({"pid": os.getpid(), "label": TRACE.label, "hold_ms": round(hold_s * 1000.0, 3),
-                       "commit_ms": round(commit_s * 1000.0, 3), "rows": rows, "retries": retries, "ok": ok,
-                       "imports": imports},
-                      separators=(",", ":")) + "\n"
+    fields = {"pid": os.getpid(), "at": round(time.time(), 4), "label": TRACE.label,
+              "hold_ms": round(hold_s * 1000.0, 3), "commit_ms": round(commit_s * 1000.0, 3), "rows": rows,
+              "retries": retries, "ok": ok, "imports": imports}
+    line = json.dumps(fields, separators=(",", ":")) + "\n"
     with TRACE.lock:
         try:
             if TRACE.fd is None:
