@@ -194,6 +194,10 @@ class Vectors:
             "SELECT 1 FROM embeddings WHERE model = ? AND model_version = ? AND dim = ? LIMIT 1", model
         ).fetchone() is not None
 
+    def strong_loaded(self) -> bool:
+        """True when this process holds the strong model (loading nothing)."""
+        return self._strong is not None and self._strong[0] is not None
+
     def warm_before_lock(self) -> None:
         """Load the strong model now, outside any write transaction, when a search would load it.
 
@@ -202,7 +206,14 @@ class Vectors:
         write lock, and the other writers' waits ran past their busy timeout (issue 33 item 13).
         Never changes what a search returns."""
         if self.strong_to_load():
-            self.strong()
+            self.load_strong()
+
+    def load_strong(self) -> None:
+        """Load the strong model and run one forward pass (the first one imports what it needs, such
+        as the BLAS thread limits), so that a search inside a write transaction loads nothing."""
+        strong = self.strong()
+        if strong is not None:
+            strong.embed(["warm"])
 
     def _tiers(self) -> list[Embedder]:
         """The models whose vectors reindex and backfill compute: the fast one, then the strong one."""

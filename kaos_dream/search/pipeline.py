@@ -353,3 +353,25 @@ def best_lexical(candidates: Rows) -> int | None:
     if not len(candidates):
         return None
     return int(min(candidates.rows, key=lambda row: (-row[BM25], row[ID]))[ID])
+
+
+def warm_search_stack(vectors: Vectors | None) -> None:
+    """Load what a process's first search loads on first use, outside any write lock: the ranking
+    and evidence modules (numpy), and with ``vectors`` the fast embedding model (one embedding, which
+    loads its tokenizer) and, when the library holds strong vectors, the strong one. A search inside
+    ``lib.transaction()`` then loads nothing while holding the lock (issue 33 item 13). Writes nothing
+    and changes no search result (the query cache is not touched)."""
+    import numpy.ma  # noqa: F401 - numpy loads it on the first np.unique (strong-tier layout), under the lock
+
+    from ..plasticity import evidence  # noqa: F401 - imported by ranking's first use
+    from . import ranking  # noqa: F401 - numpy and the scoring
+
+    if vectors is None:
+        return
+    fast = vectors.embedder()
+    if fast is None:
+        return
+    fast.embed(["warm"])
+    vectors.warm_before_lock()
+    if vectors.strong_loaded():
+        vectors.load_strong()
