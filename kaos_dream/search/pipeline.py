@@ -363,8 +363,8 @@ def warm_search_stack(vectors: Vectors | None) -> None:
     and changes no search result (the query cache is not touched)."""
     import numpy.ma  # noqa: F401 - numpy loads it on the first np.unique (strong-tier layout), under the lock
 
-    from ..plasticity import evidence  # noqa: F401 - imported by ranking's first use
-    from . import ranking  # noqa: F401 - numpy and the scoring
+    from ..plasticity import evidence, usage  # noqa: F401 - imported by the rankings' first use
+    from . import list_ranking, ranking  # noqa: F401 - the scoring (numpy's and the plain-float one)
 
     if vectors is None:
         return
