@@ -282,7 +282,9 @@ class SearchPipeline:
             strong is not None and k in strong_indexes and strong_covers(strong_indexes[k], indexes[k]))]
         # The fast query vector is also wanted where the strong tier scans alone: the candidates it
         # scores get both models' blended z (:func:`.semantic.blended`; no second scan).
-        blends = [k for k in wanted if k not in fast_kinds and indexes[k] is not None and k in strong_indexes]
+        # A spelling-only fast model (hash-trigram) says nothing about meaning and is not blended.
+        blends = [k for k in wanted if k not in fast_kinds and indexes[k] is not None and k in strong_indexes
+                  and not getattr(model, "spelling_only", False)]
         vector = vectors.embed_query(model, query) if fast_kinds or blends else None
         strong_vector = vectors.embed_query(strong, query) if strong is not None else None
         fusion = Fusion(weight=s.semantic_weight, threshold=s.semantic_threshold, full=s.semantic_full)

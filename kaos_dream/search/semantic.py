@@ -145,7 +145,9 @@ def blended(z_strong: np.ndarray, z_fast: np.ndarray) -> np.ndarray:
     says: on the tuning sets the blend lifted the real-style set's recall@5 of queries sharing no
     word with their skill from 0.78 (strong cosine alone) to 0.83. Only the candidates being scored
     are blended (at most the pool and its neighbours); the neighbours themselves are chosen by the
-    strong cosine over the whole library, so the vector scan stays one tier's."""
+    strong cosine over the whole library, so the vector scan stays one tier's. A fast model that
+    relates spelling only (``spelling_only``, hash-trigram) is never blended: its cosine says nothing
+    about meaning."""
     return (z_strong + FAST_BLEND * z_fast) / (1.0 + FAST_BLEND)
 
 
