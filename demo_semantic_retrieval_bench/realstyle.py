@@ -49,6 +49,10 @@ LIMIT = 10
 GOALS = {"r1": 0.85, "r5": 0.95, "r5_no_shared": 0.90, "no_answer_empty": 0.90, "answerable_lost": 0.03,
          "calibration_gap": 0.10, "calibration_min_hits": 20}
 TUNING = ("realstyle", "workload-tuning", "workload-exact")
+# The tuning sets searched with semantic search off: what the lexical model learns from besides the
+# searches whose best lexical match held the query (a library without vectors still gets a relevance).
+TUNING_LEXICAL = ("realstyle-lexical", "workload-tuning-lexical")
+LEXICAL_ONLY = Settings(semantic=False)
 
 
 def load_realstyle(path: Path) -> tuple[list[dict[str, Any]], list[tuple[int, str]], list[str]]:
@@ -71,10 +75,10 @@ def build(path: Path, skills: list[dict[str, Any]]) -> list[int]:
 
 
 def observe(path: Path, ids: list[int], skills: list[dict[str, Any]], pairs: list[tuple[int, str]],
-            no_answer: list[str]) -> dict[str, Any]:
+            no_answer: list[str], settings: Settings | None = None) -> dict[str, Any]:
     """Every query's top 10 at min relevance 0: rank of the right skill, and per hit (cover, z, right)."""
     queries: list[dict[str, Any]] = []
-    with Library(path, clock=ManualClock(T0 + 7200), settings=Settings(), readonly=True) as lib:
+    with Library(path, clock=ManualClock(T0 + 7200), settings=settings or Settings(), readonly=True) as lib:
         pipeline = lib.search
         for target, q in [*pairs, *((None, q) for q in no_answer)]:
             hits = pipeline(q, kind="skill", limit=LIMIT, min_relevance=0.0)
@@ -88,7 +92,7 @@ def observe(path: Path, ids: list[int], skills: list[dict[str, Any]], pairs: lis
             rank = next((n for n, r in enumerate(rows) if r["right"]), None)
             queries.append({"query": q, "answerable": target is not None, "rank": rank, "hits": rows,
                             "no_shared_word": target is not None and not shares_word(skills[target], q)})
-    return {"queries": queries}
+    return {"queries": queries, "lexical_only": settings is not None and not settings.semantic}
 
 
 def summary(obs: dict[str, Any], threshold: float) -> dict[str, Any]:
@@ -211,18 +215,20 @@ def logistic_fit(x: np.ndarray, y: np.ndarray, ridge: float = RIDGE) -> np.ndarr
 
 def fit(observations: list[dict[str, Any]]) -> dict[str, Any]:
     """Refit both relevance models on every top-10 hit of the tuning observations, and the threshold:
-    the largest (in steps of 0.005) that drops the right skill of at most 3 % of their answerable
-    queries under the refitted models. The lexical model learns from the hits of searches that took
-    no semantic path (cover is their only evidence), the semantic one from every hit with a z."""
+    the largest (in steps of 0.005) that drops the right skill of at most 3 % of the answerable
+    queries of the default searches under the refitted models. The lexical model learns from every
+    hit without a z (searches that took no semantic path, and the sets searched with semantic search
+    off), the semantic one from every hit with a z."""
     hits = [h for obs in observations for q in obs["queries"] for h in q["hits"]]
     lexical = np.array([(h["cover"], h["right"]) for h in hits if h["z"] is None], dtype=float)
     semantic = np.array([[*rel.semantic_features(h["cover"], h["z"]), h["right"]] for h in hits if h["z"] is not None],
                         dtype=float)
     lex = tuple(round(float(v), 2) for v in logistic_fit(lexical[:, :1], lexical[:, -1], ridge=RIDGE))
     sem = tuple(round(float(v), 2) for v in logistic_fit(semantic[:, :-1], semantic[:, -1], ridge=RIDGE))
+    default = [obs for obs in observations if not obs.get("lexical_only")]
     right = [rel.relevance(q["hits"][q["rank"]]["cover"], q["hits"][q["rank"]]["z"], lexical=lex, semantic=sem)
-             for obs in observations for q in obs["queries"] if q["answerable"] and q["rank"] is not None]
-    answerable = sum(q["answerable"] for obs in observations for q in obs["queries"])
+             for obs in default for q in obs["queries"] if q["answerable"] and q["rank"] is not None]
+    answerable = sum(q["answerable"] for obs in default for q in obs["queries"])
     threshold = 0.0
     for step in range(1, 200):
         t = step * 0.005
@@ -242,8 +248,10 @@ def run_sets(blind_files: list[Path], *, tuning_only: bool = False) -> dict[str,
         path = Path(tmp) / "realstyle.db"
         ids = build(path, skills)
         observed["realstyle"] = observe(path, ids, skills, pairs, no_answer)
+        observed["realstyle-lexical"] = observe(path, ids, skills, pairs, no_answer, LEXICAL_ONLY)
         wpath = Path(tmp) / "workload.db"
         wids = build(wpath, wskills)
+        observed["workload-tuning-lexical"] = observe(wpath, wids, wskills, wsets["tuning"], no_answer, LEXICAL_ONLY)
         for name in ("tuning", "exact") if tuning_only else ("tuning", "blind", "blind2", "exact"):
             observed[f"workload-{name}"] = observe(wpath, wids, wskills, wsets[name],
                                                    no_answer if name == "tuning" else [])
@@ -264,7 +272,9 @@ def render(results: dict[str, Any]) -> str:
         lines.append(f"| {name} | {s['answerable']} ({s['no_shared_word']}) | {s['no_answer']} | {s['r1']} | {s['r5']} "
                      f"| {s['mrr']} | {s['r1_no_shared']} / {s['r5_no_shared']} | {s['no_answer_empty']} "
                      f"| {s['answerable_lost']} |")
-    for label, rows in (("tuning sets", results["reliability_tuning"]), ("blind sets", results["reliability_blind"])):
+    for label, rows in (("tuning sets", results["reliability_tuning"]),
+                        ("tuning sets searched with semantic search off", results["reliability_lexical_only"]),
+                        ("blind sets", results["reliability_blind"])):
         if not any(r["hits"] for r in rows):
             continue
         lines += ["", f"## Reliability, {label} (every top-10 hit)", "",
@@ -304,10 +314,11 @@ def main(argv: list[str] | None = None) -> int:
         "sets": {name: summary(obs, threshold) for name, obs in observed.items()},
         "threshold_sweep_tuning": sweep([observed[n] for n in TUNING]),
         "reliability_tuning": reliability([observed[n] for n in TUNING]),
-        "reliability_blind": reliability([o for n, o in observed.items() if n not in TUNING]),
+        "reliability_lexical_only": reliability([observed[n] for n in TUNING_LEXICAL]),
+        "reliability_blind": reliability([o for n, o in observed.items() if n not in TUNING + TUNING_LEXICAL]),
     }
     if args.fit:
-        results["fit"] = fit([observed[n] for n in TUNING])
+        results["fit"] = fit([observed[n] for n in TUNING + TUNING_LEXICAL])
     goals: dict[str, bool] = {}
     for name in ["realstyle", *(p.stem for p in blind_files)]:
         s = results["sets"][name]
@@ -319,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
             s["no_answer_empty"] is not None and s["no_answer_empty"] >= GOALS["no_answer_empty"])
         goals[f"{name}: answerable lost <= {GOALS['answerable_lost']} ({s['answerable_lost']})"] = (
             s["answerable_lost"] <= GOALS["answerable_lost"])
-    for label in ("reliability_tuning",) if tuning_only else ("reliability_tuning", "reliability_blind"):
+    for label in ("reliability_tuning", "reliability_lexical_only", *(() if tuning_only else ("reliability_blind",))):
         bad = [r["decile"] for r in results[label]
                if r["hits"] >= GOALS["calibration_min_hits"] and r["gap"] > GOALS["calibration_gap"]]
         goals[f"{label}: every decile with >= 20 hits within 0.10 (off: {bad or 'none'})"] = not bad

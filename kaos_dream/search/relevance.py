@@ -7,22 +7,24 @@ of evidence that mean the same thing in every library:
     cover  the share of the query's content words the entry holds, each weighted by its IDF
            (:meth:`~kaos_dream.search.semantic.IdealRelevance.coverage`), in [0, 1];
     z      the entry's scaled cosine to the query, (cos − τ) / (c_full − τ) of the tier that scored
-           it (:mod:`.semantic`), clipped to [−1, 3]; unknown when the search took no semantic path
-           (no vectors, semantic search off, or the best lexical match already held the query).
+           it, or both tiers' blend (:func:`.semantic.blended`), clipped to [−1, 3]; unknown when the
+           search took no semantic path (no vectors, semantic search off, or the best lexical match
+           already held the query).
 
-Two logistic (Platt) models turn them into a probability, and the hit gets the larger:
+Two logistic (Platt) models turn them into a probability:
 
-    lexical  = 1 / (1 + exp(−(l_c · cover + l_b)))
-    semantic = 1 / (1 + exp(−(s_c · cover + s_z · z + s_q · max(z, 0)² + s_b)))     (when z is known)
-    relevance = max(lexical, semantic)
+    by_words   = 1 / (1 + exp(−(l_c · cover + l_b)))
+    by_meaning = 1 / (1 + exp(−(s_c · cover + s_z · z + s_q · max(z, 0)² + s_b)))
+    relevance  = by_words                   when z is unknown
+               = by_meaning                 when z is known and cover < 0.9
+               = max(by_meaning, by_words)  when z is known and cover >= 0.9 (the hit holds the query)
 
-The lexical model is fitted on the hits of searches that took no semantic path (the best lexical
-match held the query: cover is then the only evidence), the semantic model on every hit with a
-known z. Its cover weight comes out negative: an embedding is drawn towards a text sharing the
-query's words, so of two hits with the same z the one holding some of the query's words is less
-often the answer (its z is partly those words); the max with the lexical model keeps a hit that
-holds every word relevant whatever its z. The z² term bends the curve so that a close paraphrase
-is not overconfident (the top decile was 0.14 off with z alone).
+The lexical model is fitted on every hit without a z: searches whose best lexical match held the
+query and the tuning sets searched with semantic search off (so a library without vectors gets a
+calibrated number too). The semantic model is fitted on every hit with a z. Its cover weight comes
+out negative: an embedding is drawn towards a text sharing the query's words, so of two hits with
+the same z the one holding some of the query's words is less often the answer (part of its z is
+those words). The z² term bends the curve so that a close paraphrase is not overconfident.
 
 The constants and ``MIN_RELEVANCE`` are fitted by ``demo_semantic_retrieval_bench/realstyle.py
 --fit`` on the tuning sets only (realstyle.json: 60 skills, 120 task queries, 22 queries nothing
@@ -30,7 +32,8 @@ answers; workload.json: 45 skills, 135 paraphrases and 90 exact queries; every t
 dream's strong backfill labelled right or wrong; logistic regression by IRLS with a small ridge, a
 fixed number of iterations, so the fit is reproducible) and stored here. What the number means,
 measured on those sets (realstyle_results.md): of the hits with relevance near p, about a share p
-answered the query. ``MIN_RELEVANCE`` is the largest threshold (in steps of 0.005) that drops the
+answered the query (every decile holding 20 hits or more within 0.06 of it, with semantic search on
+or off). ``MIN_RELEVANCE`` is the largest threshold (in steps of 0.005) that drops the
 right skill of at most 3 % of the tuning sets' answerable queries.
 """
 
@@ -38,11 +41,14 @@ from __future__ import annotations
 
 import math
 
+from .semantic import SKIP_COVER
+
 # Fitted by demo_semantic_retrieval_bench/realstyle.py --fit (see the module docstring).
-LEXICAL = (18.43, -14.01)  # l_c, l_b
+LEXICAL = (8.92, -5.31)  # l_c, l_b
 SEMANTIC = (-8.28, 10.13, -0.96, -5.79)  # s_c, s_z, s_q, s_b
 MIN_RELEVANCE = 0.02
 Z_RANGE = (-1.0, 3.0)
+HOLDS_QUERY = SKIP_COVER  # from this cover on the search skips the semantic path
 
 
 def _logistic(x: float) -> float:
@@ -58,12 +64,14 @@ def relevance(cover: float, z: float | None, *, lexical: tuple[float, float] = L
     rounded to 4 places so that the same evidence prints the same number on every machine. The
     models default to the fitted constants (the bench passes others while fitting)."""
     cover = min(max(float(cover), 0.0), 1.0)
-    best = _logistic(lexical[0] * cover + lexical[1])
-    if z is not None and math.isfinite(z):
-        *weights, bias = semantic
-        best = max(best, _logistic(sum(w * x for w, x in zip(weights, semantic_features(cover, z), strict=True))
-                                   + bias))
-    return round(best, 4)
+    by_words = _logistic(lexical[0] * cover + lexical[1])
+    if z is None or not math.isfinite(z):
+        return round(by_words, 4)
+    *weights, bias = semantic
+    by_meaning = _logistic(sum(w * x for w, x in zip(weights, semantic_features(cover, z), strict=True)) + bias)
+    # A hit holding (nearly) every query word is judged by its words too, as a search that skipped the
+    # semantic path would judge it.
+    return round(max(by_meaning, by_words) if cover >= HOLDS_QUERY else by_meaning, 4)
 
 
 def semantic_features(cover: float, z: float) -> list[float]:
