@@ -94,8 +94,7 @@ def test_without_outcomes_weighted_order_is_relevance_order(size: int, seed: int
         text = " ".join(query)
         # Lexical relevance against the weighted order, semantic neighbours off.
         with Library(db, clock=clock, settings=Settings(semantic=False)) as lib:
-            # min_relevance 0: the property is the order of every match (the threshold has its own tests).
-            weighted = lib.search(text, kind="skill", limit=20, min_relevance=0.0)
+            weighted = lib.search(text, kind="skill", limit=20)
             # Relevance order, ties by id; the best match scores 0.5 (relevance 1 x untried 0.5).
             assert weighted == sorted(weighted, key=lambda h: (-h.bm25, h.id))
             if weighted:
@@ -103,15 +102,15 @@ def test_without_outcomes_weighted_order_is_relevance_order(size: int, seed: int
                 assert weighted[0].score == 0.5
                 assert all(abs(h.score - 0.5 * h.bm25 / best) <= 1e-12 for h in weighted)
             if size <= Settings().rank_pool:  # the whole match set is the pool: exactly the lexical order
-                lexical = lib.search(text, kind="skill", limit=20, rank="bm25", min_relevance=0.0)
+                lexical = lib.search(text, kind="skill", limit=20, rank="bm25")
                 assert [h.id for h in weighted] == [h.id for h in lexical]
-            mixed = lib.search(text, limit=20, min_relevance=0.0)
+            mixed = lib.search(text, limit=20)
             assert [h.score for h in mixed] == sorted((h.score for h in mixed), reverse=True)
             held = set(lib.skills.get(weighted[0].id).description.split()) if weighted else set()
         # Semantic neighbours on: when the best lexical match holds every query word, nothing is fused in
         # and the results are exactly the lexical ones, at any size (coverage counts words, not BM25).
         with Library(db, clock=clock, settings=Settings(embedding_model="hash-trigram")) as lib:
-            hybrid = lib.search(text, kind="skill", limit=20, min_relevance=0.0)
+            hybrid = lib.search(text, kind="skill", limit=20)
             if set(query) <= held:
                 assert hybrid == weighted
             # Otherwise neighbours may join, and a lexical match keeps its cosine too (issue 31's one
