@@ -36,7 +36,8 @@ def _episodes(url: str, count: int, prefix: str) -> tuple[list[int], list[str]]:
         with lib.transaction():
             lib.conn.execute(
                 "INSERT INTO edges (src_kind, src_id, dst_kind, dst_id, relation, strength, provenance, created_at, "
-                "updated_at) VALUES ('skill', ?, 'skill', ?, 'co_occurs_with', 0.3, 'emergent', 0, 0)", (ids[0], ids[1]))
+                "updated_at) VALUES ('skill', ?, 'skill', ?, 'co_occurs_with', 0.3, 'emergent', 0, 0)",
+                (ids[0], ids[1]))
         agents = []
         for n in range(count):
             agent = lib.episodes.start(f"{prefix}-{n}").id

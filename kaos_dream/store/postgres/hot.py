@@ -2,8 +2,8 @@
 
 Every other statement is derived from its SQLite text at run time (:mod:`.translate`) and runs in a
 write transaction that holds the database's one advisory write lock, as SQLite's single writer
-would. The statements here are the fleet's traffic (episode starts, outcomes, search hits, failure
-records, coordination-log appends and votes): each is keyed by the exact SQLite text the stores
+would. The statements here are the fleet's traffic (episode starts and ends, outcomes, search hits,
+failure records, coordination-log appends and votes): each is keyed by the exact SQLite text the stores
 send, and its PostgreSQL text below was written and reviewed for READ COMMITTED, where every
 statement sees what was committed before it started:
 
@@ -11,6 +11,10 @@ statement sees what was committed before it started:
   database-wide lock. Later statements of the same transaction that are also here stay lock-free;
   the first one that is not takes the lock before it runs (``lazy``), so an unusual path (an
   unknown skill name, a new fingerprint's learned diagnosis) is as safe as before.
+* ``shared``: safe beside other hot statements, but not inside one of the dream's phases (they
+  rewrite the same rows from values computed in Python): lock-free only in a transaction that holds
+  the database-wide lock in shared mode (an episode end, ``dialect.share_write_lock``); elsewhere it
+  takes the lock like a cold statement.
 * ``guard``: a statement run first, in the same round trip, when inside a write transaction: a
   row lock or a transaction-scoped advisory lock on the *one thing* the read-modify-write that
   follows is about (a failure fingerprint, the coordination log), so two hosts on the same thing
@@ -178,8 +182,8 @@ HOT: dict[str, Hot] = {
         "last_activated_at = %(p3)s, updated_at = %(p3)s FROM t WHERE edges.id = t.id",
         "UPDATE", "edges", opens=False, shared=True),
     # The evidence hook's first read (which applied skills predict failures), and the automatic
-    # dream's "is a pass due" count: reads. Two ends counted at once may each miss the other's
-    # completion; dream.auto.maybe_dream counts again after the commit on PostgreSQL.
+    # dream's "is a pass due" count: reads (on PostgreSQL the automatic dream counts after the
+    # commit, where the later of two concurrent ends sees both completions).
     "SELECT src_id FROM edges WHERE src_kind = 'skill' AND src_id IN (SELECT value FROM json_each(?)) "
     "AND relation IN (?,?) AND pruned_at IS NULL": Hot(
         f"SELECT src_id FROM edges WHERE src_kind = 'skill' AND src_id IN ({_ids('p1')}) "
