@@ -10,6 +10,7 @@ the co-activation count and the edge's activations are exact, nothing doubled.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 from dataclasses import replace
 from typing import Any
@@ -133,3 +134,60 @@ def test_real_processes_ending_the_same_episodes_end_each_once_and_count_exactly
             "SELECT activations FROM edges WHERE relation = 'co_occurs_with' AND src_id = %s AND dst_id = %s",
             (ids[0], ids[1])).fetchone()[0]
         assert activations == count
+
+
+def _adder(url: str, worker: int, count: int, out: Any) -> None:
+    try:
+        from kaos_dream.errors import ConflictError
+
+        lib = _library(url)
+        ids = [lib.memories.add(f"worker {worker} note {n}: rotate the helm keys weekly", key=f"w{worker}-{n}").id
+               for n in range(count)]
+        with contextlib.suppress(ConflictError):  # one worker's runbook wins the key
+            ids.append(lib.memories.add(f"the shared runbook, as worker {worker} wrote it", key="runbook").id)
+        out.put({"ids": ids, "stats": dict(lib.conn.lock_stats)})
+        lib.close()
+    except Exception as exc:
+        out.put({"error": f"worker {worker}: {type(exc).__name__}: {exc}"})
+
+
+def test_memory_adds_share_the_write_lock_and_real_processes_lose_and_double_nothing(pg_server: PgServer) -> None:
+    database = pg_server.create_database("memrace")
+    url = pg_server.socket_url(database)
+    with _library(url, busy_timeout_ms=300) as lib, pg_server.admin(database) as holder:
+        holder.autocommit = False
+        holder.execute("SELECT pg_advisory_xact_lock_shared(%s)", (adapter.WRITE_LOCK_KEY,))
+        assert lib.memories.add("written beside another shared holder", key="beside").id > 0
+        holder.rollback()
+        holder.execute("SELECT pg_advisory_xact_lock(%s)", (adapter.WRITE_LOCK_KEY,))
+        with pytest.raises(StoreFaultError, match="locked by another writer"):
+            lib.memories.add("waits for the exclusive holder", key="blocked")
+        holder.rollback()
+        assert lib.conn.lock_stats["locked"] == 0 and lib.conn.lock_stats["shared"] == 2
+        assert [m.key for m in lib.memories.list()] == ["beside"]
+    workers, count = 4, 15
+    ctx = multiprocessing.get_context("spawn")
+    out = ctx.Queue()
+    procs = [ctx.Process(target=_adder, args=(url, w, count, out)) for w in range(workers)]
+    for p in procs:
+        p.start()
+    reports = [out.get(timeout=300) for _ in procs]
+    assert not [r["error"] for r in reports if "error" in r]
+    for p in procs:
+        p.join(timeout=60)
+        assert p.exitcode == 0
+    ids = [i for r in reports for i in r["ids"]]
+    assert len(ids) == len(set(ids)) == workers * count + 1  # one runbook won, the others were told
+    assert all(r["stats"]["locked"] == 0 for r in reports)
+    with pg_server.admin(database) as conn:
+        stored = {int(r[0]) for r in conn.execute("SELECT id FROM memories WHERE key <> 'beside'")}
+        assert stored == set(ids)
+        indexed = {int(r[0]) for r in conn.execute("SELECT id FROM memories_fts")}
+        assert indexed == stored | {int(conn.execute("SELECT id FROM memories WHERE key = 'beside'").fetchone()[0])}
+        docs, tokens = conn.execute("SELECT docs, tokens FROM fulltext_totals WHERE name = 'memories'").fetchone()
+        assert (docs, tokens) == tuple(conn.execute("SELECT count(*), sum(length) FROM memories_fts").fetchone())
+        drift = conn.execute(
+            "SELECT count(*) FROM (SELECT term, count(*) AS n FROM memories_fts_postings GROUP BY term) AS p "
+            "FULL JOIN memories_fts_vocab AS v USING (term) WHERE coalesce(p.n, 0) <> coalesce(v.docs, 0)"
+        ).fetchone()[0]
+        assert drift == 0  # every document frequency exact

@@ -497,7 +497,8 @@ class PgConnection:
             if self._escalate:
                 raise WriteLockNeeded("this transaction needs the database-wide write lock; run it again with it")
             if self._dirty or self._explicit:  # statements were sent, so BEGIN was too
-                self._need_lock(None)
+                if not (self._shared and not self._explicit):  # the index flush is hand-written, MVCC-safe SQL
+                    self._need_lock(None)
                 self._send_prefix()
                 self._flush_fulltext()
                 self._advance_identities()
@@ -705,6 +706,8 @@ class PgConnection:
                 text = self._mogrify(text, bound)
             result = self._simple(text, starts=starts)
             self._take_result(cursor, result, fast.returning)
+            if fast.indexes is not None and cursor.lastrowid is not None:
+                self._mark(fast.indexes, {cursor.lastrowid})  # indexed at commit (_flush_fulltext)
             if fast.verb in _WRITES and cursor.rowcount > 0:
                 self.total_changes += cursor.rowcount
         except BaseException:

@@ -92,6 +92,8 @@ class Hot:
     # only in a transaction that holds the database-wide lock in shared mode (an episode end); in any
     # other transaction it takes the lock like a cold statement.
     shared: bool = False
+    # The full-text kind whose entry (the returned id) the commit must index, for an entry's insert.
+    indexes: str | None = None
 
 
 HOT: dict[str, Hot] = {
@@ -193,6 +195,23 @@ HOT: dict[str, Hot] = {
         "WITH m (v) AS (SELECT coalesce((SELECT value FROM dream_state WHERE key = %(p1)s), 0.0)) "
         "SELECT (SELECT count(*) FROM agents WHERE state = 'completed' AND ended_at > m.v), m.v FROM m",
         "SELECT", opens=False),
+    # -- memory add (Memories.add: CLI `memory add`, MCP memory_add), in a transaction holding the
+    # database-wide lock in SHARED mode (embedding.store add_entry). A new row: two adds of one key
+    # meet on the unique index (the second waits for the first to commit, then fails: ConflictError);
+    # its vector replaces only its own entry's rows. The commit indexes the entry (fulltext.index_entry,
+    # hand-written): its own index rows, postings in term order, and the triggers' document-frequency
+    # upserts and totals increments (df = df + 1, docs = docs + 1) apply to the newest committed rows.
+    "INSERT INTO memories (kind, key, key_words, content, metadata, created_at, updated_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?)": Hot(
+        "INSERT INTO memories (kind, key, key_words, content, metadata, created_at, updated_at) "
+        "VALUES (%(p1)s, %(p2)s, %(p3)s, %(p4)s, %(p5)s, %(p6)s, %(p7)s)", "INSERT", "memories", "id",
+        opens=False, shared=True, indexes="memory"),
+    "DELETE FROM embeddings WHERE kind = ? AND entry_id = ? AND model = ?": Hot(
+        "DELETE FROM embeddings WHERE kind = %(p1)s AND entry_id = %(p2)s AND model = %(p3)s", "DELETE",
+        "embeddings", opens=False, shared=True),
+    "INSERT INTO embeddings (kind, entry_id, model, model_version, dim, vector) VALUES (?, ?, ?, ?, ?, ?)": Hot(
+        "INSERT INTO embeddings (kind, entry_id, model, model_version, dim, vector) "
+        "VALUES (%(p1)s, %(p2)s, %(p3)s, %(p4)s, %(p5)s, %(p6)s)", "INSERT", "embeddings", opens=False, shared=True),
     # -- skill references (an outcome's full path resolves its skill first): plain reads.
     "SELECT id FROM skills WHERE id = ?": Hot("SELECT id FROM skills WHERE id = %(p1)s", "SELECT"),
     "SELECT id FROM skills WHERE name = ?": Hot("SELECT id FROM skills WHERE name = %(p1)s", "SELECT"),
