@@ -11,7 +11,9 @@ here and in :mod:`.translate`:
   timeout, so every read-modify-write the stores do inside it sees the same single-writer world as on
   SQLite (counters, lease, merge review). A transaction whose first statement is a hot one
   (:mod:`.hot`: hand-written, reviewed for READ COMMITTED) runs without that lock until a statement
-  that is not hot takes it. A write statement outside a transaction is wrapped in one. Reads take no lock.
+  that is not hot takes it. An episode end or a memory add holds the lock in shared mode
+  (:meth:`PgConnection.share_write_lock`): beside each other, never inside an exclusive holder's
+  transaction. A write statement outside a transaction is wrapped in one. Reads take no lock.
 * **Statements go straight through libpq.** Parameters are bound client-side and the text is sent with
   ``PQexec``; the last result is read with the connection's loaders (``_simple``, ``_take_result``).
 * **Values as SQLite returns them.** Parameters are bound client-side (``ClientCursor``), so a
