@@ -2,8 +2,8 @@
 
 Every other statement is derived from its SQLite text at run time (:mod:`.translate`) and runs in a
 write transaction that holds the database's one advisory write lock, as SQLite's single writer
-would. The statements here are the fleet's traffic (episode starts and ends, outcomes, search hits,
-failure records, coordination-log appends and votes): each is keyed by the exact SQLite text the stores
+would. The statements here are the fleet's traffic (episode starts and ends, memory adds, outcomes,
+search hits, failure records, coordination-log appends and votes): each is keyed by the exact SQLite text the stores
 send, and its PostgreSQL text below was written and reviewed for READ COMMITTED, where every
 statement sees what was committed before it started:
 
