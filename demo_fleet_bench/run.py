@@ -150,7 +150,7 @@ def one_run(target: targets.Target, hosts: int, repeat: int, args: argparse.Name
             "errors_surfaced": len(errors) + len(dream["errors"]), "verification": checked, "problems": problems,
             "latency_ns": {op: [v for r in reports for v in r["latency_ns"].get(op, [])] for op in OPS},
             "cpu_ns": {op: [v for r in reports for v in r.get("cpu_ns", {}).get(op, [])] for op in OPS},
-            "locks": {k: sum(r.get("locks", {}).get(k, 0) for r in reports) for k in ("lock_free", "locked")}}
+            "locks": {k: sum(r.get("locks", {}).get(k, 0) for r in reports) for k in ("lock_free", "shared", "locked")}}
 
 
 def measure(reports: list[dict[str, Any]]) -> dict[str, Any]:
@@ -195,8 +195,8 @@ def summarise(engine_runs: list[dict[str, Any]], processes: list[int]) -> dict[s
         scaling[str(n)] = {"ops_per_s": spread(rates), "speedup_vs_1": round(statistics.median(rates) / base, 2),
                            "per_host_ops_per_s": spread([v for r in by_n[n] for v in r["per_host_ops_per_s"]])}
     v = [r["verification"] for r in engine_runs]
-    locks = {k: sum(r.get("locks", {}).get(k, 0) for r in engine_runs) for k in ("lock_free", "locked")}
-    writes = locks["lock_free"] + locks["locked"]
+    locks = {k: sum(r.get("locks", {}).get(k, 0) for r in engine_runs) for k in ("lock_free", "shared", "locked")}
+    writes = locks["lock_free"] + locks["shared"] + locks["locked"]
     return {
         "scaling": scaling,
         "latency_at_max_hosts": latency_table(by_n[processes[-1]]),
@@ -266,8 +266,10 @@ def markdown(result: dict[str, Any]) -> str:
         if locked:
             lines += ["", "## Write transactions that took the database-wide write lock", ""]
             lines += [f"* {k}: {e['write_transactions']['locked']} of "
-                      f"{e['write_transactions']['locked'] + e['write_transactions']['lock_free']} "
-                      f"({100 * e['locked_share']:.1f} %); the others ran on row locks and MVCC alone"
+                      f"{sum(e['write_transactions'].values())} "
+                      f"({100 * e['locked_share']:.1f} %); {e['write_transactions'].get('shared', 0)} held it "
+                      "shared (episode ends, memory adds: beside each other, never inside a dream phase), "
+                      "the others ran on row locks and MVCC alone"
                       for k, e in locked.items()]
         if "postgresql" in ran and "sqlite" in ran:
             pg, lite = ran["postgresql"], ran["sqlite"]

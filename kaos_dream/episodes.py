@@ -35,7 +35,7 @@ from .plasticity.hebbian import CROSS_MODAL_WEIGHT, SAME_KIND_WEIGHT, canonical
 from .plasticity.task import task_hash, task_key
 from .store import transaction
 from .store.agent_uses import agent_uses
-from .store.dialect import inserted_ids, is_postgres, recoverable
+from .store.dialect import WriteLockNeeded, inserted_ids, is_postgres, recoverable, share_write_lock
 from .store.records import as_dict, from_row
 
 if TYPE_CHECKING:
@@ -182,6 +182,8 @@ UNION ALL SELECT 2, fingerprint_id FROM failure_occurrences WHERE agent_id = ?1
 """
 # An episode end's cost: each field given replaces the stored count; a duration not given is the time
 # since the start (the parameters: tokens in, tokens out, tool calls, duration, now).
+# An episode end's claim, up to its cost (the parameters: state, ended at, conclusion, citations, processed at).
+_END_SQL_HEAD = "UPDATE agents SET state = ?, ended_at = ?, conclusion = ?, citations = ?, processed_at = ?, "
 _END_COST_SET = ("tokens_in = coalesce(?, tokens_in), tokens_out = coalesce(?, tokens_out), "
                  "tool_calls = coalesce(?, tool_calls), "
                  "duration_s = coalesce(?, duration_s, CASE WHEN ? > started_at THEN ? - started_at ELSE 0 END)")
@@ -453,21 +455,43 @@ class Episodes:
         if auto and not self._conn.in_transaction:
             # Slow read-only work (LLM validators) happens here, before the write lock is taken.
             self._ctx.hooks.before_episode_end(hooks.EpisodeDraft(agent_id, state, conclusion, cited))
+        # PostgreSQL: an end of its own runs beside other ends, holding the database-wide lock shared;
+        # one that runs a statement only the exclusive lock allows (a custom hook, a new evidence
+        # edge) is rolled back by the connection and run once more, exclusively.
+        share = not self._conn.in_transaction
+        while True:
+            try:
+                return self._end_once(agent_id, state, conclusion, cited, extra, cost, auto, share)
+            except WriteLockNeeded:
+                if not share:
+                    raise
+                share = False
+
+    def _end_once(
+        self, agent_id: str, state: str, conclusion: str | None, cited: tuple[tuple[str, str], ...],
+        extra: dict[str, object] | None, cost: EpisodeCost, auto: bool, share: bool,
+    ) -> EndResult:
+        """One attempt at :meth:`end`'s transaction (``share``: in shared mode, on PostgreSQL)."""
         episode_end: hooks.EpisodeEnd | None = None
         learned, reason, pairs_written, strengthened = False, None, 0, 0
         with transaction(self._conn):
-            row = self._conn.execute("SELECT * FROM agents WHERE id = ?", (agent_id,)).fetchone()
-            if row is None:
-                raise NotFoundError(f"no agent {agent_id!r}")
-            if row["state"] != "running" or row["processed_at"] is not None:
-                return EndResult(Episode.from_row(row), False, False, "already ended", 0, 0)
+            if share:
+                share_write_lock(self._conn)
             now = self._ctx.now()
-            self._conn.execute(
-                "UPDATE agents SET state = ?, ended_at = ?, conclusion = ?, citations = ?, processed_at = ?, "
-                f"{_END_COST_SET} WHERE id = ?",
+            # The claim: one UPDATE of a running episode. Two ends of one episode at once: the second
+            # waits for the first's row lock and then finds it ended (no row), on either engine.
+            row = self._conn.execute(
+                f"{_END_SQL_HEAD}{_END_COST_SET} WHERE id = ? AND state = 'running' AND processed_at IS NULL "
+                "RETURNING *",
                 (state, now, conclusion, json.dumps([list(c) for c in cited]), now, *cost.values(),
                  now, now, agent_id),
-            )
+            ).fetchall()
+            if not row:
+                found = self._conn.execute("SELECT * FROM agents WHERE id = ?", (agent_id,)).fetchone()
+                if found is None:
+                    raise NotFoundError(f"no agent {agent_id!r}")
+                return EndResult(Episode.from_row(found), False, False, "already ended", 0, 0)
+            row = row[0]
             if auto:
                 skills, memories, failure_ids = self._session_nodes(agent_id)
                 episode_end = hooks.EpisodeEnd(

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from .. import hooks
 from ..store import transaction
+from ..store.dialect import is_postgres
 from .state import advance_marker, completed_since_marker, lease_holder
 
 if TYPE_CHECKING:
@@ -105,6 +106,10 @@ def note_due(lib: DreamHost, episode: hooks.EpisodeEnd, decision: hooks.GateDeci
     """Episode-end hook: is a pass due, counted inside the episode-end transaction (which already
     holds a snapshot), so the after-commit trigger need not open a read of its own."""
     if episode.state != "completed" or lib.readonly:
+        return
+    if is_postgres(lib.conn):
+        # Ends run side by side there (they share the write lock): two may each miss the other's
+        # completion in here. Counted after the commit instead, the later of them sees both.
         return
     due, _ = completed_since_marker(lib.conn)
     _due_notes(lib)[episode.agent_id] = due >= lib.settings.dream_threshold

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..errors import InvalidInputError
 from ..store import transaction
+from ..store.dialect import WriteLockNeeded, share_write_lock
 from ..store.helpers import insert_unique
 from ..tokens import identifier_words
 from . import ann
@@ -276,10 +277,22 @@ class Vectors:
     def add_entry(self, kind: str, vector: np.ndarray | None, sql: str, params: tuple[Any, ...], conflict: str) -> int:
         """Insert one skill or memory row (``sql``; a unique clash is ``ConflictError(conflict)``) and its
         fast vector in one transaction, so an entry never exists without the vector it was embedded with."""
-        with transaction(self._conn):
-            entry_id = insert_unique(self._conn, sql, params, conflict)
-            self.store(kind, entry_id, vector)
-        return entry_id
+        # PostgreSQL: a memory of its own transaction is written beside other memory writes and episode
+        # ends, holding the database-wide lock shared (the dream's phases, which rewrite memories,
+        # stay excluded); a statement that needs the lock exclusively makes it run once more with it.
+        share = kind == "memory" and not self._conn.in_transaction
+        while True:
+            try:
+                with transaction(self._conn):
+                    if share:
+                        share_write_lock(self._conn)
+                    entry_id = insert_unique(self._conn, sql, params, conflict)
+                    self.store(kind, entry_id, vector)
+                return entry_id
+            except WriteLockNeeded:
+                if not share:
+                    raise
+                share = False
 
     def _prepare(self, model: Embedder, kind: str, ids: list[int]) -> list[Prepared]:
         """(kind, id, embedded text, vector, model) for ``ids``, computed without writing."""

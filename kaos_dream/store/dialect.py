@@ -21,6 +21,22 @@ def is_postgres(conn: Any) -> bool:
 _NOTHING = contextlib.nullcontext()
 
 
+class WriteLockNeeded(Exception):  # noqa: N818 - a signal to the caller, not an error a person sees
+    """A transaction that holds PostgreSQL's database-wide write lock in shared mode
+    (:func:`share_write_lock`) ran a statement that needs it exclusively. Everything it did is rolled
+    back; the caller runs it again as an ordinary (exclusive) write transaction."""
+
+
+def share_write_lock(conn: Any) -> bool:
+    """Right after the caller's own ``BEGIN IMMEDIATE``: on PostgreSQL hold the database-wide write lock
+    in shared mode, so transactions of this kind (episode ends) run side by side and only exclude the
+    exclusive holders (the dream's phases, cold writes). True when it did; SQLite has one writer anyway."""
+    if not is_postgres(conn):
+        return False
+    conn.share_write_lock()
+    return True
+
+
 def recoverable(conn: Any) -> contextlib.AbstractContextManager[Any]:
     """Around a statement whose failure the caller handles before carrying on in the same transaction
     (SQLite undoes just the statement; PostgreSQL needs a savepoint for that). A shared no-op on

@@ -11,7 +11,9 @@ here and in :mod:`.translate`:
   timeout, so every read-modify-write the stores do inside it sees the same single-writer world as on
   SQLite (counters, lease, merge review). A transaction whose first statement is a hot one
   (:mod:`.hot`: hand-written, reviewed for READ COMMITTED) runs without that lock until a statement
-  that is not hot takes it. A write statement outside a transaction is wrapped in one. Reads take no lock.
+  that is not hot takes it. An episode end or a memory add holds the lock in shared mode
+  (:meth:`PgConnection.share_write_lock`): beside each other, never inside an exclusive holder's
+  transaction. A write statement outside a transaction is wrapped in one. Reads take no lock.
 * **Statements go straight through libpq.** Parameters are bound client-side and the text is sent with
   ``PQexec``; the last result is read with the connection's loaders (``_simple``, ``_take_result``).
 * **Values as SQLite returns them.** Parameters are bound client-side (``ClientCursor``), so a
@@ -42,6 +44,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ...errors import StoreFaultError
+from ..dialect import WriteLockNeeded
 from . import fulltext, hot
 from .translate import Catalog, Translation, translate
 
@@ -331,8 +334,11 @@ class PgConnection:
         self._write_tx = False  # the open transaction began as a write (BEGIN IMMEDIATE)
         self._locked = False  # ... and holds (or has asked for) the database-wide write lock
         self._decided = False  # ... and its first statement decided whether it needs that lock
-        # Write transactions that ran without the database-wide lock / took it (at BEGIN or lazily).
-        self.lock_stats = {"lock_free": 0, "locked": 0}
+        self._shared = False  # ... holds that lock in shared mode (an episode end: share_write_lock)
+        self._escalate = False  # ... ran a statement a shared transaction may not run: it must start over
+        # Write transactions that ran without the database-wide lock / in shared mode / took it (at
+        # BEGIN or lazily).
+        self.lock_stats = {"lock_free": 0, "shared": 0, "locked": 0}
         self._prefix: list[str] = []
         self._lost: StoreFaultError | None = None  # the fault that ended the open transaction's connection
         self._reopen = reopen
@@ -423,10 +429,10 @@ class PgConnection:
         self._in_tx = True
         self._begun = False
         self._write_tx = write
-        self._locked = self._decided = False
+        self._locked = self._decided = self._shared = self._escalate = False
         self._prefix = ["BEGIN"]  # the write lock, when needed, is added by _need_lock before a statement
 
-    def _need_lock(self, fast: hot.Hot | None) -> None:
+    def _need_lock(self, fast: hot.Hot | None, read: bool = False) -> None:
         """Before a statement of a write transaction: take the database-wide write lock unless the
         transaction is one of the hot, MVCC-safe kinds (:mod:`.hot`). The first statement decides: a
         hot statement that ``opens`` starts a lock-free transaction; anything else takes the lock at
@@ -434,12 +440,17 @@ class PgConnection:
         not hot takes the lock before it runs (every later statement then sees every earlier writer)."""
         if not self._write_tx or self._locked or not self._in_tx:
             return
+        if self._shared:  # a plain read sees committed rows and locks nothing: it needs no exclusivity
+            if fast is not None or read:
+                return
+            self._escalate = True  # remembered: a caller that swallows the signal still cannot commit
+            raise WriteLockNeeded("this transaction needs the database-wide write lock; run it again with it")
         if not self._decided:
             self._decided = True
-            if fast is not None and fast.opens:
+            if fast is not None and fast.opens and not fast.shared:
                 self.lock_stats["lock_free"] += 1
                 return
-        elif fast is not None:
+        elif fast is not None and not fast.shared:
             return
         else:
             self.lock_stats["lock_free"] -= 1
@@ -448,6 +459,18 @@ class PgConnection:
         # Before a savepoint still waiting to be sent: a lock taken inside one is released with it.
         at = next((n for n, s in enumerate(self._prefix) if s.startswith("SAVEPOINT")), len(self._prefix))
         self._prefix.insert(at, f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})")
+
+    def share_write_lock(self) -> None:
+        """Make the write transaction just begun hold the database-wide lock in *shared* mode (with its
+        BEGIN, before any row lock): transactions holding it shared run side by side, while a holder
+        of the exclusive lock (the dream's phases, every cold write) waits for them and they for it.
+        Only hot statements may run in it; any other raises :class:`WriteLockNeeded` (and so does the
+        commit after one), and the caller runs the whole transaction again without this call."""
+        if not (self._in_tx and self._write_tx) or self._decided:
+            raise PgOperationalError("share_write_lock() must come right after BEGIN IMMEDIATE")
+        self._decided = self._shared = True
+        self.lock_stats["shared"] += 1
+        self._prefix.append(f"SELECT pg_advisory_xact_lock_shared({WRITE_LOCK_KEY})")
 
     def _take_prefix(self, sql: str) -> str:
         if not self._prefix:
@@ -473,8 +496,11 @@ class PgConnection:
         try:
             if self._lost is not None:
                 raise self._lost
+            if self._escalate:
+                raise WriteLockNeeded("this transaction needs the database-wide write lock; run it again with it")
             if self._dirty or self._explicit:  # statements were sent, so BEGIN was too
-                self._need_lock(None)
+                if not (self._shared and not self._explicit):  # the index flush is hand-written, MVCC-safe SQL
+                    self._need_lock(None)
                 self._send_prefix()
                 self._flush_fulltext()
                 self._advance_identities()
@@ -497,7 +523,7 @@ class PgConnection:
 
     def _rollback(self) -> None:
         begun = self._begun
-        self._in_tx = self._begun = self._write_tx = False
+        self._in_tx = self._begun = self._write_tx = self._shared = self._escalate = False
         self._prefix = []
         self._lost = None
         self._dirty.clear()
@@ -638,7 +664,7 @@ class PgConnection:
             return
         t = self._translated(sql, many=False)
         with self._own_transaction(t):
-            self._need_lock(None)
+            self._need_lock(None, read=t.verb == "SELECT")
             bound = self._bind(t, params)
             if t.explicit_identity:
                 self._explicit.add(t.table or "")
@@ -682,6 +708,8 @@ class PgConnection:
                 text = self._mogrify(text, bound)
             result = self._simple(text, starts=starts)
             self._take_result(cursor, result, fast.returning)
+            if fast.indexes is not None and cursor.lastrowid is not None:
+                self._mark(fast.indexes, {cursor.lastrowid})  # indexed at commit (_flush_fulltext)
             if fast.verb in _WRITES and cursor.rowcount > 0:
                 self.total_changes += cursor.rowcount
         except BaseException:

@@ -2,8 +2,8 @@
 
 Every other statement is derived from its SQLite text at run time (:mod:`.translate`) and runs in a
 write transaction that holds the database's one advisory write lock, as SQLite's single writer
-would. The statements here are the fleet's traffic (episode starts, outcomes, search hits, failure
-records, coordination-log appends and votes): each is keyed by the exact SQLite text the stores
+would. The statements here are the fleet's traffic (episode starts and ends, memory adds, outcomes,
+search hits, failure records, coordination-log appends and votes): each is keyed by the exact SQLite text the stores
 send, and its PostgreSQL text below was written and reviewed for READ COMMITTED, where every
 statement sees what was committed before it started:
 
@@ -11,6 +11,10 @@ statement sees what was committed before it started:
   database-wide lock. Later statements of the same transaction that are also here stay lock-free;
   the first one that is not takes the lock before it runs (``lazy``), so an unusual path (an
   unknown skill name, a new fingerprint's learned diagnosis) is as safe as before.
+* ``shared``: safe beside other hot statements, but not inside one of the dream's phases (they
+  rewrite the same rows from values computed in Python): lock-free only in a transaction that holds
+  the database-wide lock in shared mode (an episode end, ``dialect.share_write_lock``); elsewhere it
+  takes the lock like a cold statement.
 * ``guard``: a statement run first, in the same round trip, when inside a write transaction: a
   row lock or a transaction-scoped advisory lock on the *one thing* the read-modify-write that
   follows is about (a failure fingerprint, the coordination log), so two hosts on the same thing
@@ -33,6 +37,45 @@ FINGERPRINT_LOCK = "SELECT pg_advisory_xact_lock(23500, hashtext(%(p1)s))"
 PRINCIPAL_LOCK = "SELECT pg_advisory_xact_lock(23501, hashtext(%(p1)s))"
 
 
+def _ids(name: str) -> str:
+    """The integers of a JSON array parameter (SQLite's ``SELECT value FROM json_each(?)``)."""
+    return f"SELECT e.value::bigint FROM json_array_elements_text((%({name})s)::json) AS e (value)"
+
+
+# The episode's co-activation pairs from its skill (?1) and memory (?2) id arrays, as
+# ``episodes._pairs_cte`` writes them for SQLite (weights 1.0 within a kind, 0.5 across; memory sorts
+# before skill, so cross pairs lead with the memory), and the same rows in PostgreSQL's terms.
+_SQLITE_PAIRS = (
+    "s (id) AS (SELECT value FROM json_each(?1)), m (id) AS (SELECT value FROM json_each(?2)), "
+    "p (a_kind, a_id, b_kind, b_id, w) AS {m}(SELECT 'skill', a.id, 'skill', b.id, 1.0 FROM s AS a JOIN s AS b "
+    "ON a.id < b.id UNION ALL SELECT 'memory', a.id, 'memory', b.id, 1.0 FROM m AS a JOIN m AS b ON a.id < b.id "
+    "UNION ALL SELECT 'memory', m.id, 'skill', s.id, 0.5 FROM m CROSS JOIN s)"
+)
+_PG_PAIRS = (
+    f"s (id) AS ({_ids('p1')}), m (id) AS ({_ids('p2')}), "
+    "p (a_kind, a_id, b_kind, b_id, w) AS {m}(SELECT 'skill', a.id, 'skill', b.id, 1.0 FROM s AS a JOIN s AS b "
+    "ON a.id < b.id UNION ALL SELECT 'memory', a.id, 'memory', b.id, 1.0 FROM m AS a JOIN m AS b ON a.id < b.id "
+    "UNION ALL SELECT 'memory', m.id, 'skill', s.id, 0.5 FROM m CROSS JOIN s)"
+)
+_PAIRS, _PAIRS_MATERIALIZED = _PG_PAIRS.format(m=""), _PG_PAIRS.format(m="MATERIALIZED ")
+# The SQLite texts of the episode end's two learning statements (kaos_dream.episodes).
+CO_KEY = (
+    "\nINSERT INTO coactivations (a_kind, a_id, b_kind, b_id, count, first_at, last_at)\n"
+    f"WITH {_SQLITE_PAIRS.format(m='')} SELECT a_kind, a_id, b_kind, b_id, w, ?3, ?3 FROM p WHERE true\n"
+    "ON CONFLICT (a_kind, a_id, b_kind, b_id) DO UPDATE SET count = count + excluded.count, "
+    "last_at = excluded.last_at\n"
+)
+LTP_KEY = (
+    "\nUPDATE edges SET strength = min(1.0, strength + (?4 * (CASE WHEN p.w <= ?5 THEN 0.5 ELSE 1.0 END)) "
+    "* (1.0 - strength)),\n       activations = activations + 1,\n"
+    "       last_activated_cycle = coalesce((SELECT CAST(value AS INTEGER) FROM dream_state WHERE key = 'cycle'), "
+    "0),\n       last_activated_at = ?3, updated_at = ?3\n"
+    f"FROM (WITH {_SQLITE_PAIRS.format(m='MATERIALIZED ')} SELECT * FROM p) AS p\n"
+    "WHERE edges.src_kind = p.a_kind AND edges.src_id = p.a_id AND edges.dst_kind = p.b_kind "
+    "AND edges.dst_id = p.b_id\n  AND edges.relation = 'co_occurs_with' AND edges.pruned_at IS NULL\n"
+)
+
+
 @dataclass(frozen=True)
 class Hot:
     """One hot statement: its PostgreSQL text, the verb and written table (as a translation reports
@@ -44,6 +87,13 @@ class Hot:
     returning: str | None = None
     opens: bool = True
     guard: str | None = None
+    # Safe beside other hot statements but not beside the dream's bulk rewrites of the same rows (its
+    # phases read co-activations and edge strengths and write values computed in Python): lock-free
+    # only in a transaction that holds the database-wide lock in shared mode (an episode end); in any
+    # other transaction it takes the lock like a cold statement.
+    shared: bool = False
+    # The full-text kind whose entry (the returned id) the commit must index, for an entry's insert.
+    indexes: str | None = None
 
 
 HOT: dict[str, Hot] = {
@@ -68,6 +118,100 @@ HOT: dict[str, Hot] = {
         "INSERT INTO agents (id, state, started_at, ended_at, conclusion, processed_at, principal) "
         "VALUES (%(p1)s, 'failed', %(p2)s, %(p3)s, %(p4)s, %(p5)s, %(p6)s) ON CONFLICT DO NOTHING",
         "INSERT", "agents"),
+    # -- episode end (Episodes.end), in a transaction holding the database-wide lock in SHARED mode
+    # (dialect.share_write_lock): ends run side by side, the dream's phases and cold writes (exclusive)
+    # never overlap one. The end claims its episode with one UPDATE: a second end of the same episode
+    # waits for the first one's row lock, then READ COMMITTED re-checks the WHERE on the committed
+    # version (state no longer 'running'): no row, "already ended". An episode ends once.
+    "UPDATE agents SET state = ?, ended_at = ?, conclusion = ?, citations = ?, processed_at = ?, "
+    "tokens_in = coalesce(?, tokens_in), tokens_out = coalesce(?, tokens_out), tool_calls = coalesce(?, tool_calls), "
+    "duration_s = coalesce(?, duration_s, CASE WHEN ? > started_at THEN ? - started_at ELSE 0 END) "
+    "WHERE id = ? AND state = 'running' AND processed_at IS NULL RETURNING *": Hot(
+        "UPDATE agents SET state = %(p1)s, ended_at = %(p2)s, conclusion = %(p3)s, citations = %(p4)s, "
+        "processed_at = %(p5)s, tokens_in = coalesce(%(p6)s, tokens_in), tokens_out = coalesce(%(p7)s, tokens_out), "
+        "tool_calls = coalesce(%(p8)s, tool_calls), duration_s = coalesce(%(p9)s, duration_s, "
+        "CASE WHEN %(p10)s > started_at THEN %(p11)s - started_at ELSE 0 END) "
+        "WHERE id = %(p12)s AND state = 'running' AND processed_at IS NULL RETURNING *",
+        "UPDATE", "agents", opens=False, shared=True),
+    # What the session touched: reads of rows its own (ended) episode wrote.
+    "\nSELECT 0, skill_id FROM skill_uses WHERE agent_key = (SELECT a.id FROM agent_keys AS a WHERE a.agent_id = ?1) "
+    "AND agent_indexed = 1 UNION ALL SELECT 0, skill_id FROM skill_uses WHERE id > coalesce((SELECT f.id FROM "
+    "skill_uses AS f WHERE +f.agent_indexed = 1 ORDER BY f.id DESC LIMIT 1), 0) AND agent_key = (SELECT a.id FROM "
+    "agent_keys AS a WHERE a.agent_id = ?1)\nUNION ALL SELECT 1, memory_id FROM memory_hits WHERE agent_id = ?1\n"
+    "UNION ALL SELECT 2, fingerprint_id FROM failure_occurrences WHERE agent_id = ?1\n": Hot(
+        "SELECT 0, skill_id FROM skill_uses WHERE agent_key = (SELECT a.id FROM agent_keys AS a "
+        "WHERE a.agent_id = %(p1)s) AND agent_indexed = 1 "
+        "UNION ALL SELECT 0, skill_id FROM skill_uses WHERE id > coalesce((SELECT f.id FROM skill_uses AS f "
+        "WHERE +f.agent_indexed = 1 ORDER BY f.id DESC LIMIT 1), 0) "
+        "AND agent_key = (SELECT a.id FROM agent_keys AS a WHERE a.agent_id = %(p1)s) "
+        "UNION ALL SELECT 1, memory_id FROM memory_hits WHERE agent_id = %(p1)s "
+        "UNION ALL SELECT 2, fingerprint_id FROM failure_occurrences WHERE agent_id = %(p1)s", "SELECT", opens=False),
+    # The validation gate's reads of cited entries, and its report: a new row, then the episode's own
+    # row (already locked by the claim above) points at it.
+    "SELECT id, key, content FROM memories WHERE key = ?": Hot(
+        "SELECT id, key, content FROM memories WHERE key = %(p1)s", "SELECT", opens=False),
+    "SELECT key, content FROM memories WHERE id = ?": Hot(
+        "SELECT key, content FROM memories WHERE id = %(p1)s", "SELECT", opens=False),
+    "SELECT name, description, template FROM skills WHERE id = ?": Hot(
+        "SELECT name, description, template FROM skills WHERE id = %(p1)s", "SELECT", opens=False),
+    "INSERT INTO episode_gates (agent_id, passed, trust, novelty, reason, verdicts, created_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?)": Hot(
+        "INSERT INTO episode_gates (agent_id, passed, trust, novelty, reason, verdicts, created_at) "
+        "VALUES (%(p1)s, %(p2)s, %(p3)s, %(p4)s, %(p5)s, %(p6)s, %(p7)s)", "INSERT", "episode_gates", "id",
+        opens=False, shared=True),
+    "UPDATE agents SET gate_id = ? WHERE id = ? AND gate_id IS NULL": Hot(
+        "UPDATE agents SET gate_id = %(p1)s WHERE id = %(p2)s AND gate_id IS NULL", "UPDATE", "agents",
+        opens=False, shared=True),
+    # Co-activation counts: one upsert, count = count + excluded.count on the newest committed row.
+    # Rows are inserted in key order, so two ends with overlapping pairs lock them in one order
+    # (no deadlock between ends).
+    CO_KEY: Hot(
+        "INSERT INTO coactivations (a_kind, a_id, b_kind, b_id, count, first_at, last_at) "
+        f"WITH {_PAIRS} SELECT a_kind, a_id, b_kind, b_id, w, %(p3)s, %(p3)s FROM p "
+        "ORDER BY a_kind, a_id, b_kind, b_id "
+        "ON CONFLICT (a_kind, a_id, b_kind, b_id) DO UPDATE SET count = coactivations.count + excluded.count, "
+        "last_at = excluded.last_at", "INSERT", "coactivations", opens=False, shared=True),
+    # LTP of existing co_occurs_with edges: the edges are locked first in id order (FOR UPDATE, which
+    # re-checks the row's newest version), then each strength is computed from the locked row, so
+    # concurrent ends strengthen one after the other and none is lost.
+    LTP_KEY: Hot(
+        f"WITH {_PAIRS_MATERIALIZED}, t AS (SELECT e.id, p.w FROM edges AS e JOIN p ON e.src_kind = p.a_kind "
+        "AND e.src_id = p.a_id AND e.dst_kind = p.b_kind AND e.dst_id = p.b_id "
+        "WHERE e.relation = 'co_occurs_with' AND e.pruned_at IS NULL ORDER BY e.id FOR UPDATE OF e) "
+        "UPDATE edges SET strength = LEAST(1.0, edges.strength + (%(p4)s * (CASE WHEN t.w <= %(p5)s THEN 0.5 "
+        "ELSE 1.0 END)) * (1.0 - edges.strength)), activations = edges.activations + 1, "
+        "last_activated_cycle = coalesce((SELECT CAST(value AS BIGINT) FROM dream_state WHERE key = 'cycle'), 0), "
+        "last_activated_at = %(p3)s, updated_at = %(p3)s FROM t WHERE edges.id = t.id",
+        "UPDATE", "edges", opens=False, shared=True),
+    # The evidence hook's first read (which applied skills predict failures), and the automatic
+    # dream's "is a pass due" count: reads (on PostgreSQL the automatic dream counts after the
+    # commit, where the later of two concurrent ends sees both completions).
+    "SELECT src_id FROM edges WHERE src_kind = 'skill' AND src_id IN (SELECT value FROM json_each(?)) "
+    "AND relation IN (?,?) AND pruned_at IS NULL": Hot(
+        f"SELECT src_id FROM edges WHERE src_kind = 'skill' AND src_id IN ({_ids('p1')}) "
+        "AND relation IN (%(p2)s, %(p3)s) AND pruned_at IS NULL", "SELECT", opens=False),
+    "WITH m (v) AS (SELECT coalesce((SELECT value FROM dream_state WHERE key = ?), NULL, 0.0)) SELECT (SELECT "
+    "count(*) FROM agents WHERE state = 'completed' AND ended_at > m.v), m.v FROM m": Hot(
+        "WITH m (v) AS (SELECT coalesce((SELECT value FROM dream_state WHERE key = %(p1)s), 0.0)) "
+        "SELECT (SELECT count(*) FROM agents WHERE state = 'completed' AND ended_at > m.v), m.v FROM m",
+        "SELECT", opens=False),
+    # -- memory add (Memories.add: CLI `memory add`, MCP memory_add), in a transaction holding the
+    # database-wide lock in SHARED mode (embedding.store add_entry). A new row: two adds of one key
+    # meet on the unique index (the second waits for the first to commit, then fails: ConflictError);
+    # its vector replaces only its own entry's rows. The commit indexes the entry (fulltext.index_entry,
+    # hand-written): its own index rows, postings in term order, and the triggers' document-frequency
+    # upserts and totals increments (df = df + 1, docs = docs + 1) apply to the newest committed rows.
+    "INSERT INTO memories (kind, key, key_words, content, metadata, created_at, updated_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?)": Hot(
+        "INSERT INTO memories (kind, key, key_words, content, metadata, created_at, updated_at) "
+        "VALUES (%(p1)s, %(p2)s, %(p3)s, %(p4)s, %(p5)s, %(p6)s, %(p7)s)", "INSERT", "memories", "id",
+        opens=False, shared=True, indexes="memory"),
+    "DELETE FROM embeddings WHERE kind = ? AND entry_id = ? AND model = ?": Hot(
+        "DELETE FROM embeddings WHERE kind = %(p1)s AND entry_id = %(p2)s AND model = %(p3)s", "DELETE",
+        "embeddings", opens=False, shared=True),
+    "INSERT INTO embeddings (kind, entry_id, model, model_version, dim, vector) VALUES (?, ?, ?, ?, ?, ?)": Hot(
+        "INSERT INTO embeddings (kind, entry_id, model, model_version, dim, vector) "
+        "VALUES (%(p1)s, %(p2)s, %(p3)s, %(p4)s, %(p5)s, %(p6)s)", "INSERT", "embeddings", opens=False, shared=True),
     # -- skill references (an outcome's full path resolves its skill first): plain reads.
     "SELECT id FROM skills WHERE id = ?": Hot("SELECT id FROM skills WHERE id = %(p1)s", "SELECT"),
     "SELECT id FROM skills WHERE name = ?": Hot("SELECT id FROM skills WHERE name = %(p1)s", "SELECT"),
