@@ -422,7 +422,10 @@ class _WarmTransaction:
     def __enter__(self) -> sqlite3.Connection:
         self._vectors.warm_before_lock()
         self._tx.__enter__()
-        if self._vectors.strong_to_load():  # committed while we waited: nothing is written yet, step out
+        # SQLite only: its BEGIN IMMEDIATE waited for the lock, so the strong vectors may have come
+        # meanwhile. On PostgreSQL the read would be the transaction's first, non-hot statement and
+        # would take the database-wide lock that the hot paths avoid.
+        if isinstance(self._conn, sqlite3.Connection) and self._vectors.strong_to_load():
             self._tx.__exit__(None, None, None)
             self._vectors.load_strong()
             self._tx = transaction(self._conn)
