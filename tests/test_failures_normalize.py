@@ -197,3 +197,12 @@ def test_numbers_glued_to_units_normalise_and_the_unit_still_counts() -> None:
     # Codes that are not values keep their digits.
     assert normalize("HTTP 5xx from upstream").text == "http 5xx from upstream"
     assert normalize("x86_64 wheel missing").text == "x86_64 wheel missing"
+
+
+def test_key_lines_pass_over_lines_that_say_nothing() -> None:
+    """A bare severity spacer, a progress step and a tool's banner are not the failure (issue 34)."""
+    npm = normalize("npm ERR! code EUSAGE\nnpm ERR!\nnpm ERR! lock file out of step\nnpm ERR! more")
+    assert npm.key_lines == "npm ERR! code EUSAGE\nnpm ERR! lock file out of step"
+    yarn = normalize("yarn install v1.22.22\n[1/4] Resolving packages...\nerror lockfile stale\ninfo see docs")
+    assert yarn.key_lines == "error lockfile stale\ninfo see docs"
+    assert normalize("ERROR:\n").key_lines == "ERROR:"  # nothing else: the spacer is all there is

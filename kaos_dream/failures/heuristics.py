@@ -454,6 +454,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             # connection: gRPC reports a server that is restarting or being rescheduled this way.
             r"\bcode = Unavailable desc = (?:connection error|transport|error reading|closing transport)",
             r"\bStatusCode\.UNAVAILABLE\b",
+            r"^\s*Code: Unavailable\s*$",  # grpcurl prints the status on a line of its own
         ),
     ),
     PatternDiagnoser(
@@ -1080,6 +1081,8 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
         0.7,
         (
             r"\bFileNotFoundError\b",
+            # a branch, tag or file named to git that the repository does not have
+            r"\bpathspec '[^'\n]*' did not match any file\(s\) known to git\b",
             r"\bno such file or directory\b",
             r"\bENOENT\b",
             r"\bcannot find the (?:path|file) specified\b",

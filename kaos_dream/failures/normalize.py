@@ -201,10 +201,30 @@ def bounded(message: str) -> str:
     return message[:MAX_HEAD_CHARS] + "\n" + message[-MAX_TAIL_CHARS:]
 
 
+# Lines that say nothing of the failure: a bare severity label (npm's ``npm ERR!`` spacer), a package
+# manager's progress step (``[1/4] Resolving packages...``) or its banner (``yarn install v1.22.22``).
+_CONTENT_FREE = re2.compile(
+    r"^(?:(?:[\w.-]+\s+)?(?:ERR!|ERROR|error|err|fatal|warn|WARN|warning)[!:]?"
+    r"|\[\d+/\d+\]\s.*|[\w.-]+ [\w.-]+ v\d+(?:\.\d+)+)$"
+)
+
+
 def first_lines(message: str, count: int = 2) -> list[str]:
-    """The first ``count`` non-empty lines, drawing frames stripped, each cut at MAX_LINE_CHARS."""
+    """The first ``count`` non-empty lines that say something (:data:`_CONTENT_FREE` lines are passed
+    over unless nothing else is left), drawing frames stripped, each cut at MAX_LINE_CHARS."""
     lines = (_BOX_FRAME.sub("", line[: MAX_LINE_CHARS + 8]).strip()[:MAX_LINE_CHARS] for line in message.splitlines())
-    return [line for line in lines if line][:count]
+    kept: list[str] = []
+    spare: list[str] = []
+    for line in lines:
+        if not line:
+            continue
+        if _CONTENT_FREE.match(line):
+            spare.append(line)
+            continue
+        kept.append(line)
+        if len(kept) == count:
+            break
+    return kept or spare[:count]
 
 
 def _traceback_parts(message: str) -> tuple[str, str | None, str] | None:
