@@ -72,13 +72,15 @@ _IPV6 = re.compile(
     r"|::1\b)\]?(?::\d{1,5})?",
     re.IGNORECASE,
 )
-# The name of a volatile thing (a container, image, model, pod, thread, runner, user, namespace or
-# index) after the word that says what it is: quoted, bracketed, or one token holding a digit or
-# punctuation (``runner: gpu-runner-03``, ``model "qwen2.5-coder:14b"``). A package, column, table or
-# operation is not volatile: it says which failure this is (issue 34), so it is never in this list.
+# The name of a volatile thing (a container, image, model, pod, thread, runner, user, namespace, index,
+# a resource on which permission was denied, a git pathspec) after the word that says what it is: quoted,
+# bracketed, or one token holding a digit or punctuation (``runner: gpu-runner-03``,
+# ``model "qwen2.5-coder:14b"``). A package, column, table or operation is not volatile: it says which
+# failure this is (issue 34), so it is never in this list.
 _NAMED = re2.compile(
-    r"(?i)\b(container name|container|model|image|pods?|thread|runner:|user|namespace|index|resource|pathspec|manifest for"
-    r"|pull access denied for)(\s+)(?:\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|\[[^\]\n]{1,200}\]"
+    r"(?i)\b(container name|container|model|image|pods?|thread|runner:|user|namespace|index|resource|pathspec"
+    r"|manifest for|pull access denied for)(\s+)"
+    r"(?:\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|\[[^\]\n]{1,200}\]"
     r"|[^\s\"'`\[,;]*[-_.:/0-9][^\s\"'`,;]*)"
 )
 _ARN = re2.compile(r"\barn:[A-Za-z0-9-]+:[A-Za-z0-9-]*:[A-Za-z0-9-]*:[0-9]*:[^\s\"',]+")
