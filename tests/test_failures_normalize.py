@@ -98,6 +98,11 @@ SAME = [
     ("file given to a flag", "cannot read -c constraints.txt (line 3)", "cannot read -c ci/constraints.txt (line 9)"),
     ("label of a url", "artifact x:1.0 not in internal (https://repo.a.io/m2)",
      "artifact x:1.0 not in mirror-eu (http://m.b.dev/maven)"),
+    ("bracketed target", "failed: [app-2] (item=redis) => {\"msg\": \"no such unit\"}",
+     "failed: [10.0.0.7] (item=redis) => {\"msg\": \"no such unit\"}"),
+    ("kernel kB", "oom: anon-rss:15902312kB file-rss:0kB", "oom: anon-rss:812kB file-rss:2048kB"),
+    ("short image name", "Error: short-name \"alpine:3\" did not resolve",
+     "Error: short-name \"nginx\" did not resolve"),
     ("make target", "make: *** [Makefile:12: test] Error 2", "make: *** [build.mk:40: lint-all] Error 2"),
     ("scheduler reasons", "0/4 nodes are available: 4 Insufficient cpu. preemption: 0/4 nodes are available: 4 x.",
      "0/2 nodes are available: 1 Insufficient memory, 1 node(s) had untolerated taint {role: db}. preemption: 0/2"

@@ -909,6 +909,8 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\berror while loading shared libraries\b",
             # package managers: the package or version is not in the index the environment uses
             r"\bUnable to locate package\b",
+            r"\bNo package matching '[^'\n]+' is available\b",  # Ansible's package modules
+            r"\berror NU1101: Unable to find package\b",  # NuGet restore: no package with this id in the sources
             r"\bhas no installation candidate\b",
             r"\bNo match for argument\b",
             r"\bfailed to select a version for the requirement\b",

@@ -31,9 +31,10 @@ import re2  # google-re2: automata, no backtracking, so a crafted message costs 
 #    id or hash is still one path (``/backups/db-2026-11-30.dump``), and so is its query string
 # 4: bounded input (the head and tail of a huge message, each key line cut at MAX_LINE_CHARS) and
 #    patterns without backtracking (issue 34)
-# 5: classes of volatile parts real tools print: severity labels, candidate-version and scheduler-reason
-#    lists, log headers, bus addresses, process indexes and names, resource names, git pathspecs, files given
-#    to a flag, a transfer tool's prefix, a URL's label, a make target (issue 34, round 2)
+# 5: classes of volatile parts real tools print: severity labels, bracketed targets, the kernel's kB,
+#    candidate-version and scheduler-reason lists, log headers, bus addresses, process indexes and names,
+#    resource names, git pathspecs, short image names, files given to a flag, a transfer tool's prefix, a
+#    URL's label, a make recipe's location; key lines pass over lines that say nothing (issue 34, round 2)
 ALGORITHM = 5
 
 # What normalisation reads of a message: its first MAX_HEAD_CHARS and last MAX_TAIL_CHARS (a traceback's
@@ -78,8 +79,8 @@ _IPV6 = re.compile(
 # ``model "qwen2.5-coder:14b"``). A package, column, table or operation is not volatile: it says which
 # failure this is (issue 34), so it is never in this list.
 _NAMED = re2.compile(
-    r"(?i)\b(container name|container|model|image|pods?|thread|runner:|user|namespace|index|resource|pathspec"
-    r"|manifest for|pull access denied for)(\s+)"
+    r"(?i)\b(container name|container|model|image|pods?|thread|runner:|user|namespace|index|resource"
+    r"|pathspec|short-name|manifest for|pull access denied for)(\s+)"
     r"(?:\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|\[[^\]\n]{1,200}\]"
     r"|[^\s\"'`\[,;]*[-_.:/0-9][^\s\"'`,;]*)"
 )
@@ -119,7 +120,7 @@ _DURATION = re.compile(
     r"|m|mins?|minutes?|h|hrs?|hours?)\b",
     re.IGNORECASE,
 )
-_SIZE = re.compile(r"\b\d+(?:\.\d+)?\s?(?:[KMGTP]i?B|bytes?|B)\b")
+_SIZE = re.compile(r"\b\d+(?:\.\d+)?\s?(?:[KMGTP]i?B|kB|bytes?|B)\b")  # the kernel writes kB
 _WIN_PATH = re.compile(r"\b[A-Za-z]:\\[^\s'\"]*|\\\\[\w.$-]+\\[^\s'\"]*")
 # A path's segments may hold what was replaced before (``/backups/db-<date>.dump``): still one path.
 _SEGMENT = r"(?:[\w.@+%=-]|<(?:date|hex|uuid|id|pod|ip|host)>)+"
@@ -150,6 +151,8 @@ _ASSIGNED = re.compile(r"""=\s*(?:'[^']*'|"[^"]*")""")
 # Issue 34, round 2: classes of volatile parts real tools print (ALGORITHM 5). Each is a shape, not a message.
 # A leading severity label a tool or client prints its own way: ``(error) X``, ``[ERROR] X``, ``ERROR: X``.
 _SEVERITY = re.compile(r"^\s*(?:\((?:error|err)\)|\[(?:error|err)\]|(?:error|err)\s*:)\s*", re.IGNORECASE)
+# The host or target a run reports on, in brackets after its status (Ansible's ``fatal: [web-03]: FAILED!``).
+_BRACKETED_TARGET = re2.compile(r"(?i)^(fatal|failed|ok|changed|skipping|unreachable): \[[^\]\n]{1,200}\]")
 # A glog-style line header's severity letter and month-day (``E1130 08:01:02.1 5512 raft.cc:77]``).
 _GLOG = re.compile(r"\b([IWEF])\d{4}(?= \d{2}:\d{2}:\d{2})")
 # A list of the versions an index has: which ones it lists changes by the day ("none" is another failure).
@@ -280,6 +283,7 @@ STEPS: tuple[tuple[str, Any, Any], ...] = (
     ("severity prefix", _SEVERITY, "error: "),
     ("version list", _VERSION_LIST, lambda m: m.group(0) if m.group(1).strip().lower() == "none"
      else "(from versions: <list>)"),
+    ("bracketed target", _BRACKETED_TARGET, lambda m: m.group(1) + ": [<target>]"),
     ("volatile name", _NAMED, lambda m: m.group(1) + m.group(2) + "<name>"),
     ("arn", _ARN, "<arn>"),
     ("pinned version label", _PINNED, "<n>"),
