@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import re2
 
 from .diagnosis import Diagnosis, FailureInput
+from .screen import Screened
 
 DIAGNOSER_PREFIX = "cue:"
 # Below every specific rule (0.7-0.9): a cue is a hint that holds across stacks, not a diagnosis of one.
@@ -67,9 +68,10 @@ class Cue:
         return f"{self.family}/{self.label}"
 
     @functools.cached_property
-    def regex(self) -> re.Pattern[str]:
+    def regex(self) -> Screened:
+        """The pattern behind its RE2 screen (:mod:`.screen`): the same answers, cheaply when nothing matches."""
         flags = re.MULTILINE if self.case_sensitive else re.MULTILINE | re.IGNORECASE
-        return re.compile(self.pattern, flags)
+        return Screened(self.pattern, flags)
 
 
 def _family(family: str, level: int, rows: Iterable[tuple[str, str, str]], *, case_sensitive: bool = False

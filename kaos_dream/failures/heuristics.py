@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from .diagnosis import REGISTRY, Diagnosis, FailureInput
+from .screen import Screened
 
 
 @dataclass(frozen=True)
@@ -30,9 +31,10 @@ class PatternDiagnoser:
     whole_message: bool = False
 
     @functools.cached_property
-    def _regex(self) -> re.Pattern[str]:
-        """Compiled on first use, not at import: every `kaos` call imports the built-ins."""
-        return re.compile("|".join(f"(?:{p})" for p in self.patterns), re.IGNORECASE | re.MULTILINE)
+    def _regex(self) -> Screened:
+        """Compiled on first use, not at import: every `kaos` call imports the built-ins. Behind an RE2
+        screen (:mod:`.screen`): the same answers, cheaply when nothing matches."""
+        return Screened("|".join(f"(?:{p})" for p in self.patterns), re.IGNORECASE | re.MULTILINE)
 
     def __call__(self, failure: FailureInput) -> Diagnosis | None:
         if self._regex.search(failure.message if self.whole_message else failure.text):
