@@ -21,6 +21,7 @@ exception line plus the function of its last frame (line numbers and file paths 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -214,10 +215,30 @@ _CONTENT_FREE = re2.compile(
 )
 
 
+# Where a line of text starts (its first non-space character) and where a line ends (the breaks str.splitlines
+# knows). Lines are found by jumping from text to text, so a run of blank lines costs one search, not a line each.
+_TEXT_START = re.compile(r"\S")
+_LINE_BREAK = re.compile("[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+MAX_LINES_READ = 64  # lines holding text that first_lines reads before it settles for what it has
+
+
+def _text_lines(message: str) -> Iterator[str]:
+    """The lines of ``message`` that hold text, leading space dropped, each cut at MAX_LINE_CHARS + 8."""
+    pos = 0
+    for _ in range(MAX_LINES_READ):
+        start = _TEXT_START.search(message, pos)
+        if start is None:
+            return
+        end = _LINE_BREAK.search(message, start.start())
+        stop = end.start() if end else len(message)
+        yield message[start.start() : min(stop, start.start() + MAX_LINE_CHARS + 8)]
+        pos = stop + 1
+
+
 def first_lines(message: str, count: int = 2) -> list[str]:
     """The first ``count`` non-empty lines that say something (:data:`_CONTENT_FREE` lines are passed
     over unless nothing else is left), drawing frames stripped, each cut at MAX_LINE_CHARS."""
-    lines = (_BOX_FRAME.sub("", line[: MAX_LINE_CHARS + 8]).strip()[:MAX_LINE_CHARS] for line in message.splitlines())
+    lines = (_BOX_FRAME.sub("", line).strip()[:MAX_LINE_CHARS] for line in _text_lines(message))
     kept: list[str] = []
     spare: list[str] = []
     for line in lines:
