@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import re2
 
 from .diagnosis import Diagnosis, FailureInput
+from .examples import CUE_EXAMPLES
 from .screen import Screened
 
 DIAGNOSER_PREFIX = "cue:"
@@ -66,6 +67,11 @@ class Cue:
     @property
     def name(self) -> str:
         return f"{self.family}/{self.label}"
+
+    @property
+    def examples(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(messages this cue matches, near misses it must not): checked by a test (:mod:`.examples`)."""
+        return CUE_EXAMPLES.get(self.name, ((), ()))
 
     @functools.cached_property
     def regex(self) -> Screened:

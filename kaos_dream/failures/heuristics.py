@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from .diagnosis import REGISTRY, Diagnosis, FailureInput
+from .examples import RULE_EXAMPLES, RULE_FAMILIES
 from .screen import Screened
 
 
@@ -29,6 +30,16 @@ class PatternDiagnoser:
     # read the whole stored message, not only the fingerprint's lines: for causes a log states anywhere
     # (a CI runner that went away is reported after the step's own last words)
     whole_message: bool = False
+
+    @property
+    def family(self) -> str:
+        """The kind of failure this rule covers, in words (:data:`.examples.RULE_FAMILIES`)."""
+        return RULE_FAMILIES.get(self.name, "")
+
+    @property
+    def examples(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(messages this rule decides, near misses it must not match): checked by a test."""
+        return RULE_EXAMPLES.get(self.name, ((), ()))
 
     @functools.cached_property
     def _regex(self) -> Screened:
