@@ -960,6 +960,9 @@ def main(argv: list[str] | None = None) -> int:
                     and real["wrong_category_share"] <= REAL_GOALS["wrong"])
     budgets.add(f"crafted 1 MB message normalised + diagnosed <= {ADVERSARIAL_BUDGET_S} s CPU",
                 worst <= ADVERSARIAL_BUDGET_S)
+    budgets.add(f"crafted 100 KB message normalised + diagnosed <= {ADVERSARIAL_SMALL_SHARE:.0%} of "
+                f"{ADVERSARIAL_BUDGET_S} s CPU", small <= ADVERSARIAL_SMALL_SHARE * ADVERSARIAL_BUDGET_S)
+    budgets.add("MCP: a 9 KB failure_lookup delays a concurrent call by no more than its CPU time", stall["met"])
     budgets.add(f"blind set {newest['file']}: category accuracy >= {BLIND_GOAL:.0%} with the LLM off",
                 results["blind_goal"]["met"])
     return benchkit.finish(args, "demo_failure_intelligence_bench", budgets)
