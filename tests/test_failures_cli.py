@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from kaos_dream import Library, Settings
+from kaos_dream.failures.examples import RULE_FAMILIES
 
 from .conftest import target_digest
 
@@ -227,7 +228,7 @@ def test_explain_shows_the_steps_and_the_deciding_rule(kaos, tmp_path: Path) -> 
     assert data["normalized"] == "error from server (notfound): pods <name> not found"
     assert [s["step"] for s in data["lines"][0]["steps"]] == ["volatile name"]
     assert data["decided_by"] == {"tier": "rule", "name": "missing_data", "category": "code",
-                                  "pattern": r"\(NotFound\)"}
+                                  "family": RULE_FAMILIES["missing_data"], "pattern": r"\(NotFound\)"}
     renamed = message.replace("web-7d9f8b6c5d-x2k4p", "api-0")
     none_db = tmp_path / "none.db"
     other = json.loads(kaos("--json", "failure", "explain", "--tool", "kubectl", renamed, db=none_db).stdout)

@@ -76,6 +76,37 @@ SAME = [
         "\u2577\n\u2502 Error: No valid credential sources found\n\u2502 \n\u2502   with provider[\"aws\"]",
         "Error: No valid credential sources found\n\n  with provider[\"aws\"]",
     ),
+    # issue 34, classes of volatile parts a real tool prints (ALGORITHM 5)
+    (
+        "list of candidate versions",
+        "ERROR: No matching version for flask==9.0 (from versions: 2.0.1, 2.0.2, 3.0.0)",
+        "ERROR: No matching version for flask==9.0 (from versions: 3.1.0)",
+    ),
+    ("severity prefix", "(error) READONLY You can't write against a read only replica.",
+     "error: READONLY You can't write against a read only replica."),
+    ("bracketed severity", "[ERROR] Failed to execute goal: no POM", "ERROR: Failed to execute goal: no POM"),
+    ("transfer prefix", "download failed: s3://logs-a/2026/x.gz to ./x.gz An error occurred (403) when calling the"
+     " HeadObject operation: Forbidden", "An error occurred (403) when calling the HeadObject operation: Forbidden"),
+    ("process holding a lock", "lock is held by process 4411 (dnf)", "lock is held by process 97 (packagekitd)"),
+    ("process name after a pid", "killed pid=812, name=node, oom", "killed pid=77, name=java, oom"),
+    ("index glued to a process word", "[worker3] heartbeat lost", "[worker12] heartbeat lost"),
+    ("glog header", "E1130 08:01:02.123456 5512 raft.cc:77] leader lost",
+     "E0102 23:11:10.000001 17 raft.cc:91] leader lost"),
+    ("bus address", "PCIe error at 0000:af:00.1 recovered", "PCIe error at 0000:1c:00.0 recovered"),
+    ("resource name", "denied on resource 'projects/a-1/buckets/logs'", "denied on resource 'projects/b/buckets/tmp'"),
+    ("git pathspec", "error: pathspec 'hotfix/x-2' did not match", "error: pathspec 'main' did not match"),
+    ("file given to a flag", "cannot read -c constraints.txt (line 3)", "cannot read -c ci/constraints.txt (line 9)"),
+    ("label of a url", "artifact x:1.0 not in internal (https://repo.a.io/m2)",
+     "artifact x:1.0 not in mirror-eu (http://m.b.dev/maven)"),
+    ("bracketed target", "failed: [app-2] (item=redis) => {\"msg\": \"no such unit\"}",
+     "failed: [10.0.0.7] (item=redis) => {\"msg\": \"no such unit\"}"),
+    ("kernel kB", "oom: anon-rss:15902312kB file-rss:0kB", "oom: anon-rss:812kB file-rss:2048kB"),
+    ("short image name", "Error: short-name \"alpine:3\" did not resolve",
+     "Error: short-name \"nginx\" did not resolve"),
+    ("make target", "make: *** [Makefile:12: test] Error 2", "make: *** [build.mk:40: lint-all] Error 2"),
+    ("scheduler reasons", "0/4 nodes are available: 4 Insufficient cpu. preemption: 0/4 nodes are available: 4 x.",
+     "0/2 nodes are available: 1 Insufficient memory, 1 node(s) had untolerated taint {role: db}. preemption: 0/2"
+     " nodes are available: 2 y, 1 z."),
 ]
 
 DIFFERENT = [
@@ -94,6 +125,17 @@ DIFFERENT = [
     ("words", ("d", "connection refused"), ("d", "connection reset")),
     ("second line", ("g", "fatal: error\nhint: pull first"), ("g", "fatal: error\nhint: check your key")),
     ("key names", ("p", "KeyError: 'tried_actions'"), ("p", "KeyError: 'grid'")),
+    ("no version at all", ("pip", "ERROR: No matching version for x==1 (from versions: none)"),
+     ("pip", "ERROR: No matching version for x==1 (from versions: 0.1)")),
+    ("package in a conflict", ("pip", "ERROR: Cannot install -r a.txt (line 1) and idna==3 because of conflicts"),
+     ("pip", "ERROR: Cannot install -r a.txt (line 1) and chardet==3 because of conflicts")),
+    ("permission named", ("gcloud", "permission 'run.services.update' denied on resource 'a'"),
+     ("gcloud", "permission 'run.services.delete' denied on resource 'a'")),
+    ("scheduler reason kinds", ("k", "0/3 nodes are available: 3 Insufficient cpu."),
+     ("k", "0/3 nodes are available: 3 pod has unbound immediate PersistentVolumeClaims.")),
+    ("a taint alone", ("k", "0/3 nodes are available: 3 node(s) had untolerated taint {gpu: only}."),
+     ("k", "0/3 nodes are available: 3 Insufficient cpu.")),
+    ("fatal is not error", ("git", "fatal: not a git repository"), ("git", "error: not a git repository")),
 ]
 
 
@@ -160,3 +202,12 @@ def test_numbers_glued_to_units_normalise_and_the_unit_still_counts() -> None:
     # Codes that are not values keep their digits.
     assert normalize("HTTP 5xx from upstream").text == "http 5xx from upstream"
     assert normalize("x86_64 wheel missing").text == "x86_64 wheel missing"
+
+
+def test_key_lines_pass_over_lines_that_say_nothing() -> None:
+    """A bare severity spacer, a progress step and a tool's banner are not the failure (issue 34)."""
+    npm = normalize("npm ERR! code EUSAGE\nnpm ERR!\nnpm ERR! lock file out of step\nnpm ERR! more")
+    assert npm.key_lines == "npm ERR! code EUSAGE\nnpm ERR! lock file out of step"
+    yarn = normalize("yarn install v1.22.22\n[1/4] Resolving packages...\nerror lockfile stale\ninfo see docs")
+    assert yarn.key_lines == "error lockfile stale\ninfo see docs"
+    assert normalize("ERROR:\n").key_lines == "ERROR:"  # nothing else: the spacer is all there is

@@ -175,6 +175,7 @@ def explain(
         ("normalized", result["normalized"]),
         ("category", decided["category"]),
         ("decided by", f"{decided['tier']} {decided['name']}" if decided["name"] else "nothing (unknown)"),
+        ("family", decided.get("family")),
         ("pattern", decided["pattern"]),
     ])
     for index, line in enumerate(result["lines"], 1):

@@ -35,6 +35,8 @@ from dataclasses import dataclass
 import re2
 
 from .diagnosis import Diagnosis, FailureInput
+from .examples import CUE_EXAMPLES
+from .screen import Screened
 
 DIAGNOSER_PREFIX = "cue:"
 # Below every specific rule (0.7-0.9): a cue is a hint that holds across stacks, not a diagnosis of one.
@@ -66,10 +68,16 @@ class Cue:
     def name(self) -> str:
         return f"{self.family}/{self.label}"
 
+    @property
+    def examples(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(messages this cue matches, near misses it must not): checked by a test (:mod:`.examples`)."""
+        return CUE_EXAMPLES.get(self.name, ((), ()))
+
     @functools.cached_property
-    def regex(self) -> re.Pattern[str]:
+    def regex(self) -> Screened:
+        """The pattern behind its RE2 screen (:mod:`.screen`): the same answers, cheaply when nothing matches."""
         flags = re.MULTILINE if self.case_sensitive else re.MULTILINE | re.IGNORECASE
-        return re.compile(self.pattern, flags)
+        return Screened(self.pattern, flags)
 
 
 def _family(family: str, level: int, rows: Iterable[tuple[str, str, str]], *, case_sensitive: bool = False

@@ -8,8 +8,10 @@ import re
 from typing import Any
 
 from . import records  # noqa: F401  (registers the built-in diagnosers)
-from .cues import generic_diagnosis
+from .cues import CUES, LEVEL_NAMES, generic_diagnosis
+from .cues import DIAGNOSER_PREFIX as CUE_PREFIX
 from .diagnosis import REGISTRY, FailureInput
+from .examples import RULE_FAMILIES
 from .fingerprint import bounded_sample, fingerprint_hash
 from .heuristics import BUILTINS
 from .normalize import (
@@ -38,6 +40,14 @@ def _matched_pattern(name: str, failure: FailureInput) -> str | None:
     return None
 
 
+def _cue_family(name: str) -> str:
+    """A cue's family in words: its family name and what that family reads (``http-status: state or status code``)."""
+    for cue in CUES:
+        if cue.name == name:
+            return f"{cue.family}: {LEVEL_NAMES[cue.level]}"
+    return name.split("/", 1)[0]
+
+
 def explain(tool: str, message: str) -> dict[str, Any]:
     """Each step from ``message`` to its fingerprint and category, as data."""
     part = bounded(message)
@@ -48,7 +58,8 @@ def explain(tool: str, message: str) -> dict[str, Any]:
         reduction = f"a Python traceback: its exception line, plus the last frame's function ({tb[1]})"
     else:
         sources = first_lines(part)
-        reduction = "the first two non-empty lines (a drawn frame stripped)"
+        reduction = ("the first two lines that say something (a drawn frame stripped; bare severity labels,"
+                     " banners and progress steps passed over)")
     for source in sources:
         trace: list[tuple[str, str]] = []
         scrub(source, trace)
@@ -59,11 +70,14 @@ def explain(tool: str, message: str) -> dict[str, Any]:
     decided: dict[str, Any]
     if rule is not None:
         decided = {"tier": "rule", "name": rule.diagnoser, "category": rule.category,
+                   "family": RULE_FAMILIES.get(rule.diagnoser or "", ""),
                    "pattern": _matched_pattern(rule.diagnoser or "", failure)}
     elif (cue := generic_diagnosis(failure)) is not None:
-        decided = {"tier": "cue", "name": cue.diagnoser, "category": cue.category, "pattern": None}
+        name = (cue.diagnoser or "").removeprefix(CUE_PREFIX)
+        decided = {"tier": "cue", "name": cue.diagnoser, "category": cue.category,
+                   "family": _cue_family(name), "pattern": None}
     else:
-        decided = {"tier": "none", "name": None, "category": "unknown", "pattern": None}
+        decided = {"tier": "none", "name": None, "category": "unknown", "family": None, "pattern": None}
     return {
         "tool": tool,
         "algorithm": ALGORITHM,

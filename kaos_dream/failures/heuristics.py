@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 
 from .diagnosis import REGISTRY, Diagnosis, FailureInput
+from .examples import RULE_EXAMPLES, RULE_FAMILIES
+from .screen import Screened
 
 
 @dataclass(frozen=True)
@@ -29,10 +31,21 @@ class PatternDiagnoser:
     # (a CI runner that went away is reported after the step's own last words)
     whole_message: bool = False
 
+    @property
+    def family(self) -> str:
+        """The kind of failure this rule covers, in words (:data:`.examples.RULE_FAMILIES`)."""
+        return RULE_FAMILIES.get(self.name, "")
+
+    @property
+    def examples(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(messages this rule decides, near misses it must not match): checked by a test."""
+        return RULE_EXAMPLES.get(self.name, ((), ()))
+
     @functools.cached_property
-    def _regex(self) -> re.Pattern[str]:
-        """Compiled on first use, not at import: every `kaos` call imports the built-ins."""
-        return re.compile("|".join(f"(?:{p})" for p in self.patterns), re.IGNORECASE | re.MULTILINE)
+    def _regex(self) -> Screened:
+        """Compiled on first use, not at import: every `kaos` call imports the built-ins. Behind an RE2
+        screen (:mod:`.screen`): the same answers, cheaply when nothing matches."""
+        return Screened("|".join(f"(?:{p})" for p in self.patterns), re.IGNORECASE | re.MULTILINE)
 
     def __call__(self, failure: FailureInput) -> Diagnosis | None:
         if self._regex.search(failure.message if self.whole_message else failure.text):
@@ -454,6 +467,7 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             # connection: gRPC reports a server that is restarting or being rescheduled this way.
             r"\bcode = Unavailable desc = (?:connection error|transport|error reading|closing transport)",
             r"\bStatusCode\.UNAVAILABLE\b",
+            r"^\s*Code: Unavailable\s*$",  # grpcurl prints the status on a line of its own
         ),
     ),
     PatternDiagnoser(
@@ -908,6 +922,8 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
             r"\berror while loading shared libraries\b",
             # package managers: the package or version is not in the index the environment uses
             r"\bUnable to locate package\b",
+            r"\bNo package matching '[^'\n]+' is available\b",  # Ansible's package modules
+            r"\berror NU1101: Unable to find package\b",  # NuGet restore: no package with this id in the sources
             r"\bhas no installation candidate\b",
             r"\bNo match for argument\b",
             r"\bfailed to select a version for the requirement\b",
@@ -1080,6 +1096,8 @@ BUILTINS: tuple[PatternDiagnoser, ...] = (
         0.7,
         (
             r"\bFileNotFoundError\b",
+            # a branch, tag or file named to git that the repository does not have
+            r"\bpathspec '[^'\n]*' did not match any file\(s\) known to git\b",
             r"\bno such file or directory\b",
             r"\bENOENT\b",
             r"\bcannot find the (?:path|file) specified\b",

@@ -21,6 +21,7 @@ exception line plus the function of its last frame (line numbers and file paths 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +32,11 @@ import re2  # google-re2: automata, no backtracking, so a crafted message costs 
 #    id or hash is still one path (``/backups/db-2026-11-30.dump``), and so is its query string
 # 4: bounded input (the head and tail of a huge message, each key line cut at MAX_LINE_CHARS) and
 #    patterns without backtracking (issue 34)
-ALGORITHM = 4
+# 5: classes of volatile parts real tools print: severity labels, bracketed targets, the kernel's kB,
+#    candidate-version and scheduler-reason lists, log headers, bus addresses, process indexes and names,
+#    resource names, git pathspecs, short image names, files given to a flag, a transfer tool's prefix, a
+#    URL's label, a make recipe's location; key lines pass over lines that say nothing (issue 34, round 2)
+ALGORITHM = 5
 
 # What normalisation reads of a message: its first MAX_HEAD_CHARS and last MAX_TAIL_CHARS (a traceback's
 # exception line is at the end), and of each key line its first MAX_LINE_CHARS. Everything after this bound
@@ -69,13 +74,15 @@ _IPV6 = re.compile(
     r"|::1\b)\]?(?::\d{1,5})?",
     re.IGNORECASE,
 )
-# The name of a volatile thing (a container, image, model, pod, thread, runner, user, namespace or
-# index) after the word that says what it is: quoted, bracketed, or one token holding a digit or
-# punctuation (``runner: gpu-runner-03``, ``model "qwen2.5-coder:14b"``). A package, column, table or
-# operation is not volatile: it says which failure this is (issue 34), so it is never in this list.
+# The name of a volatile thing (a container, image, model, pod, thread, runner, user, namespace, index,
+# a resource on which permission was denied, a git pathspec) after the word that says what it is: quoted,
+# bracketed, or one token holding a digit or punctuation (``runner: gpu-runner-03``,
+# ``model "qwen2.5-coder:14b"``). A package, column, table or operation is not volatile: it says which
+# failure this is (issue 34), so it is never in this list.
 _NAMED = re2.compile(
-    r"(?i)\b(container name|container|model|image|pods?|thread|runner:|user|namespace|index|manifest for"
-    r"|pull access denied for)(\s+)(?:\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|\[[^\]\n]{1,200}\]"
+    r"(?i)\b(container name|container|model|image|pods?|thread|runner:|user|namespace|index|resource"
+    r"|pathspec|short-name|manifest for|pull access denied for)(\s+)"
+    r"(?:\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|\[[^\]\n]{1,200}\]"
     r"|[^\s\"'`\[,;]*[-_.:/0-9][^\s\"'`,;]*)"
 )
 _ARN = re2.compile(r"\barn:[A-Za-z0-9-]+:[A-Za-z0-9-]*:[A-Za-z0-9-]*:[0-9]*:[^\s\"',]+")
@@ -114,7 +121,7 @@ _DURATION = re.compile(
     r"|m|mins?|minutes?|h|hrs?|hours?)\b",
     re.IGNORECASE,
 )
-_SIZE = re.compile(r"\b\d+(?:\.\d+)?\s?(?:[KMGTP]i?B|bytes?|B)\b")
+_SIZE = re.compile(r"\b\d+(?:\.\d+)?\s?(?:[KMGTP]i?B|kB|bytes?|B)\b")  # the kernel writes kB
 _WIN_PATH = re.compile(r"\b[A-Za-z]:\\[^\s'\"]*|\\\\[\w.$-]+\\[^\s'\"]*")
 # A path's segments may hold what was replaced before (``/backups/db-<date>.dump``): still one path.
 _SEGMENT = r"(?:[\w.@+%=-]|<(?:date|hex|uuid|id|pod|ip|host)>)+"
@@ -142,6 +149,36 @@ _UNIT_NUMBER = re2.compile(
 _ORDINAL = re.compile(r"(?<![\w.<])\d+(?:st|nd|rd|th)\b", re.IGNORECASE)
 _NUMBER = re.compile(r"(?<![\w<])[-+]?\d+(?:[.,]\d+)*(?![\w>])")
 _ASSIGNED = re.compile(r"""=\s*(?:'[^']*'|"[^"]*")""")
+# Issue 34, round 2: classes of volatile parts real tools print (ALGORITHM 5). Each is a shape, not a message.
+# A leading severity label a tool or client prints its own way: ``(error) X``, ``[ERROR] X``, ``ERROR: X``.
+_SEVERITY = re.compile(r"^\s*(?:\((?:error|err)\)|\[(?:error|err)\]|(?:error|err)\s*:)\s*", re.IGNORECASE)
+# The host or target a run reports on, in brackets after its status (Ansible's ``fatal: [web-03]: FAILED!``).
+_BRACKETED_TARGET = re2.compile(r"(?i)^(fatal|failed|ok|changed|skipping|unreachable): \[[^\]\n]{1,200}\]")
+# A glog-style line header's severity letter and month-day (``E1130 08:01:02.1 5512 raft.cc:77]``).
+_GLOG = re.compile(r"\b([IWEF])\d{4}(?= \d{2}:\d{2}:\d{2})")
+# A list of the versions an index has: which ones it lists changes by the day ("none" is another failure).
+_VERSION_LIST = re2.compile(r"(?i)\(from versions: ([^)\n]*)\)")
+# A bus address (PCI ``0000:3b:00.0``): which slot a device sits in.
+_BUS_ADDRESS = re2.compile(r"(?i)\b[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}(?:\.[0-7])?\b")
+# An index glued to a word naming a process, worker or device (``[rank3]``, ``worker12``, ``gpu0``).
+_PROCESS_INDEX = re2.compile(r"(?i)\b(rank|worker|gpu|cuda|replica|shard|device|proc|tid|pid)\d+\b")
+# The reasons a scheduler lists after "N/M nodes are available:": their kinds are the failure, while the
+# counts, their order, which resource ran short and which taint a node had are volatile (:func:`_reasons`).
+_REASON_LIST = re2.compile(r"(?i)\b(are available:)([^.\n]*)")
+# What preemption could not do follows the reasons; it restates that nothing fits.
+_PREEMPTION = re2.compile(r"(?i)\.?\s*preemption: .*$")
+_REASON_COUNT = re2.compile(r"^\d+\s+")
+_REASON_VALUE = re2.compile(r"(?i)(\binsufficient)\s+\S+|\{[^{}]*\}")
+# A transfer tool's prefix naming what it moved (``upload failed: <path> to <url>``) before the error itself.
+_TRANSFER = re2.compile(r"(?i)^(?:upload|download|copy|move|delete) failed: <(?:path|url)>(?: to <(?:path|url)>)?:?\s*")
+# A file given to a flag (``-r requirements.txt``): a path even without a slash.
+_FLAG_FILE = re2.compile(r"(^|\s)(-[rcf]|--requirement|--constraint|--file|--config)\s+[\w.~/-]*[./][\w.~/-]*")
+# The label of a URL in parentheses after it (``in central (<url>)``): which mirror, not which failure.
+_URL_LABEL = re2.compile(r"(^|[^\w.<>-])[\w.-]+ \(<url>\)")
+# A make recipe's location and target (``[Makefile:12: test]``): where it failed, like a file and line.
+_MAKE_TARGET = re2.compile(r"\[[^\]\s:]+:<n>: [^\]\n]+\]")
+# The name of the process holding something, after its pid (``process <n> (dnf)``, ``pid=<n>, name=java``).
+_PROCESS_NAME = re2.compile(r"(?i)\b(process|pid)(\s*[=:]?\s*)<n>(,?\s*)(?:\([^()\n]{1,64}\)|(?:name|comm)=[^\s,;]+)")
 _SPACES = re.compile(r"\s+")
 # An OS error names the file it failed on ("[Errno 28] No space left on device: '/x'"): the file is an
 # identifier, not part of what went wrong, so a trailing path is dropped after paths are replaced.
@@ -170,10 +207,50 @@ def bounded(message: str) -> str:
     return message[:MAX_HEAD_CHARS] + "\n" + message[-MAX_TAIL_CHARS:]
 
 
+# Lines that say nothing of the failure: a bare severity label (npm's ``npm ERR!`` spacer), a package
+# manager's progress step (``[1/4] Resolving packages...``) or its banner (``yarn install v1.22.22``).
+_CONTENT_FREE = re2.compile(
+    r"^(?:(?:[\w.-]+\s+)?(?:ERR!|ERROR|error|err|fatal|warn|WARN|warning)[!:]?"
+    r"|\[\d+/\d+\]\s.*|[\w.-]+ [\w.-]+ v\d+(?:\.\d+)+)$"
+)
+
+
+# Where a line of text starts (its first non-space character) and where a line ends (the breaks str.splitlines
+# knows). Lines are found by jumping from text to text, so a run of blank lines costs one search, not a line each.
+_TEXT_START = re.compile(r"\S")
+_LINE_BREAK = re.compile("[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+MAX_LINES_READ = 64  # lines holding text that first_lines reads before it settles for what it has
+
+
+def _text_lines(message: str) -> Iterator[str]:
+    """The lines of ``message`` that hold text, leading space dropped, each cut at MAX_LINE_CHARS + 8."""
+    pos = 0
+    for _ in range(MAX_LINES_READ):
+        start = _TEXT_START.search(message, pos)
+        if start is None:
+            return
+        end = _LINE_BREAK.search(message, start.start())
+        stop = end.start() if end else len(message)
+        yield message[start.start() : min(stop, start.start() + MAX_LINE_CHARS + 8)]
+        pos = stop + 1
+
+
 def first_lines(message: str, count: int = 2) -> list[str]:
-    """The first ``count`` non-empty lines, drawing frames stripped, each cut at MAX_LINE_CHARS."""
-    lines = (_BOX_FRAME.sub("", line[: MAX_LINE_CHARS + 8]).strip()[:MAX_LINE_CHARS] for line in message.splitlines())
-    return [line for line in lines if line][:count]
+    """The first ``count`` non-empty lines that say something (:data:`_CONTENT_FREE` lines are passed
+    over unless nothing else is left), drawing frames stripped, each cut at MAX_LINE_CHARS."""
+    lines = (_BOX_FRAME.sub("", line).strip()[:MAX_LINE_CHARS] for line in _text_lines(message))
+    kept: list[str] = []
+    spare: list[str] = []
+    for line in lines:
+        if not line:
+            continue
+        if _CONTENT_FREE.match(line):
+            spare.append(line)
+            continue
+        kept.append(line)
+        if len(kept) == count:
+            break
+    return kept or spare[:count]
 
 
 def _traceback_parts(message: str) -> tuple[str, str | None, str] | None:
@@ -201,6 +278,18 @@ def _traceback_parts(message: str) -> tuple[str, str | None, str] | None:
     return exc_line, (frames[-1] if frames else None), exc_type
 
 
+def _reasons(match: re2._Match) -> str:
+    """A scheduler's reasons as the sorted set of their kinds (``insufficient <resource>``, ...)."""
+    kinds = set()
+    for item in match.group(2).split(","):
+        item = _REASON_COUNT.sub("", item.strip())
+        kinds.add(_REASON_VALUE.sub(lambda m: m.group(1) + " <resource>" if m.group(1) else "{}", item))
+    # every cluster taints its control-plane nodes: beside another reason, a taint says which nodes were
+    # never candidates, not why the pod did not fit
+    untainted = {kind for kind in kinds if "taint" not in kind}
+    return match.group(1) + " " + ", ".join(sorted(untainted or kinds))
+
+
 def _opaque(match: re2._Match) -> str:
     """An opaque id holds two digits and a letter; a long word or number alone is not one."""
     token = match.group(0)
@@ -212,6 +301,10 @@ _DATE_STEPS = tuple((f"date {i + 1}", pattern, "<date>") for i, pattern in enume
 # The replacement steps in their documented order: (name shown by `kaos failure explain`, pattern, replacement).
 # The step named "kept codes" protects HTTP/errno/exit codes from the number steps; they come back at the end.
 STEPS: tuple[tuple[str, Any, Any], ...] = (
+    ("severity prefix", _SEVERITY, "error: "),
+    ("version list", _VERSION_LIST, lambda m: m.group(0) if m.group(1).strip().lower() == "none"
+     else "(from versions: <list>)"),
+    ("bracketed target", _BRACKETED_TARGET, lambda m: m.group(1) + ": [<target>]"),
     ("volatile name", _NAMED, lambda m: m.group(1) + m.group(2) + "<name>"),
     ("arn", _ARN, "<arn>"),
     ("pinned version label", _PINNED, "<n>"),
@@ -222,9 +315,13 @@ STEPS: tuple[tuple[str, Any, Any], ...] = (
     ("ipv4", _IPV4, "<host>"),  # an address is a host: `10.0.4.12` and `build-02.example.com` alike
     ("ipv6", _IPV6, "<host>"),
     ("any-address ipv6", _ANY_V6, "<host>"),
+    ("preemption note", _PREEMPTION, ""),
+    ("reason list", _REASON_LIST, _reasons),
     ("uuid", _UUID, "<uuid>"),
     ("ulid", _ULID, "<uuid>"),
+    ("log header", _GLOG, lambda m: m.group(1) + "<mmdd>"),
     *_DATE_STEPS,
+    ("bus address", _BUS_ADDRESS, "<addr>"),
     ("pod suffix", _POD, lambda m: m.group(1) + "-<pod>"),
     ("hex", _HEX, "<hex>"),
     ("opaque id", _OPAQUE, _opaque),
@@ -234,9 +331,15 @@ STEPS: tuple[tuple[str, Any, Any], ...] = (
     ("windows path", _WIN_PATH, "<path>"),
     ("posix path", _POSIX_PATH, "<path>"),
     ("relative path", _REL_PATH, lambda m: m.group(1) + "<path>"),
+    ("file given to a flag", _FLAG_FILE, lambda m: m.group(1) + m.group(2) + " <path>"),
+    ("transfer prefix", _TRANSFER, ""),
+    ("label of a url", _URL_LABEL, lambda m: m.group(1) + "<label> (<url>)"),
+    ("process index", _PROCESS_INDEX, lambda m: m.group(1) + "<n>"),
     ("number with unit", _UNIT_NUMBER, lambda m: m.group(1) + "<n>" + m.group(2)),
     ("ordinal", _ORDINAL, "<nth>"),
     ("number", _NUMBER, "<n>"),
+    ("make target", _MAKE_TARGET, "[<recipe>]"),
+    ("process name", _PROCESS_NAME, lambda m: m.group(1) + m.group(2) + "<n>" + m.group(3) + "<proc>"),
     ("assigned quoted value", _ASSIGNED, "=<v>"),
 )
 
