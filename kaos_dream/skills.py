@@ -18,6 +18,7 @@ from .errors import ConflictError, InvalidInputError
 from .names import MAX_SKILL_NAME, clean_skill_name, first_unprintable
 from .store import transaction
 from .store.helpers import resolve_ref
+from .store.lookalikes import claim_name
 from .store.records import as_dict, from_row
 
 if TYPE_CHECKING:
@@ -209,14 +210,16 @@ class Skills(Entries[Skill]):
         tag_list = clean_tags(tags)
         vector = self._vectors().embed_skill(name, description, tag_list)  # before the write lock is taken
         now = self._ctx.now()
-        skill_id = self._vectors().add_entry(
-            "skill",
-            vector,
-            "INSERT INTO skills (name, description, template, tags, created_at, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (name, description, template, json.dumps(list(tag_list)), now, now),
-            f"a skill named {name!r} already exists",
-        )
+        with transaction(self._conn):  # the look-alike check and the insert under one write lock
+            skeleton = claim_name(self._conn, name)
+            skill_id = self._vectors().add_entry(
+                "skill",
+                vector,
+                "INSERT INTO skills (name, name_skeleton, description, template, tags, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (name, skeleton, description, template, json.dumps(list(tag_list)), now, now),
+                f"a skill named {name!r} already exists",
+            )
         return self.get(skill_id)
 
     def list(
@@ -281,6 +284,8 @@ class Skills(Entries[Skill]):
             self._vectors().embedder()  # load the model (once) before the write lock is taken
         with transaction(self._conn):
             skill_id = self.resolve_id(ref)
+            if "name" in changes:
+                changes["name_skeleton"] = claim_name(self._conn, changes["name"], exclude_id=skill_id)
             changes["updated_at"] = self._ctx.now()
             assignments = ", ".join(f"{column} = ?" for column in changes)
             try:
