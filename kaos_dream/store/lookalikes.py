@@ -16,6 +16,7 @@ from ..errors import ConflictError, InvalidInputError
 from ..names import confusable_skeleton
 
 FILL_BATCH = 1000
+LOOKUP_SQL = "SELECT name FROM skills WHERE name_skeleton = ? AND name <> ? AND id <> ? ORDER BY id LIMIT 1"
 
 
 def fill_skeletons(conn: Any) -> int:
@@ -35,10 +36,7 @@ def fill_skeletons(conn: Any) -> int:
 def lookalike_of(conn: Any, name: str, skeleton: str, exclude_id: int | None = None) -> str | None:
     """The name of another skill that looks like ``name`` (same skeleton, different spelling), or None.
     The caller has run :func:`fill_skeletons` in the same transaction."""
-    row = conn.execute(
-        "SELECT name FROM skills WHERE name_skeleton = ? AND name <> ? AND id <> ? ORDER BY id LIMIT 1",
-        (skeleton, name, -1 if exclude_id is None else exclude_id),
-    ).fetchone()
+    row = conn.execute(LOOKUP_SQL, (skeleton, name, -1 if exclude_id is None else exclude_id)).fetchone()
     return None if row is None else str(row[0])
 
 

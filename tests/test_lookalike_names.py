@@ -1,0 +1,211 @@
+"""Look-alike skill names (issue 33 item 4): a name whose TR39 confusable skeleton equals an existing
+skill's is refused on `skill add`, a rename, `skill import` and `db import`, on both engines, naming the
+existing skill and the character that differs; `db check` reports pairs an older version let in.
+
+Every CLI call here is a real `kaos` process."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from kaos_dream import Library, Settings
+from kaos_dream.names import _prototypes, confusable_skeleton
+from kaos_dream.store.lookalikes import LOOKUP_SQL
+
+from .conftest import query, run_kaos, target_digest
+from .pg_server import needs_postgres
+
+CYRILLIC = "d\u0435ploy-prod"  # U+0435 CYRILLIC SMALL LETTER IE for the e
+HYPHEN = "deploy\u2010prod"  # U+2010 HYPHEN for the hyphen-minus
+NFD_CAFE = unicodedata.normalize("NFD", "café-deploy")
+
+
+def test_the_skeleton_equates_the_audits_look_alikes_and_nothing_else() -> None:
+    assert confusable_skeleton(CYRILLIC) == confusable_skeleton(HYPHEN) == confusable_skeleton("deploy-prod")
+    assert confusable_skeleton(NFD_CAFE) == confusable_skeleton("café-deploy")
+    assert confusable_skeleton("\u0440\u0430ypal") == confusable_skeleton("paypal")  # Cyrillic er and a
+    for different in ("deploy-prad", "deploy_prod", "deploy-prod2", "Deploy-prod", "café-deplay"):
+        assert confusable_skeleton(different) != confusable_skeleton("deploy-prod"), different
+    # The mapping is a skeleton: a prototype is never mapped again, so skeleton(skeleton(x)) == skeleton(x).
+    mapping = _prototypes()
+    assert len(mapping) > 6000
+    assert not [s for s, t in mapping.items() if any(c in mapping for c in t)]
+    sample = "".join(sorted(mapping)[::7])
+    assert confusable_skeleton(confusable_skeleton(sample)) == confusable_skeleton(sample)
+
+
+def _one_error_line(result, *words: str) -> str:
+    assert result.returncode == 1, (result.returncode, result.stdout, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+    return lines[0]
+
+
+def _names(db: str | Path) -> list[str]:
+    listed = run_kaos("skill", "list", "--json", db=db)
+    assert listed.returncode == 0, listed.stderr
+    return [s["name"] for s in json.loads(listed.stdout)]
+
+
+def _add_rename_and_refuse(db: str) -> None:
+    assert run_kaos("skill", "add", "deploy-prod", "--description", "ship it", db=db).returncode == 0
+    assert run_kaos("skill", "add", "café-deploy", db=db).returncode == 0
+    assert run_kaos("skill", "add", "rotate-logs", db=db).returncode == 0
+    before = target_digest(db)
+    _one_error_line(run_kaos("skill", "add", CYRILLIC, db=db), "looks like the existing skill 'deploy-prod'",
+                    "U+0435 CYRILLIC SMALL LETTER IE")
+    _one_error_line(run_kaos("skill", "add", HYPHEN, db=db), "'deploy-prod'", "U+2010 HYPHEN")
+    _one_error_line(run_kaos("skill", "add", NFD_CAFE, db=db), "already exists")
+    _one_error_line(run_kaos("skill", "update", "rotate-logs", "--name", CYRILLIC, db=db),
+                    "looks like the existing skill 'deploy-prod'")
+    assert target_digest(db) == before  # nothing written by any refusal
+    assert _names(db) == ["deploy-prod", "café-deploy", "rotate-logs"]
+    # A rename to a look-alike of its own old name is no clash (it is the same skill).
+    renamed = run_kaos("skill", "update", "deploy-prod", "--name", CYRILLIC, db=db)
+    assert renamed.returncode == 0, renamed.stderr
+    assert run_kaos("skill", "add", "deploy-prod", db=db).returncode == 1
+    assert run_kaos("db", "check", db=db).returncode == 0
+
+
+def test_add_and_rename_refuse_a_look_alike_on_sqlite(tmp_path: Path) -> None:
+    db = tmp_path / "lib.db"
+    assert run_kaos("init", db=db).returncode == 0
+    _add_rename_and_refuse(str(db))
+
+
+@needs_postgres
+def test_add_and_rename_refuse_a_look_alike_on_postgresql(pg_url: str) -> None:
+    assert run_kaos("init", db=pg_url).returncode == 0
+    _add_rename_and_refuse(pg_url)
+
+
+def _plant_pair(target: str) -> None:
+    """A look-alike pair as an older kaos-dream let it in: the second row written by plain SQL, with no
+    stored skeleton (as rows from before migration 23 have)."""
+    with Library(target, settings=Settings()) as lib, lib.transaction() as conn:
+        conn.execute("INSERT INTO skills (name, description, template, tags, created_at, updated_at) "
+                     "VALUES (?, '', '', '[]', 1, 1)", (CYRILLIC,))
+
+
+def _check_reports_pair_and_add_fills_skeletons(db: str) -> None:
+    assert run_kaos("skill", "add", "deploy-prod", db=db).returncode == 0
+    _plant_pair(db)
+    result = run_kaos("db", "check", "--json", db=db)
+    assert result.returncode == 1, result.stderr
+    problems = json.loads(result.stdout)["problems"]
+    assert any("'deploy-prod'" in p and repr(CYRILLIC) in p and "look alike" in p and "U+0435" in p
+               for p in problems), problems
+    # The unskeletoned row is seen by the next write: a third look-alike is refused, naming the first;
+    # a refused write writes nothing, and the next accepted one stores the missing skeleton.
+    _one_error_line(run_kaos("skill", "add", HYPHEN, db=db), "'deploy-prod'")
+    assert query(db, "SELECT name_skeleton FROM skills WHERE name = ?", (CYRILLIC,)) == [(None,)]
+    assert run_kaos("skill", "add", "rotate-logs", db=db).returncode == 0
+    assert query(db, "SELECT name_skeleton FROM skills WHERE name = ?", (CYRILLIC,)) == [("deploy-prod",)]
+
+
+def test_db_check_reports_a_pair_and_a_write_fills_old_rows_on_sqlite(tmp_path: Path) -> None:
+    db = tmp_path / "lib.db"
+    assert run_kaos("init", db=db).returncode == 0
+    _check_reports_pair_and_add_fills_skeletons(str(db))
+
+
+@needs_postgres
+def test_db_check_reports_a_pair_and_a_write_fills_old_rows_on_postgresql(pg_url: str) -> None:
+    assert run_kaos("init", db=pg_url).returncode == 0
+    _check_reports_pair_and_add_fills_skeletons(pg_url)
+
+
+def _export_with_pair(tmp_path: Path) -> Path:
+    src = tmp_path / "src.db"
+    assert run_kaos("init", db=src).returncode == 0
+    assert run_kaos("skill", "add", "deploy-prod", db=src).returncode == 0
+    _plant_pair(str(src))
+    dump = tmp_path / "pair.jsonl"
+    assert run_kaos("db", "export", "--jsonl", str(dump), db=src).returncode == 0
+    return dump
+
+
+def test_db_import_refuses_an_export_holding_look_alikes_on_sqlite(tmp_path: Path) -> None:
+    dump = _export_with_pair(tmp_path)
+    target = tmp_path / "dst.db"
+    _one_error_line(run_kaos("db", "import", str(dump), db=target), "look-alike skill names 'deploy-prod' and",
+                    "nothing written")
+    assert not target.exists()
+
+
+@needs_postgres
+def test_db_import_refuses_an_export_holding_look_alikes_on_postgresql(tmp_path: Path, pg_url: str) -> None:
+    dump = _export_with_pair(tmp_path)
+    before = target_digest(pg_url)
+    _one_error_line(run_kaos("db", "import", str(dump), db=pg_url), "look-alike skill names 'deploy-prod' and")
+    assert target_digest(pg_url) == before
+
+
+def test_db_import_refuses_a_forged_skeleton(tmp_path: Path) -> None:
+    """A stored skeleton that is not the name's would hide the name from the look-alike lookup."""
+    src = tmp_path / "src.db"
+    assert run_kaos("init", db=src).returncode == 0
+    assert run_kaos("skill", "add", "deploy-prod", db=src).returncode == 0
+    lines = run_kaos("db", "export", db=src).stdout.splitlines()
+    columns = json.loads(lines[0])["tables"]["skills"]["columns"]
+    forged = []
+    for line in lines:
+        doc = json.loads(line)
+        if isinstance(doc, dict) and doc.get("t") == "skills":
+            doc["r"][columns.index("name_skeleton")] = "something-else"
+            line = json.dumps(doc, separators=(",", ":"))
+        forged.append(line)
+    dump = tmp_path / "forged.jsonl"
+    dump.write_text("\n".join(forged) + "\n", encoding="utf-8")
+    target = tmp_path / "dst.db"
+    _one_error_line(run_kaos("db", "import", str(dump), db=target), "name skeleton that is not its name's")
+    assert not target.exists()
+
+
+def test_the_lookup_is_one_index_search_not_a_pass_over_every_name(tmp_path: Path) -> None:
+    """On a large library an add must not skeletonise every name: the look-alike lookup and the fill's
+    search for rows without a skeleton both use the index (SQLite's plan says so)."""
+    db = tmp_path / "lib.db"
+    with Library(str(db), settings=Settings()) as lib:
+        lib.skills.add("deploy-prod")
+        for sql, params in ((LOOKUP_SQL, ("x", "x", -1)),
+                            ("SELECT id, name FROM skills WHERE name_skeleton IS NULL ORDER BY id LIMIT 1000", ())):
+            plan = " ".join(str(r[-1]) for r in lib.conn.execute("EXPLAIN QUERY PLAN " + sql, params))
+            assert "INDEX skills_name_skeleton" in plan and "SCAN" not in plan, plan
+
+
+@pytest.mark.parametrize("name", [CYRILLIC, HYPHEN])
+def test_a_promoted_memory_never_takes_a_look_alike_name(tmp_path: Path, name: str) -> None:
+    """The dream names a promoted skill itself; it skips a name that looks like a taken one."""
+    from kaos_dream.dream.proposals import _promoted_name
+
+    db = tmp_path / "lib.db"
+    with Library(str(db), settings=Settings()) as lib:
+        lib.skills.add("promoted-" + name)
+        with lib.transaction() as conn:
+            chosen, skeleton = _promoted_name(conn, "deploy-prod", 7)
+    assert chosen == "promoted-deploy-prod-7" and skeleton == confusable_skeleton(chosen)
+
+
+def test_sqlite_file_from_before_the_migration_keeps_working(tmp_path: Path) -> None:
+    """schema_v21's skills have no skeleton column; after the upgrade they are NULL until a write."""
+    import shutil
+
+    fixture = Path(__file__).parent / "fixtures" / "schema_v21.db"
+    db = tmp_path / "old.db"
+    shutil.copyfile(fixture, db)
+    assert run_kaos("db", "migrate", db=db).returncode == 0
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM skills WHERE name_skeleton IS NULL").fetchone()[0] == 3
+    _one_error_line(run_kaos("skill", "add", "csv-to-parquet", db=db), "already exists")
+    _one_error_line(run_kaos("skill", "add", "csv-to-p\u0430rquet", db=db), "'csv-to-parquet'")
+    assert run_kaos("skill", "add", "rotate-logs", db=db).returncode == 0
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM skills WHERE name_skeleton IS NULL").fetchone()[0] == 0
