@@ -12,9 +12,10 @@ import getpass
 import socket
 import unicodedata
 
+from . import limits
 from .errors import InvalidInputError
 
-MAX_AGENT_ID = 200
+MAX_AGENT_ID = limits.NAME
 
 
 def first_unprintable(text: str) -> str | None:
@@ -47,7 +48,7 @@ def clean_label(value: str, what: str, limit: int, *, one_rule: bool = False) ->
     return cleaned
 
 
-MAX_SKILL_NAME = 200
+MAX_SKILL_NAME = limits.NAME
 
 
 def clean_skill_name(name: str) -> str:
@@ -63,7 +64,7 @@ def clean_agent_id(agent_id: str) -> str:
     return clean_label(agent_id, "agent id", MAX_AGENT_ID)
 
 
-MAX_PRINCIPAL = 200
+MAX_PRINCIPAL = limits.NAME
 
 
 def clean_principal(principal: str, what: str = "principal") -> str:

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
+from . import limits
 from .errors import ConflictError, InvalidInputError
 from .names import MAX_SKILL_NAME, clean_skill_name, first_unprintable
 from .store import transaction
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from .store.context import StoreContext
 
 MAX_NAME = MAX_SKILL_NAME
-MAX_TEXT = 1_000_000
+MAX_TEXT = limits.TEXT
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}|\{|\}")
 # What reads as a format field: braces around a word with no spaces. ``{{``/``}}`` are matched first so
 # escaped braces never look like one; ``{}`` and braces around spaced text (code, JSON) stay literal.
@@ -74,7 +75,9 @@ def clean_text(value: str, what: str) -> str:
 
 def clean_tags(tags: Iterable[str]) -> tuple[str, ...]:
     seen: list[str] = []
-    for tag in tags:
+    given = list(tags)
+    limits.capped_count(given, "tags", limits.TAGS)
+    for tag in given:
         t = tag.strip()
         if not t:
             raise InvalidInputError("tags must not be empty")
@@ -86,6 +89,14 @@ def clean_tags(tags: Iterable[str]) -> tuple[str, ...]:
         if t not in seen:
             seen.append(t)
     return tuple(seen)
+
+
+def check_params(params: Mapping[str, str]) -> None:
+    """The parameters of one apply within their caps (:mod:`.limits`): how many, each name and value."""
+    limits.capped_count(params, "parameters", limits.PARAMS)
+    for key, value in params.items():
+        limits.capped(key, "a parameter name", limits.NAME)
+        limits.capped(value, f"parameter {key!r}", limits.PARAM_VALUE)
 
 
 def template_parameters(template: str) -> tuple[str, ...]:
@@ -335,4 +346,5 @@ class Skills(Entries[Skill]):
 
     def render(self, ref: int | str, params: Mapping[str, str], max_chars: int | None = None) -> str:
         """The skill's template with ``params`` filled in (at most ``max_chars``); a missing parameter is an error."""
+        check_params(params)
         return render_template(self.get(ref).template, params, max_chars)
