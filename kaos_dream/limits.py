@@ -2,8 +2,8 @@
 
 The library checks these where a value enters (a skill, a memory, a search, an episode, a failure ...), so
 the CLI and the MCP tools refuse the same over-long value with the same one-line message, before anything
-is written; the MCP tools also declare them in their JSON schemas. docs/cli.md ("Limits") and docs/mcp.md
-list them, and tests/test_field_caps.py checks that the docs say these numbers.
+is written; the MCP tools also declare them in their JSON schemas. docs/cli.md ("Limits", which its MCP
+section points to) lists them, and tests/test_field_caps.py checks that the docs say these numbers.
 
 Names and references are short (a person reads them in a list); free text is large but bounded, so one
 agent cannot store megabytes through a field that was meant for a sentence.
