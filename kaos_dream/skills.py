@@ -19,7 +19,7 @@ from .errors import ConflictError, InvalidInputError
 from .names import MAX_SKILL_NAME, clean_skill_name, first_unprintable
 from .store import transaction
 from .store.helpers import resolve_ref
-from .store.lookalikes import claim_name
+from .store.lookalikes import claim_name, prefill_skeletons
 from .store.records import as_dict, from_row
 
 if TYPE_CHECKING:
@@ -221,6 +221,7 @@ class Skills(Entries[Skill]):
         tag_list = clean_tags(tags)
         vector = self._vectors().embed_skill(name, description, tag_list)  # before the write lock is taken
         now = self._ctx.now()
+        prefill_skeletons(self._conn)  # an upgraded library's names, in short transactions of their own
         with transaction(self._conn):  # the look-alike check and the insert under one write lock
             skeleton = claim_name(self._conn, name)
             skill_id = self._vectors().add_entry(
@@ -293,6 +294,8 @@ class Skills(Entries[Skill]):
         embedded = {"name", "description", "tags"} & set(changes)
         if embedded:
             self._vectors().embedder()  # load the model (once) before the write lock is taken
+        if "name" in changes:
+            prefill_skeletons(self._conn)
         with transaction(self._conn):
             skill_id = self.resolve_id(ref)
             if "name" in changes:

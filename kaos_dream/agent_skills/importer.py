@@ -24,7 +24,7 @@ from ..errors import InvalidInputError
 from ..names import confusable_skeleton
 from ..skills import clean_tags
 from ..store import transaction
-from ..store.lookalikes import claim_name
+from ..store.lookalikes import claim_name, prefill_skeletons
 from .folders import FolderBytes, find_skill_folders, read_folder, show
 from .format import Problem, SkillDocument, folder_digest, parse_skill_md
 
@@ -154,6 +154,8 @@ def import_skills(lib: Library, paths: Iterable[str | Path], *, sync: bool = Fal
         result.changes = plan
         return result
     vectors = _embed(lib, valid, plan, state, extra_tags)
+    if any(change.action == "added" for change in plan):
+        prefill_skeletons(lib.conn)
     with transaction(lib.conn):
         state = _state(lib.conn)  # as it is under the lock
         for item in valid:  # a folder judged unchanged outside the lock may not be any more

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import ConflictError, InvalidInputError
 from ..names import confusable_skeleton
+from .connect import transaction
 
 FILL_BATCH = 1000
 LOOKUP_SQL = "SELECT name FROM skills WHERE name_skeleton = ? AND name <> ? AND id <> ? ORDER BY id LIMIT 1"
@@ -30,6 +31,27 @@ def fill_skeletons(conn: Any) -> int:
             return filled
         conn.executemany("UPDATE skills SET name_skeleton = ? WHERE id = ?",
                          [(confusable_skeleton(str(name)), int(skill_id)) for skill_id, name in rows])
+        filled += len(rows)
+
+
+def prefill_skeletons(conn: Any) -> int:
+    """Fill missing skeletons before a writer takes the lock for its own write, in short transactions of
+    :data:`FILL_BATCH` rows (the skeletons computed outside them): the first write after upgrading a
+    library of a million skills then never holds the write lock for seconds. A no-op inside an open
+    transaction (the caller's :func:`claim_name` fills what is left there) and once every row has one."""
+    if conn.in_transaction:
+        return 0
+    filled = 0
+    while True:
+        rows = conn.execute(
+            "SELECT id, name FROM skills WHERE name_skeleton IS NULL ORDER BY id LIMIT ?", (FILL_BATCH,)
+        ).fetchall()
+        if not rows:
+            return filled
+        pairs = [(confusable_skeleton(str(name)), int(skill_id), str(name)) for skill_id, name in rows]
+        with transaction(conn):  # a row renamed meanwhile keeps NULL and is read again with its new name
+            conn.executemany(
+                "UPDATE skills SET name_skeleton = ? WHERE id = ? AND name = ? AND name_skeleton IS NULL", pairs)
         filled += len(rows)
 
 
