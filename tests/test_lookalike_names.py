@@ -138,6 +138,9 @@ def test_db_import_refuses_an_export_holding_look_alikes_on_sqlite(tmp_path: Pat
     _one_error_line(run_kaos("db", "import", str(dump), db=target), "look-alike skill names 'deploy-prod' and",
                     "nothing written")
     assert not target.exists()
+    copied = tmp_path / "copy.db"  # `db copy` loads through the same checks
+    _one_error_line(run_kaos("db", "copy", str(tmp_path / "src.db"), str(copied)), "look-alike skill names")
+    assert not copied.exists()
 
 
 @needs_postgres

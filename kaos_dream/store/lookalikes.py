@@ -134,8 +134,8 @@ def check_loaded_skeletons(conn: Any, *, stored: bool = True) -> None:
     hide a name from the look-alike lookup); InvalidInputError saying which, so nothing is written."""
     for a, b in lookalike_pairs(conn, 1):
         raise InvalidInputError(f"the export holds look-alike skill names {a!r} and {b!r} ({first_difference(b, a)}; "
-                                "`kaos skill add` refuses the second): rename one in the source library and export "
-                                "again; nothing written")
+                                "`kaos skill add` refuses the second): rename one in the source library first "
+                                "(`kaos skill update NAME --name NEW`); nothing written")
     for skill_id, name in forged_skeletons(conn, 1) if stored else []:
         raise InvalidInputError(f"the export's skill {skill_id} ({name[:60]!r}) holds a name skeleton that is not "
                                 "its name's; nothing written")
