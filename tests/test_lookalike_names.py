@@ -74,16 +74,10 @@ def _add_rename_and_refuse(db: str) -> None:
     assert run_kaos("db", "check", db=db).returncode == 0
 
 
-def test_add_and_rename_refuse_a_look_alike_on_sqlite(tmp_path: Path) -> None:
-    db = tmp_path / "lib.db"
-    assert run_kaos("init", db=db).returncode == 0
-    _add_rename_and_refuse(str(db))
-
-
-@needs_postgres
-def test_add_and_rename_refuse_a_look_alike_on_postgresql(pg_url: str) -> None:
-    assert run_kaos("init", db=pg_url).returncode == 0
-    _add_rename_and_refuse(pg_url)
+@pytest.mark.both_engines
+def test_add_and_rename_refuse_a_look_alike(library_target: str) -> None:
+    assert run_kaos("init", db=library_target).returncode == 0
+    _add_rename_and_refuse(library_target)
 
 
 def _plant_pair(target: str) -> None:
@@ -110,16 +104,10 @@ def _check_reports_pair_and_add_fills_skeletons(db: str) -> None:
     assert query(db, "SELECT count(*) FROM skills WHERE name = ?", (HYPHEN,)) == [(0,)]
 
 
-def test_db_check_reports_a_pair_and_a_write_fills_old_rows_on_sqlite(tmp_path: Path) -> None:
-    db = tmp_path / "lib.db"
-    assert run_kaos("init", db=db).returncode == 0
-    _check_reports_pair_and_add_fills_skeletons(str(db))
-
-
-@needs_postgres
-def test_db_check_reports_a_pair_and_a_write_fills_old_rows_on_postgresql(pg_url: str) -> None:
-    assert run_kaos("init", db=pg_url).returncode == 0
-    _check_reports_pair_and_add_fills_skeletons(pg_url)
+@pytest.mark.both_engines
+def test_db_check_reports_a_pair_and_a_write_fills_old_rows(library_target: str) -> None:
+    assert run_kaos("init", db=library_target).returncode == 0
+    _check_reports_pair_and_add_fills_skeletons(library_target)
 
 
 def _export_with_pair(tmp_path: Path) -> Path:

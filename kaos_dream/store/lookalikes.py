@@ -9,6 +9,7 @@ lock on either engine, so two writers cannot both add one of a look-alike pair.
 
 from __future__ import annotations
 
+import contextlib
 import unicodedata
 from typing import Any
 
@@ -20,39 +21,31 @@ FILL_BATCH = 1000
 LOOKUP_SQL = "SELECT name FROM skills WHERE name_skeleton = ? AND name <> ? AND id <> ? ORDER BY id LIMIT 1"
 
 
-def fill_skeletons(conn: Any) -> int:
-    """Store the skeleton of every skill that has none (inside the caller's write transaction); how many."""
+_MISSING_SQL = "SELECT id, name FROM skills WHERE name_skeleton IS NULL ORDER BY id LIMIT ?"
+_FILL_SQL = "UPDATE skills SET name_skeleton = ? WHERE id = ? AND name = ? AND name_skeleton IS NULL"
+
+
+def fill_skeletons(conn: Any, *, batched: bool = False) -> int:
+    """Store the skeleton of every skill that has none; how many. Inside the caller's write transaction,
+    or with ``batched`` (outside one) in short transactions of :data:`FILL_BATCH` rows whose skeletons are
+    computed before each takes the lock: the first name write after upgrading a library of a million
+    skills then never holds the write lock for seconds (:func:`prefill_skeletons`)."""
     filled = 0
     while True:
-        rows = conn.execute(
-            "SELECT id, name FROM skills WHERE name_skeleton IS NULL ORDER BY id LIMIT ?", (FILL_BATCH,)
-        ).fetchall()
+        rows = conn.execute(_MISSING_SQL, (FILL_BATCH,)).fetchall()
         if not rows:
             return filled
-        conn.executemany("UPDATE skills SET name_skeleton = ? WHERE id = ?",
-                         [(confusable_skeleton(str(name)), int(skill_id)) for skill_id, name in rows])
+        pairs = [(confusable_skeleton(str(name)), int(skill_id), str(name)) for skill_id, name in rows]
+        # a row renamed meanwhile keeps NULL and is read again with its new name
+        with transaction(conn) if batched else contextlib.nullcontext():
+            conn.executemany(_FILL_SQL, pairs)
         filled += len(rows)
 
 
 def prefill_skeletons(conn: Any) -> int:
-    """Fill missing skeletons before a writer takes the lock for its own write, in short transactions of
-    :data:`FILL_BATCH` rows (the skeletons computed outside them): the first write after upgrading a
-    library of a million skills then never holds the write lock for seconds. A no-op inside an open
-    transaction (the caller's :func:`claim_name` fills what is left there) and once every row has one."""
-    if conn.in_transaction:
-        return 0
-    filled = 0
-    while True:
-        rows = conn.execute(
-            "SELECT id, name FROM skills WHERE name_skeleton IS NULL ORDER BY id LIMIT ?", (FILL_BATCH,)
-        ).fetchall()
-        if not rows:
-            return filled
-        pairs = [(confusable_skeleton(str(name)), int(skill_id), str(name)) for skill_id, name in rows]
-        with transaction(conn):  # a row renamed meanwhile keeps NULL and is read again with its new name
-            conn.executemany(
-                "UPDATE skills SET name_skeleton = ? WHERE id = ? AND name = ? AND name_skeleton IS NULL", pairs)
-        filled += len(rows)
+    """:func:`fill_skeletons` in batches before a writer takes the lock for its own write; a no-op inside
+    an open transaction (the writer's :func:`claim_name` fills what is left there)."""
+    return 0 if conn.in_transaction else fill_skeletons(conn, batched=True)
 
 
 def lookalike_of(conn: Any, name: str, skeleton: str, exclude_id: int | None = None) -> str | None:
