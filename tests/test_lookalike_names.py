@@ -200,3 +200,30 @@ def test_sqlite_file_from_before_the_migration_keeps_working(tmp_path: Path) -> 
     assert run_kaos("skill", "add", "rotate-logs", db=db).returncode == 0
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT count(*) FROM skills WHERE name_skeleton IS NULL").fetchone()[0] == 0
+
+
+@pytest.mark.both_engines
+def test_racing_processes_add_at_most_one_of_a_look_alike_set(library_target: str) -> None:
+    """Six `kaos skill add` processes at once, each a different spelling that looks like 'deploy-prod':
+    the check and the insert share one write lock, so exactly one is stored and the others are refused."""
+    import os
+    import subprocess
+
+    from .conftest import SUITE_ENV, kaos_command
+
+    assert run_kaos("init", db=library_target).returncode == 0
+    spellings = ["deploy-prod", CYRILLIC, HYPHEN, "depl\u043ey-prod", "deploy-pr\u03bfd", "\u0501eploy-prod"]
+    assert len({confusable_skeleton(s) for s in spellings}) == 1
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KAOS_")}
+    env.update(SUITE_ENV, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    procs = [subprocess.Popen([*kaos_command(), "--db", library_target, "skill", "add", s], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for s in spellings]
+    results = [(p.wait(timeout=120), p.stderr.read() if p.stderr else "") for p in procs]
+    for p in procs:
+        for stream in (p.stdout, p.stderr):
+            if stream:
+                stream.close()
+    assert sorted(code for code, _ in results) == [0, 1, 1, 1, 1, 1], results
+    assert all("looks like the existing skill" in err or "already exists" in err for code, err in results if code)
+    stored = [row[0] for row in query(library_target, "SELECT name FROM skills")]
+    assert len(stored) == 1 and stored[0] in spellings
