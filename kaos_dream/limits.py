@@ -23,6 +23,7 @@ QUERY = 10_000  # a search query
 TASK = 10_000  # the task an outcome or a search is about
 CONCLUSION = 100_000  # what an episode concluded
 REASON = 2_000  # a coordination vote's or abort's reason
+DIAGNOSIS = 2_000  # a hand-set root cause or suggested action, a fix's summary
 ACTION = 2_000  # a coordination intent's action
 PATH = 1_024  # a bundled file's path inside a skill
 METADATA_BYTES = 65_536  # a memory's or log entry's metadata, as compact UTF-8 JSON: labels and ids, not payloads
@@ -40,10 +41,11 @@ TABLE: tuple[tuple[str, int, str, str], ...] = (
     ("reference", REF, "characters", "a skill, memory or failure given by name, key, id or hash prefix"),
     ("graph node", NODE, "characters", "KIND:REF (kaos graph, MCP related)"),
     ("text", TEXT, "characters", "skill description and template, memory content, failure message"),
-    ("query", QUERY, "characters", "search query"),
+    ("query", QUERY, "characters", "search query, a query recorded for graph pruning"),
     ("task", TASK, "characters", "the task of a search or an outcome"),
     ("conclusion", CONCLUSION, "characters", "an episode's conclusion"),
     ("reason", REASON, "characters", "a coordination vote's or abort's reason"),
+    ("diagnosis", DIAGNOSIS, "characters", "a hand-set root cause or suggested action, a fix's summary"),
     ("action", ACTION, "characters", "a coordination intent's action"),
     ("path", PATH, "characters", "a bundled file's path (skill file, MCP skill_file)"),
     ("metadata", METADATA_BYTES, "bytes of JSON", "memory metadata, coordination meta"),

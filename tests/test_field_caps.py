@@ -171,6 +171,11 @@ def _cli_cases() -> list[tuple[list[str], str, str | None]]:
         (["log", "vote", "a1", "1", "--approve", "--reason", over(limits.REASON)], f"the limit is {limits.REASON}",
          None),
         (["prefs", "set", over(limits.PREFERENCE_KEY), "v"], f"{limits.PREFERENCE_KEY}", None),
+        (["graph", "record-query", over(limits.QUERY)], f"the limit is {limits.QUERY}", None),
+        (["dream", "diagnose", "1", "--category", "code", "--root-cause", over(limits.DIAGNOSIS)],
+         f"the limit is {limits.DIAGNOSIS}", None),
+        (["dream", "diagnose", "1", "--category", "code", "--action", over(limits.DIAGNOSIS)],
+         f"the limit is {limits.DIAGNOSIS}", None),
         (["prefs", "set", "risk", over(limits.PREFERENCE_VALUE)], f"{limits.PREFERENCE_VALUE}", None),
     ]
 
@@ -181,6 +186,7 @@ def test_the_cli_refuses_the_same_over_cap_values(tmp_path: Path) -> None:
         lib.skills.add("csv-to-parquet", "Convert CSV files to parquet", "Convert {path} to parquet", ["data"])
         lib.episodes.start("cap-agent")
         lib.log.intent("a0", "deploy the api")
+        lib.failures.record("sh", "boom")
     before = file_digest(db)
     for args, words, stdin in _cli_cases():
         result = run_kaos(*args, db=db, input=stdin)

@@ -278,9 +278,11 @@ class Failures:
         never replace it), so an empty root cause would stay forever."""
         if category not in CATEGORIES:
             raise InvalidInputError(f"category must be one of {', '.join(CATEGORIES)}")
-        for what, value in (("root cause", root_cause), ("suggested action", suggested_action), ("--by", by)):
+        for what, value, cap in (("root cause", root_cause, limits.DIAGNOSIS),
+                                 ("suggested action", suggested_action, limits.DIAGNOSIS), ("--by", by, limits.NAME)):
             if value is not None and not value.strip():
                 raise InvalidInputError(f"{what} must not be empty or only whitespace")
+            limits.capped_optional(value, what, cap)
         with transaction(self.conn):
             fp = self.get(ref)
             diagnosis = Diagnosis(
