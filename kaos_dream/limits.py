@@ -22,7 +22,7 @@ TEXT = 1_000_000  # a skill's description or template, a memory's content, a fai
 QUERY = 10_000  # a search query
 TASK = 10_000  # the task an outcome or a search is about
 CONCLUSION = 100_000  # what an episode concluded
-REASON = 2_000  # a coordination vote's or abort's reason
+REASON = 2_000  # a coordination vote's or abort's reason, a policy's status reason
 DIAGNOSIS = 2_000  # a hand-set root cause or suggested action, a fix's summary
 ACTION = 2_000  # a coordination intent's action
 PATH = 1_024  # a bundled file's path inside a skill
@@ -44,7 +44,7 @@ TABLE: tuple[tuple[str, int, str, str], ...] = (
     ("query", QUERY, "characters", "search query, a query recorded for graph pruning"),
     ("task", TASK, "characters", "the task of a search or an outcome"),
     ("conclusion", CONCLUSION, "characters", "an episode's conclusion"),
-    ("reason", REASON, "characters", "a coordination vote's or abort's reason"),
+    ("reason", REASON, "characters", "a coordination vote's or abort's reason, a policy's enable or disable reason"),
     ("diagnosis", DIAGNOSIS, "characters", "a hand-set root cause or suggested action, a fix's summary"),
     ("action", ACTION, "characters", "a coordination intent's action"),
     ("path", PATH, "characters", "a bundled file's path (skill file, MCP skill_file)"),
