@@ -43,6 +43,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path[:0] = [str(HERE), str(ROOT / "demo_reliability_bench"), str(ROOT)]
 
+import agreement  # noqa: E402
 import targets  # noqa: E402
 import workload  # noqa: E402 - demo_reliability_bench/workload.py
 from host import OPS, run_host  # noqa: E402
@@ -52,6 +53,7 @@ from kaos_dream import Library, Settings, benchkit  # noqa: E402
 from kaos_dream.store.engine import mask  # noqa: E402
 
 ENGINES = ("sqlite", "postgresql")
+AGREEMENT_GOAL = 0.95  # share of queries whose top-5 / top-10 id sets are equal on both engines (issue 35)
 
 
 # -- one run ------------------------------------------------------------------------------------
@@ -282,9 +284,31 @@ def markdown(result: dict[str, Any]) -> str:
                       f"* outcome p50 at {last} hosts: {outcome.get('p50_ms')} ms (goal ≤ 3 ms); client CPU per "
                       f"record_outcome: {outcome.get('client_cpu_us')} µs (goal ≤ 300 µs)",
                       f"* search p50 at {last} hosts: {pg_search} ms vs SQLite {lite_search} ms (goal ≤ 2x)"]
+    if result.get("agreement"):
+        lines += agreement_markdown(result["agreement"])
     if result["problems"]:
         lines += ["", "## Problems", "", *[f"* {p}" for p in result["problems"][:40]]]
     return "\n".join(lines) + "\n"
+
+
+def agreement_markdown(a: dict[str, Any]) -> list[str]:
+    rel, neuro = a["relevance"], a["neuroplasticity"]
+    lines = ["", "## Ranking agreement between the engines (agreement.py)", "",
+             "The same library built on both engines in lockstep, the same queries; a query agrees at k when "
+             "both return the same set of ids in their top k.", "",
+             "| workload | queries | same top-5 set | same top-10 set |", "|---|---:|---:|---:|"]
+    for rank in ("bm25", "weighted"):
+        r = rel[rank]
+        lines.append(f"| relevance, sizes {', '.join(map(str, rel['sizes']))}, rank {rank} | {r['queries']} | "
+                     f"{r['top5_same_set']:.1%} | {r['top10_same_set']:.1%} |")
+    lines.append(f"| neuroplasticity (drift workload, {neuro['rounds']} rounds replayed, seed {neuro['seed']}) | "
+                 f"{neuro['queries']} | {neuro['top5_same_set']:.1%} | {neuro['top10_same_set']:.1%} |")
+    lines += ["", f"Client CPU per search (µs, `time.process_time()` over every query of the workload, median of "
+              f"{agreement.CPU_REPEATS} passes; 1-minute load {a['load_average']}):", "",
+              "| library | searches per pass | SQLite | PostgreSQL |", "|---|---:|---:|---:|"]
+    for name, c in a["client_cpu_us_per_search"].items():
+        lines.append(f"| {name} | {c['searches_per_pass']} | {c['sqlite']} | {c['postgresql']} |")
+    return lines
 
 
 def write_results(result: dict[str, Any], stem: Path) -> None:
@@ -309,6 +333,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--repeats", type=int, default=None, help="repeats of the sweep (default 3; quick 1)")
     parser.add_argument("--dream-racers", type=int, default=2,
                         help="processes running `dream run --apply` back to back beside the hosts (default 2)")
+    parser.add_argument("--no-agreement", action="store_true",
+                        help="skip the ranking agreement and client-CPU-per-search measurement (agreement.py)")
     benchkit.add_standard_args(parser, here=HERE, seed=7)
     args = parser.parse_args()
     try:
@@ -353,6 +379,7 @@ def main() -> int:
         print(f"demo_fleet_bench: PostgreSQL: {mask(str(exc)).strip().splitlines()[0]}", file=sys.stderr)
         return 1
     runs: list[dict[str, Any]] = []
+    ranking: dict[str, Any] | None = None
     try:
         for repeat in range(args.repeats):
             for hosts in args.processes:
@@ -365,6 +392,10 @@ def main() -> int:
                           f"({v['incident']['agents']} agents on {v['incident']['hosts']} hosts); dream "
                           f"{run['dream']['completed']} applied, {run['dream']['busy']} busy; "
                           f"problems {len(run['problems'])}", flush=True)
+        pg_target = next((t for t in chosen if t.name == "postgresql"), None)
+        if pg_target is not None and "sqlite" in args.engines and not args.no_agreement:
+            print("ranking agreement and client CPU per search (agreement.py) ...", flush=True)
+            ranking = agreement.measure(pg_target, args.quick)  # type: ignore[arg-type]
     finally:
         labels = {t.name: t.label for t in chosen}
         for target in chosen:
@@ -386,6 +417,13 @@ def main() -> int:
                    all(n == 1 for n in e["incident_alerts_per_run"]), f"alerts per run {e['incident_alerts_per_run']}")
         checks.add(f"{name}: every other check of every run (positions, counters, lease, errors)",
                    not e["problems"], "; ".join(e["problems"][:3]))
+    if ranking is not None:
+        for workload, label in (("relevance", "relevance (bm25 and weighted)"), ("neuroplasticity", "neuroplasticity")):
+            shares = ([ranking[workload][r][f"top{k}_same_set"] for r in ("bm25", "weighted") for k in agreement.KS]
+                      if workload == "relevance" else
+                      [ranking[workload][f"top{k}_same_set"] for k in agreement.KS])
+            checks.add(f"same top-5 and top-10 sets on both engines for >= {AGREEMENT_GOAL:.0%} of the {label} queries",
+                       min(shares) >= AGREEMENT_GOAL, f"lowest share {min(shares)}")
     problems = [f"{name}: {p}" for name, e in engines.items() for p in e.get("problems", [])]
     for r in runs:
         r["per_op"] = latency_table([r])
@@ -399,6 +437,7 @@ def main() -> int:
         "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared), Python {platform.python_version()}, "
                    f"1-minute load average {load_before[0]:.1f} at the start and {os.getloadavg()[0]:.1f} at the end",
         "engines": engines,
+        "agreement": ranking,
         "checks": [{"name": c.name, "passed": c.passed, "detail": c.detail} for c in checks],
         "problems": problems,
         "runs": runs,

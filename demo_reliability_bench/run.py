@@ -42,6 +42,8 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
+import audit  # noqa: E402
+import lock_holds  # noqa: E402
 import poisoning  # noqa: E402
 import workload  # noqa: E402
 import writers  # noqa: E402
@@ -130,10 +132,13 @@ def worker(db: str, index: int, seed: int, seconds: float, ready: Any, go: Any, 
 
 # -- the dream beside them ----------------------------------------------------------------------
 
-def dream_loop(db: str, stop_at: float) -> dict[str, Any]:
-    """`kaos dream run --apply` as cron would run it, back to back until the workers stop."""
+def dream_loop(db: str, stop_at: float, trace: Path | None = None) -> dict[str, Any]:
+    """`kaos dream run --apply` as cron would run it, back to back until the workers stop; with
+    ``trace``, every write transaction of the dream processes is traced to that file."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("KAOS_")}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    if trace is not None:
+        env = lock_holds.traced_env(env, trace)
     runs: list[dict[str, Any]] = []
     while time.monotonic() < stop_at:
         t0 = time.perf_counter()
@@ -265,7 +270,16 @@ def write_results(result: dict[str, Any], stem: Path) -> None:
         f"invocations (median {result['dream']['median_s']} s each); automatic dry-run passes: "
         f"{result['verification']['auto_dream_runs']}",
         f"* operations slower than 100 ms (waits on the write lock): {f['ops_over_100ms']}",
-        *writers.summary_lines(result["back_to_back"]), "",
+        *writers.summary_lines(result["back_to_back"]),
+        *lock_holds.markdown("Write-lock holds, back-to-back writers mode (per dream phase; the writers)",
+                             result["back_to_back"].get("lock_holds", {})),
+        *(["", "Control, the same writers with no dream beside them (not checked):",
+           *writers.summary_lines(result["back_to_back_without_dream"]),
+           *lock_holds.markdown("Write-lock holds, control without the dream",
+                                result["back_to_back_without_dream"].get("lock_holds", {}))]
+          if result.get("back_to_back_without_dream") else []),
+        *lock_holds.markdown("Write-lock holds, mixed workload (per dream phase; the workers)",
+                             result.get("lock_holds", {})), "",
         "| operation | count | ops/s | p50 ms | p99 ms | max ms |", "|---|---:|---:|---:|---:|---:|",
     ]
     for op, s in f["per_op"].items():
@@ -275,6 +289,8 @@ def write_results(result: dict[str, Any], stem: Path) -> None:
         lines.append(f"| {name} | {result['verification']['expected'].get(name, 0)} | {value} |")
     if "poisoning" in result:
         lines += poisoning.markdown(result["poisoning"])
+    if "audit" in result:
+        lines += audit.markdown(result["audit"])
     if result["problems"]:
         lines += ["", "## Problems", "", *[f"* {p}" for p in result["problems"]]]
     stem.with_name(stem.name + ".md").write_text("\n".join(lines) + "\n")
@@ -288,6 +304,9 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--b2b-writers", type=int, default=4,
                         help="writer processes in the back-to-back writers mode (writers.py; default 4)")
+    parser.add_argument("--b2b-without-dream", action="store_true",
+                        help="also run the back-to-back writers once with no dream beside them, as a control "
+                             "(reported, not checked)")
     parser.add_argument("--keep", help="keep the database at this path instead of a temporary folder")
     benchkit.add_standard_args(parser, here=HERE)  # --out, --junit (--seed is this script's own)
     args = parser.parse_args()
@@ -303,13 +322,15 @@ def main() -> int:
     ready, results, go = ctx.Queue(), ctx.Queue(), ctx.Event()
     procs = [ctx.Process(target=worker, args=(db, i, args.seed, seconds, ready, go, results))
              for i in range(args.workers)]
+    lock_holds.set_for_children(folder / "mixed-workers.trace")
     for p in procs:
         p.start()
+    lock_holds.set_for_children(None)
     for _ in procs:
         ready.get(timeout=120)
     print(f"{args.workers} workers ready; running {seconds:g} s with the dream beside them ...", flush=True)
     go.set()
-    dream = dream_loop(db, time.monotonic() + seconds)
+    dream = dream_loop(db, time.monotonic() + seconds, folder / "mixed-dream.trace")
     reports = [results.get(timeout=300) for _ in procs]
     for p in procs:
         p.join(timeout=60)
@@ -328,8 +349,13 @@ def main() -> int:
     checks.add("no worker process crashed", not crashed, f"exit codes {crashed}")
     lost = sum(1 for p in problems if ":" in p and "workers wrote" in p)
     back_to_back, b2b_problems = writers.run(f"{db}.writers.db", seed=args.seed, seconds=seconds,
-                                             writers=args.b2b_writers, dream_loop=dream_loop)
+                                             writers=args.b2b_writers, dream_loop=dream_loop, trace_dir=folder)
     problems += b2b_problems
+    control = None
+    if args.b2b_without_dream:
+        (folder / "control").mkdir()
+        control, _ = writers.run(f"{db}.control.db", seed=args.seed, seconds=seconds, writers=args.b2b_writers,
+                                 dream_loop=writers.no_dream, trace_dir=folder / "control")
     checks.add("back-to-back writers: every writer gets the lock, no error", not b2b_problems,
                "; ".join(b2b_problems[:3]))
     # one hostile principal, with N episodes, among honest ones
@@ -339,6 +365,11 @@ def main() -> int:
     checks.add("poisoning: no skill deprecated or created by one principal alone, however many episodes",
                not poisoned["problems"],
                "; ".join(poisoned["problems"][:3]))
+    # the third audit's automatable findings, tried again (audit.py)
+    audited = audit.run(poisoned, folder / "audit")
+    problems += [p for p in audited["problems"] if not p.startswith("audit: poisoning")]
+    checks.add("audit: every automatable finding of the third audit holds", audited["holds"],
+               "; ".join(audited["problems"][:3]))
     fig = figures(reports, seconds)
     result = {
         "ok": not problems,
@@ -353,8 +384,12 @@ def main() -> int:
         "dream": {"invocations": dream["invocations"], "completed": dream["completed"],
                   "median_s": round(statistics.median(dream["seconds"]), 3) if dream["seconds"] else None},
         "verification": verification,
+        "lock_holds": {"dream": lock_holds.summarise(folder / "mixed-dream.trace", "dream: open, other"),
+                       "workers": lock_holds.summarise(folder / "mixed-workers.trace", "worker")},
         "back_to_back": back_to_back,
+        "back_to_back_without_dream": control,
         "poisoning": poisoned,
+        "audit": audited,
         "problems": problems,
     }
     write_results(result, benchkit.results_stem(args))

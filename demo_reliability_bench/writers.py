@@ -23,8 +23,10 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
+import lock_holds
 import workload
 
 from kaos_dream import Library, Settings
@@ -132,21 +134,28 @@ def verify(db: str, reports: list[dict[str, Any]]) -> list[str]:
 
 
 def run(db: str, *, seed: int, seconds: float, writers: int, busy_timeout_ms: int = BUSY_TIMEOUT_MS,
-        dream_loop: Callable[[str, float], dict[str, Any]]) -> tuple[dict[str, Any], list[str]]:
-    """Run the scenario on a fresh library at ``db``; returns (figures for results.json, problems)."""
+        dream_loop: Callable[..., dict[str, Any]], trace_dir: Path | None = None) -> tuple[dict[str, Any], list[str]]:
+    """Run the scenario on a fresh library at ``db``; returns (figures for results.json, problems).
+    With ``trace_dir``, the writers' and the dream's write transactions are traced there
+    (:mod:`lock_holds`) and their hold-time distribution is part of the figures."""
     seed_library(db, seed)
     ctx = mp.get_context("spawn")
     ready, results, go = ctx.Queue(), ctx.Queue(), ctx.Event()
     procs = [ctx.Process(target=writer, args=(db, i, seed, seconds, busy_timeout_ms, ready, go, results))
              for i in range(writers)]
+    writer_trace = dream_trace = None
+    if trace_dir is not None:
+        writer_trace, dream_trace = trace_dir / "b2b-writers.trace", trace_dir / "b2b-dream.trace"
+    lock_holds.set_for_children(writer_trace)
     for p in procs:
         p.start()
+    lock_holds.set_for_children(None)
     for _ in procs:
         ready.get(timeout=120)
     print(f"back-to-back: {writers} writers x {OPS_PER_TRANSACTION}-operation transactions for {seconds:g} s "
           "with the dream beside them ...", flush=True)
     go.set()
-    dream = dream_loop(db, time.monotonic() + seconds)
+    dream = dream_loop(db, time.monotonic() + seconds, dream_trace)
     reports = sorted((results.get(timeout=300) for _ in procs), key=lambda r: r["index"])
     for p in procs:
         p.join(timeout=60)
@@ -179,7 +188,17 @@ def run(db: str, *, seed: int, seconds: float, writers: int, busy_timeout_ms: in
                   "max_s": round(max(dream["seconds"]), 3) if dream["seconds"] else None},
         "ok": not problems,
     }
+    if trace_dir is not None:
+        figures["lock_holds"] = {"dream": lock_holds.summarise(dream_trace, "dream: open, other"),
+                                 "writers": lock_holds.summarise(writer_trace, "writer")}
     return figures, problems
+
+
+def no_dream(db: str, stop_at: float, trace: Path | None = None) -> dict[str, Any]:
+    """The control: nothing beside the writers until they stop (``run.py --b2b-without-dream``)."""
+    while time.monotonic() < stop_at:
+        time.sleep(0.2)
+    return {"invocations": 0, "completed": 0, "errors": [], "seconds": []}
 
 
 def summary_lines(figures: dict[str, Any]) -> list[str]:

@@ -1,7 +1,8 @@
 """The `kaos` console-script entry point, kept free of heavy imports.
 
 A shell loop or a cron job pays the start-up on every call: ``kaos --version`` is answered here,
-before typer, rich or the library are imported; everything else goes to :func:`kaos_dream.cli.run`.
+before typer, rich or the library are imported, and so are a plain search, a hook call and a
+``dream run --if-due`` that finds nothing due; everything else goes to :func:`kaos_dream.cli.run`.
 """
 
 from __future__ import annotations
@@ -33,6 +34,12 @@ def run(argv: list[str] | None = None) -> int:
         return 0
     if text and "search" in args:
         code = run_search(args)
+        if code is not None:
+            return code
+    if text and "--if-due" in args and "dream" in args:
+        from .cli.dream_due import answer
+
+        code = answer(args)
         if code is not None:
             return code
     if text and "hook" in args:

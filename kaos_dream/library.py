@@ -27,6 +27,7 @@ from .store.counters import counter_mismatches
 from .store.dialect import is_postgres, table_names
 from .store.engine import parse_db, require_driver
 from .store.migrations import check_ownership, refuse_foreign_file, require_current
+from .store.name_words import name_word_problems
 
 if TYPE_CHECKING:
     from .coordination import CoordinationLog
@@ -196,13 +197,46 @@ class Library(AbstractContextManager["Library"]):
         """The library clock's current time (seconds since the epoch; injectable for tests)."""
         return self.clock.now()
 
-    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
-        """Group several library calls into one atomic write (``BEGIN IMMEDIATE`` … ``COMMIT``). A
-        process that searches semantically first loads, outside the lock, a model a search inside the
-        transaction would otherwise load while holding it (:class:`_WarmTransaction`)."""
-        if "vectors" in self.__dict__ and not self.conn.in_transaction:
+    def transaction(self, *, warm: bool = True) -> AbstractContextManager[sqlite3.Connection]:
+        """Group several library calls into one atomic write (``BEGIN IMMEDIATE`` … ``COMMIT``).
+
+        Nothing inside loads code or a model while holding the write lock: before the first one takes
+        the lock, the library loads what a call inside would otherwise load under it (:meth:`warm`;
+        ``warm=False`` for a caller that has loaded what it needs itself, such as a hook process
+        applying one event), and a process that searches semantically loads the strong model outside
+        the lock once the library gains strong vectors (:class:`_WarmTransaction`)."""
+        if self.conn.in_transaction:
+            return transaction(self.conn)
+        if warm and "_warmed" not in self.__dict__:
+            self.warm()
+        if "vectors" in self.__dict__:
             return _WarmTransaction(self.conn, self.vectors)
         return transaction(self.conn)
+
+    def warm(self) -> None:
+        """Load now, outside any write lock, what the first write or search would load on first use:
+        the episode stack and its hooks, the search pipeline and the embedding models a semantic search
+        needs. Under the lock, that first load held it 0.3-1.6 s on a loaded 2-core machine and made
+        every other writer wait past its busy timeout (issue 33 item 13). Writes nothing; a read-only
+        library loads nothing."""
+        if not self.readonly:
+            from .search.pipeline import warm_search_stack
+
+            self.warm_writes()
+            self._search  # noqa: B018 - imports the pipeline
+            warm_search_stack(self.vectors if self.settings.semantic else None)
+        self.__dict__["_warmed"] = True
+
+    def warm_writes(self) -> None:
+        """The write half of :meth:`warm`: the episode stack and its hooks, and the plug-in validators
+        and failure diagnosers other packages publish (the first episode end and the first new
+        failure read every installed package's metadata to find them)."""
+        from .failures.diagnosis import REGISTRY
+        from .validation.base import load_entry_points
+
+        self.episodes  # noqa: B018 - imports the episode stack and registers its hooks
+        load_entry_points()
+        REGISTRY.load_entry_points()
 
     def close(self) -> None:
         """Close the connection (also done by ``with``)."""
@@ -235,6 +269,17 @@ class Library(AbstractContextManager["Library"]):
 
     def _vectors(self) -> Vectors:
         return self.vectors
+
+    def semantic_unavailable_reason(self) -> str:
+        """:meth:`Vectors.unavailable_reason`, without building the vectors (numpy) when this process
+        has not touched them: then no model was loaded, and only a missing package can be said."""
+        if "vectors" in self.__dict__:
+            return self.vectors.unavailable_reason()
+        if not self.settings.semantic:
+            return ""
+        from .embedding.packages import fast_tier_off
+
+        return fast_tier_off(self.settings)
 
     def record_outcome(
         self, skill: int | str, success: bool, agent: str | None = None, task: str | None = None
@@ -285,6 +330,7 @@ class Library(AbstractContextManager["Library"]):
             from .store.postgres.inspect import fulltext_problems
 
             problems.extend(fulltext_problems(self.conn))
+            problems.extend(name_word_problems(self.conn))
             problems.extend(counter_mismatches(self.conn))
             problems.extend(agent_index_problems(self.conn))
             problems.extend(bundled_file_problems(self.conn))
@@ -296,6 +342,7 @@ class Library(AbstractContextManager["Library"]):
         for row in self.conn.execute("PRAGMA foreign_key_check"):
             problems.append(f"foreign key: {row[0]} row {row[1]} points at a missing {row[2]}")
         problems.extend(self._check_fulltext())
+        problems.extend(name_word_problems(self.conn))
         problems.extend(counter_mismatches(self.conn))
         problems.extend(agent_index_problems(self.conn))
         problems.extend(bundled_file_problems(self.conn))
@@ -379,7 +426,7 @@ class _WarmTransaction:
         self._tx.__enter__()
         if self._vectors.strong_to_load():  # committed while we waited: nothing is written yet, step out
             self._tx.__exit__(None, None, None)
-            self._vectors.strong()
+            self._vectors.load_strong()
             self._tx = transaction(self._conn)
             self._tx.__enter__()
         return self._conn

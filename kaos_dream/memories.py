@@ -19,6 +19,7 @@ from .names import clean_label
 from .skills import MAX_NAME, Entries, clean_text
 from .store import transaction
 from .store.records import as_dict, from_row
+from .tokens import identifier_index_words
 
 
 @dataclass(frozen=True)
@@ -118,8 +119,9 @@ class Memories(Entries[Memory]):
         memory_id = self._vectors().add_entry(
             "memory",
             vector,
-            "INSERT INTO memories (kind, key, content, metadata, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-            (kind, key, content, meta, now, now),
+            "INSERT INTO memories (kind, key, key_words, content, metadata, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (kind, key, identifier_index_words(key), content, meta, now, now),
             f"a memory with key {key!r} already exists",
         )
         return self.get(memory_id)

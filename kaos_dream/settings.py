@@ -176,6 +176,10 @@ class Settings:
     semantic: bool = True
     embedding_model: str = "wordllama"
     semantic_k: int = 20
+    # Vectors of one kind from which a search asks an ANN graph for candidates (issue 35; needs the
+    # ``scale`` extra and a saved graph); 0: always exact. See kaos_dream/embedding/ann.py and docs/scale.md
+    # (its recall on the fast tier's vectors is why it is not used sooner).
+    ann_min_rows: int = 200_000
     semantic_weight: float = 0.9
     semantic_threshold: float = 0.1
     semantic_full: float = 0.5
@@ -282,6 +286,8 @@ class Settings:
             raise InvalidInputError("KAOS_EVIDENCE_HALF_LIFE must be between 0 (no aging) and 64 outcomes")
         if self.rank_pool < 1 or self.rank_pool_min < 1:
             raise InvalidInputError("KAOS_RANK_POOL and KAOS_RANK_POOL_MIN must be at least 1")
+        if self.ann_min_rows < 0:
+            raise InvalidInputError("KAOS_ANN_MIN_ROWS must not be negative (0 turns the ANN graph off)")
         if (self.semantic_k < 0 or self.semantic_weight < 0
                 or not 0.0 <= self.semantic_threshold < self.semantic_full <= 1.0):
             raise InvalidInputError(

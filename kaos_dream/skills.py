@@ -21,6 +21,7 @@ from .store import transaction
 from .store.helpers import resolve_ref
 from .store.lookalikes import claim_name, prefill_skeletons
 from .store.records import as_dict, from_row
+from .tokens import identifier_index_words
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -227,9 +228,10 @@ class Skills(Entries[Skill]):
             skill_id = self._vectors().add_entry(
                 "skill",
                 vector,
-                "INSERT INTO skills (name, name_skeleton, description, template, tags, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (name, skeleton, description, template, json.dumps(list(tag_list)), now, now),
+                "INSERT INTO skills (name, name_words, name_skeleton, description, template, tags, created_at, "
+                "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (name, identifier_index_words(name), skeleton, description, template, json.dumps(list(tag_list)),
+                 now, now),
                 f"a skill named {name!r} already exists",
             )
         return self.get(skill_id)
@@ -283,6 +285,7 @@ class Skills(Entries[Skill]):
         changes: dict[str, Any] = {}
         if name is not None:
             changes["name"] = clean_name(name)
+            changes["name_words"] = identifier_index_words(changes["name"])
         if description is not None:
             changes["description"] = clean_text(description, "description")
         if template is not None:

@@ -98,6 +98,24 @@ def identifier_words(name: str) -> str:
     return " ".join(part.lower() for part in _IDENTIFIER_PART.findall(name))
 
 
+def identifier_index_words(name: str) -> str:
+    """The words splitting ``name`` as an identifier adds to the words the full-text tokenizer already
+    cuts it into ("craftCraftingTable" -> "craft crafting table"; "git_status" -> "", since FTS5 already
+    splits on the underscore). Stored beside the name (``skills.name_words``, ``memories.key_words``)
+    and indexed with it, so the exact name and its words both match, and a name the tokenizer already
+    splits is indexed exactly as before (no doubled term counts)."""
+    segments = [match.group(0) for match in _TOKEN.finditer(name)]
+    have = {segment.lower() for segment in segments}  # the words FTS5 indexes for the name itself
+    extra: dict[str, None] = {}
+    for segment in segments:
+        if not segment.isascii():
+            continue  # the splitter knows ASCII case only: "crêpeMaker" would give "cr pe maker"
+        for word in identifier_words(segment).split():
+            if word not in have:
+                extra.setdefault(word, None)
+    return " ".join(extra)
+
+
 def tokenize(text: str) -> list[str]:
     """Lower-cased word tokens in order of first appearance, without duplicates."""
     seen: dict[str, None] = {}

@@ -219,7 +219,8 @@ def check_contract(code: int, stdout: str, stderr: str, argv: list[str]) -> None
     assert "internal error" not in stderr, (shown, stderr[:500])
     if code != 0:
         lines = stderr.splitlines()
-        if argv[:2] == ["skill", "import"] and len(lines) > 1:  # one `path:line: what` line per problem (issue 32)
+        # one `path:line: what` line per problem (issue 32), then the summary
+        if argv[:2] in (["skill", "import"], ["skill", "import-jsonl"]) and len(lines) > 1:
             lines = lines[-1:]
         assert len(lines) == 1 and lines[0].startswith("kaos: "), (shown, stderr[:500])
 

@@ -226,10 +226,10 @@ def test_phase_registry_order_and_digest_sections(lib: Library) -> None:
     finally:
         unregister_phase("test-catch-up")
     # Built-in phases plus those features register (leases 390, failures 400, vectors 460, policies 600,
-    # graph 700, strong-vectors 900).
+    # graph 700, strong-vectors 900, ann 950).
     assert list(out.summary["timings_ms"]) == ["replay", "decay", "emergent", "leases", "failures", "test-catch-up",
                                                "vectors", "proposals", "policies", "graph", "strong-vectors",
-                                               "digest"]
+                                               "ann", "digest"]
     assert seen[0][0] == {"replay", "decay", "emergent", "leases", "failures"}
     assert "3 fingerprints caught up" in out.digest and out.summary["phases"]["test-catch-up"] == {"caught_up": 3}
 

@@ -54,7 +54,7 @@ def test_quick_run_accounts_for_every_row_on_each_engine(tmp_path: Path, request
     if BINDIR is not None:
         engines.append("postgresql")
         extra = ["--pg-url", str(request.getfixturevalue("pg_url"))]
-    result = run_quick(tmp_path, "--engines", ",".join(engines), *extra)
+    result = run_quick(tmp_path, "--engines", ",".join(engines), "--no-agreement", *extra)  # agreement: below
     assert result["ok"] and set(result["engines"]) == set(engines)
     for engine in engines:
         assert_exact(result, engine)
@@ -94,3 +94,28 @@ def test_verifier_counts_a_deleted_row_as_lost_and_an_unreported_one_as_doubled(
     assert checked["lost"] == 2 and checked["doubled"] == 2
     assert any("skill_stats" in p for p in checked["problems"])
     assert any("incident" in p for p in checked["problems"])  # no incident happened in this library
+
+
+@pytest.mark.skipif(BINDIR is None, reason="PostgreSQL server binaries (initdb, pg_ctl, postgres) not installed")
+def test_agreement_script_finds_the_same_top_k_sets_on_both_engines(tmp_path: Path, pg_url: str) -> None:
+    """agreement.py as a real subprocess against the suite's server: BM25 is ranked by the server with
+    FTS5's own formula, so every query's top-5 and top-10 sets agree, and both engines' client CPU
+    per search is measured."""
+    out = tmp_path / "agreement.json"
+    proc = subprocess.run([sys.executable, str(BENCH / "agreement.py"), "--sizes", "30", "--pg-url", pg_url,
+                           "--out", str(out)], capture_output=True, text=True, timeout=240, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    result = json.loads(out.read_text())
+    relevance, neuro = result["relevance"], result["neuroplasticity"]
+    assert relevance["sizes"] == [30] and relevance["bm25"]["queries"] == relevance["weighted"]["queries"] == 30
+    assert neuro["queries"] == 100 and neuro["rounds"] == 100
+    for shares in (relevance["bm25"], relevance["weighted"], neuro):
+        assert shares["top5_same_set"] == shares["top10_same_set"] == 1.0, shares["disagreements"]
+    for figures in result["client_cpu_us_per_search"].values():
+        assert figures["sqlite"] > 0 and figures["postgresql"] > 0
+
+
+def test_agreement_script_refuses_a_bad_size_in_one_line(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, str(BENCH / "agreement.py"), "--sizes", "30,x"],
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert proc.returncode == 2 and "--sizes takes whole numbers" in proc.stderr and "Traceback" not in proc.stderr

@@ -247,3 +247,38 @@ def test_expressions_outside_the_search_subset_are_refused() -> None:
     compiled = compile_expression('("a" AND "b") OR "c"')
     assert compiled is not None and compiled.match == "(('a' & 'b') | 'c')"
     assert [leaf.guard for leaf in compiled.leaves] == ["('a' & 'b')", "('a' & 'b')", None]
+
+
+def test_a_search_subquery_is_ranked_by_the_server_with_fts5s_scores(pg_server, tmp_path) -> None:
+    """The stores' FTS5 subquery, run through the PostgreSQL connection, becomes one server-side
+    ranking (the postings stay on the server) and returns what SQLite returns, with SQLite's negative
+    LIMIT meaning none, and nothing for an expression without a term."""
+    from kaos_dream import Library, ManualClock, Settings
+    from kaos_dream.store.postgres.translate import translate
+
+    sql = ("SELECT f.id, f.b FROM (SELECT rowid AS id, bm25(skills_fts) AS b FROM skills_fts "
+           "WHERE skills_fts MATCH ? AND rowid NOT IN (SELECT id FROM skills WHERE deprecated = 1) "
+           "ORDER BY b, rowid LIMIT ?) AS f ORDER BY f.b, f.id")
+    url = pg_server.socket_url(pg_server.create_database("server_rank"))
+    docs = _corpus(3, 120)
+    answers = []
+    for target in (str(tmp_path / "rank.db"), url):
+        with Library(target, clock=ManualClock(T0), settings=Settings()) as lib:
+            if target == url:
+                text = translate(sql, lib.conn.catalog, many=False).sql
+                assert "skills_fts_postings" in text and "json" not in text.lower()
+            with lib.transaction():
+                for _, name, description, _tags in docs:
+                    lib.skills.add(name, description)
+            lib.skills.deprecate(lib.conn.execute("SELECT min(id) FROM skills").fetchone()[0])
+            got = []
+            for expression in _expressions(_queries(11, 12)) + ['"!!"', '"deploy" AND "!!"']:
+                for limit in (3, -1):
+                    rows = lib.conn.execute(sql, (expression, limit)).fetchall()
+                    got.append((expression, limit, [(int(r[0]), float(r[1])) for r in rows]))
+            answers.append(got)
+    lite, pg = answers
+    assert sum(len(rows) for *_, rows in lite) > 500
+    for (expression, limit, want), (_, _, have) in zip(lite, pg, strict=True):
+        _assert_same(want, have, f"{expression} limit {limit}")
+    assert all(rows == [] for expression, _, rows in pg if "!!" in expression and "OR" not in expression)

@@ -319,3 +319,36 @@ def test_switching_to_the_transformer_reindexes_and_finds_a_paraphrase(db_path: 
         assert hits and hits[0].id == publish
         added = lib.skills.add("send-invoice", "Email the monthly invoice to each customer").id
         assert vectors(lib)[("skill", added)][0] == "minilm-l6-v2-384"  # written with the row
+
+
+def test_a_backfill_batch_writes_what_row_by_row_writes(tmp_path: Path) -> None:
+    """The backfill writes a batch in two statements; the table must be what one store per row gives,
+    ``seq`` numbers included (search caches watch them), also when a row was edited in between."""
+    import shutil
+
+    base = tmp_path / "base.db"
+    with Library(base, settings=Settings(semantic=False)) as lib:
+        for i in range(30):
+            lib.skills.add(f"skill-{i}", f"does thing {i} with csv and parquet", "", ["t"])
+            lib.memories.add(f"memory {i} about the deploy", key=f"m{i}")
+    tables = []
+    for way in ("batch", "row by row"):
+        db = tmp_path / f"{way}.db"
+        shutil.copy(base, db)
+        with Library(db, settings=HASH) as lib:
+            batch = lib.vectors.fast_backfill_batch(100)
+            lib.skills.update("skill-3", description="edited after it was embedded")  # its vector is not written
+            with lib.transaction():
+                if way == "batch":
+                    written = lib.vectors.store_backfill(batch)
+                else:
+                    current = {(k, i): text for k, i, text, _, _ in lib.vectors.fast_backfill_batch(100)}
+                    written = 0
+                    for kind, entry_id, text, vector, model in batch:
+                        if current.get((kind, entry_id)) == text:
+                            lib.vectors.store(kind, entry_id, vector, model)
+                            written += 1
+            rows = lib.conn.execute(
+                "SELECT seq, kind, entry_id, model, model_version, dim, vector FROM embeddings ORDER BY seq").fetchall()
+            tables.append((written, rows))
+    assert tables[0][0] == 59 and [tuple(r) for r in tables[0][1]] == [tuple(r) for r in tables[1][1]]

@@ -75,15 +75,21 @@ def test_skill_list_imports_neither_numpy_nor_anthropic(tmp_path: Path, kaos) ->
     assert not found & {"numpy", "anthropic", "httpx"}, result["loaded"]
 
 
-def test_search_still_ranks_after_lazy_numpy(tmp_path: Path, kaos) -> None:
-    """The numpy-based ranking is imported on first use, inside the search, and still answers."""
+def test_lexical_search_imports_no_numpy_and_a_semantic_one_does(tmp_path: Path, kaos) -> None:
+    """A search whose lexical matches cover the query ranks its pool on lists (no numpy, no vectors);
+    one the words miss loads numpy for the semantic step and still answers."""
     db = tmp_path / "lib.db"
     for name, text in (("csv-to-parquet", "convert csv files to parquet"), ("deploy", "ship the service")):
         assert kaos("skill", "add", name, "--description", text, db=db).returncode == 0
+    assert kaos("record-outcome", "csv-to-parquet", "--failure", db=db).returncode == 0  # an outcome to weigh
     result = probe(["--db", str(db), "search", "csv parquet", "--json"], tmp_path)
     assert result["code"] == 0
     assert [h["name"] for h in json.loads(result["stdout"])][:1] == ["csv-to-parquet"]
-    assert "numpy" in roots(result["loaded"])
+    found = roots(result["loaded"])
+    assert "kaos_dream.library" in found and "numpy" not in found, result["loaded"]
+    semantic = probe(["--db", str(db), "search", "publish the app to production", "--json"], tmp_path)
+    assert semantic["code"] == 0
+    assert "numpy" in roots(semantic["loaded"])
 
 
 def test_search_needs_no_cli_framework_no_model_package_and_no_dream(tmp_path: Path, kaos) -> None:
@@ -99,7 +105,8 @@ def test_search_needs_no_cli_framework_no_model_package_and_no_dream(tmp_path: P
         assert [h["name"] for h in json.loads(result["stdout"])] == (
             ["csv-to-parquet"] if query == "csv parquet" else ["deploy-app"])
         found = roots(result["loaded"])
-        assert "kaos_dream.library" in found and "numpy" in found  # it really searched
+        assert "kaos_dream.library" in found  # it really searched
+        assert ("numpy" in found) == (query != "csv parquet")  # only the semantic step needs numpy
         assert not found & (CLI_FRAMEWORK | MODEL_PACKAGES | NOT_SEARCHED), result["loaded"]
 
 

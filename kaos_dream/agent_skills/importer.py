@@ -25,6 +25,7 @@ from ..names import confusable_skeleton
 from ..skills import clean_tags
 from ..store import transaction
 from ..store.lookalikes import claim_name, prefill_skeletons
+from ..tokens import identifier_index_words
 from .folders import FolderBytes, find_skill_folders, read_folder, show
 from .format import Problem, SkillDocument, folder_digest, parse_skill_md
 
@@ -278,9 +279,10 @@ def _apply(lib: Library, change: Change, item: _Folder | None, existing: _Existi
     tags = _tags_for(item, existing, extra)
     if existing is None:
         cur = conn.execute(
-            "INSERT INTO skills (name, name_skeleton, description, template, tags, created_at, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (doc.name, claim_name(conn, doc.name), doc.description, doc.body, json.dumps(list(tags)), now, now))
+            "INSERT INTO skills (name, name_words, name_skeleton, description, template, tags, created_at, "
+            "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (doc.name, identifier_index_words(doc.name), claim_name(conn, doc.name), doc.description, doc.body,
+             json.dumps(list(tags)), now, now))
         skill_id = int(cur.lastrowid)
         embedded = True
     else:

@@ -20,6 +20,7 @@ from ..store.connect import missing_library_message
 from ..store.copy import copy_library
 from ..store.engine import is_postgres_url, mask
 from ..store.jsonl import describe_versions, export_database, import_database
+from ..store.name_words import refresh_name_words
 from . import output
 from .common import DbOption, JsonOption, open_for_read, open_for_write, resolve_db, wants_json
 from .libraries import require_postgres_driver
@@ -135,14 +136,21 @@ def reindex(
     is not installed. Vectors of a model no tier uses (a tier turned off with
     KAOS_STRONG_EMBEDDING_MODEL=none, a replaced model) are kept and counted; --drop-unused deletes them.
 
+    It first indexes the identifier words of any skill name or memory key written without them (plain
+    SQL, an older import: what `kaos db check` reports), so "crafting table" finds craftCraftingTable.
+
     Example: kaos db reindex --json
     """
     with open_for_write(ctx, db) as lib, output.progress_bar("reindex", not wants_json(ctx, json_out)) as progress:
+        split = refresh_name_words(lib.conn)  # committed on its own: a missing model cannot undo it
+        if sum(split.values()) and not wants_json(ctx, json_out):
+            output.message(f"indexed the identifier words of {split['skills']} skill name(s) and "
+                           f"{split['memories']} memory key(s)")
         done = lib.vectors.reindex(force=all_rows, drop_unused=drop_unused, progress=progress)
         dropped = done.pop("dropped", None)
         status = lib.vectors.status()
         unused = lib.vectors.unused_count()
-    result = {"embedded": done, **status, "unused_vectors": unused}
+    result = {"embedded": done, **status, "unused_vectors": unused, "identifier_words_indexed": split}
     if dropped is not None:
         result["dropped_vectors"] = dropped
     if wants_json(ctx, json_out):

@@ -72,7 +72,7 @@ def execute(options: GlobalOptions, values: dict[str, Any]) -> None:
             from ..graph.retrieval import expand as graph_expand
 
             expanded = graph_expand(lib, hits, extra=expand, mode=v["mode"])
-        off = lib.vectors.unavailable_reason()
+        off = lib.semantic_unavailable_reason()
     if off:
         from rich.text import Text
 

@@ -1,7 +1,8 @@
-"""`kaos skill …`: add, list, show, update, deprecate, restore, rm, apply, import, export."""
+"""`kaos skill …`: add, list, show, update, deprecate, restore, rm, apply, import, import-jsonl, export."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -278,6 +279,52 @@ def import_(
     counts = ", ".join(f"{n} {action}" for action, n in result.counts().items())
     output.message(f"{'would change' if dry_run else 'changed'} {result.changed}: {counts}"
                    + (f"; {len(result.skipped)} skipped" if result.skipped else ""))
+
+
+@app.command("import-jsonl")
+def import_jsonl(
+    ctx: typer.Context,
+    source: Annotated[str, typer.Argument(metavar="PATH|-", help="JSON lines, one skill a line: "
+                                          '{"name", "description", "template", "tags"}; - reads stdin.',
+                                          show_default=False)],
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Add many skills fast (for large libraries): every line is checked first, then rows and their
+    vectors are added in batches of 5000 per transaction. Any bad line: `path:line: what` on stderr and
+    nothing is written. A name the library already holds is left unchanged, so an interrupted import
+    is finished by running it again.
+
+    Example: kaos skill import-jsonl skills.jsonl
+    """
+    import time
+
+    from ..agent_skills.bulk import BulkProblemsError, bulk_import, check_file, spooled
+    from ..errors import InvalidInputError
+
+    started = time.perf_counter()
+    path = spooled(sys.stdin.buffer) if source == "-" else Path(source)
+    try:
+        try:
+            is_file = path.is_file()
+        except OSError as exc:  # a name too long, a loop of links: not a file to read
+            raise InvalidInputError(f"{source[:200]}: cannot read ({exc.strerror})") from None
+        if not is_file:
+            raise InvalidInputError(f"{source[:200]}: no such file")
+        check_file(path)  # before the library is opened: a bad file creates no database
+        with open_for_write(ctx, db, create=True) as lib:
+            result = bulk_import(lib, path, checked=True)
+    except BulkProblemsError as exc:
+        raise_problems(exc.problems, exc)
+    finally:
+        if source == "-":
+            path.unlink(missing_ok=True)
+    seconds = time.perf_counter() - started
+    if wants_json(ctx, json_out):
+        output.emit_json({**result.to_dict(), "seconds": round(seconds, 3)})
+        return
+    output.message(f"added {result.added} skill(s), {result.present} already present, {result.vectors} vector(s) "
+                   f"in {seconds:.1f} s ({result.rows / max(seconds, 1e-9):.0f} rows/s)")
 
 
 @app.command("export")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..store import transaction
 from .phases import (
     ORDER_FAILURES,
     ORDER_POLICIES,
@@ -39,6 +40,11 @@ def failures_phase(ctx: DreamContext, _: Any) -> PhaseResult:
     """Catch-up: re-diagnose ``unknown`` fingerprints with the current heuristics (idempotent; LLM
     diagnosis stays with `kaos dream recategorize`, so no model call holds the write lock), then
     report open alerts and the most recurring failures."""
+    if ctx.conn.execute("SELECT 1 FROM failure_fingerprints LIMIT 1").fetchone() is None:
+        # No failure recorded: nothing to re-diagnose, alert or list (alerts belong to fingerprints),
+        # and the failures package (its compiled patterns, ~0.1 s a process) need not load.
+        return PhaseResult({"applied": ctx.apply, "recategorized": 0, "open_alerts": 0, "recurring": 0,
+                            "unknown": 0}, None)
     failures = ctx.lib.failures
     recategorized = failures.recategorize(use_llm=False) if ctx.apply else 0
     alerts = failures.active_alerts()
@@ -83,6 +89,12 @@ def policies_phase(ctx: DreamContext, _: Any) -> PhaseResult:
     return PhaseResult(report.to_dict(), _section("Policies", lines))
 
 
+def graph_upkeep_prepare(ctx: DreamContext) -> None:
+    """Import the graph's dream step before the phase takes the write lock (loading code under the
+    lock made the writers beside the dream wait for it; issue 33 item 13)."""
+    from ..graph import dream_phase  # noqa: F401
+
+
 def graph_upkeep_phase(ctx: DreamContext, _: Any) -> PhaseResult:
     """Causal edges without new evidence lose confidence; weak, dormant, never-activated edges are
     pruned (reversibly) while retrieval on the recorded queries stays within ε."""
@@ -99,23 +111,61 @@ def graph_upkeep_phase(ctx: DreamContext, _: Any) -> PhaseResult:
 
 register_phase("failures", failures_phase, order=ORDER_FAILURES, kinds=("run",))
 register_phase("policies", policies_phase, order=ORDER_POLICIES, kinds=("run", "consolidate"))
-register_phase("graph", graph_upkeep_phase, order=ORDER_SPARSIFY, kinds=("run",))
+register_phase("graph", graph_upkeep_phase, order=ORDER_SPARSIFY, prepare=graph_upkeep_prepare, kinds=("run",))
 
 
 VECTOR_BACKFILL_LIMIT = 2000  # rows per kind a pass embeds with the fast model; the rest wait for the next pass
+BACKFILL_COMMIT_ROWS = 128  # vectors one dream transaction stores at most (the backfills commit in chunks)
 
 
-def vectors_prepare(ctx: DreamContext) -> list[Any]:
+def vectors_prepare(ctx: DreamContext) -> int:
     """Embed rows that lack a current fast vector, up to :data:`VECTOR_BACKFILL_LIMIT` per kind,
-    outside the write lock (nothing when semantic search is off or in a dry run)."""
-    return ctx.lib.vectors.fast_backfill_batch(VECTOR_BACKFILL_LIMIT) if ctx.apply else []
+    outside the write lock, and store them in bounded transactions (:func:`commit_backfill`); nothing
+    when semantic search is off or in a dry run. Returns how many were written. The strong tier's
+    identity is looked up here too, so the phase's summary imports nothing under the lock."""
+    if not ctx.apply:  # a dry run loads neither the vectors nor a model
+        return 0
+    vectors = ctx.lib.vectors
+    if vectors.embedder() is not None:
+        vectors.strong_identity()
+    return commit_backfill(ctx, vectors.fast_backfill_batch(VECTOR_BACKFILL_LIMIT))
 
 
-def vectors_phase(ctx: DreamContext, batch: list[Any]) -> PhaseResult:
-    """Backfill the fast tier's vectors of rows written while its model was missing."""
+def dry_vectors_summary(ctx: DreamContext) -> dict[str, Any]:
+    """A dry run's vector phases: nothing is embedded, so neither the vectors (numpy) nor a model is
+    loaded to count what a pass would embed (``kaos db info`` counts it); ``semantic`` says whether
+    the fast tier's package is there, without loading it."""
+    from ..embedding.packages import fast_tier_off
+
+    settings = ctx.lib.settings
+    return {"applied": False, "embedded": 0, "semantic": bool(settings.semantic) and not fast_tier_off(settings)}
+
+
+def commit_backfill(ctx: DreamContext, batch: list[Any]) -> int:
+    """Store a backfill's vectors in transactions of at most :data:`BACKFILL_COMMIT_ROWS` rows each,
+    renewing the lease between them; returns how many were written.
+
+    One transaction for the whole batch (up to 2,000 fast and 1,024 strong vectors) held the write
+    lock for as long as writing all of them took; in chunks, no dream transaction stores more than
+    :data:`BACKFILL_COMMIT_ROWS` vectors (issue 33 item 13). Each chunk is idempotent (a row whose
+    text changed since it was embedded is skipped, one already done is no longer missing), so a
+    pass killed between chunks keeps what committed and the resumed phase embeds only the rest."""
+    written = 0
+    for start in range(0, len(batch), BACKFILL_COMMIT_ROWS):
+        with transaction(ctx.conn):
+            written += ctx.lib.vectors.store_backfill(batch[start : start + BACKFILL_COMMIT_ROWS])
+        ctx.heartbeat()
+    return written
+
+
+def vectors_phase(ctx: DreamContext, written: int) -> PhaseResult:
+    """Backfill the fast tier's vectors of rows written while its model was missing (stored by the
+    prepare step in bounded transactions: :func:`commit_backfill`)."""
+    if not ctx.apply:
+        return PhaseResult(dry_vectors_summary(ctx), None)
     vectors = ctx.lib.vectors
     fast = vectors.embedder()
-    written = vectors.store_backfill(batch) if ctx.apply else 0
+    written = written if ctx.apply else 0
     summary: dict[str, Any] = {"applied": ctx.apply, "semantic": fast is not None, "embedded": written}
     if fast is not None:
         status = vectors.status()
@@ -124,21 +174,25 @@ def vectors_phase(ctx: DreamContext, batch: list[Any]) -> PhaseResult:
     return PhaseResult(summary, digest)
 
 
-def strong_vectors_prepare(ctx: DreamContext) -> list[Any]:
+def strong_vectors_prepare(ctx: DreamContext) -> int:
     """Embed up to ``strong_backfill_rows`` rows with the strong tier, outside the write lock and at
-    the lowest CPU priority (nothing when the tier is off or in a dry run)."""
+    the lowest CPU priority, and store them in bounded transactions (:func:`commit_backfill`);
+    nothing when the tier is off or in a dry run. Returns how many vectors were written."""
     if not ctx.apply:
-        return []
-    return ctx.lib.vectors.strong_backfill_batch(ctx.lib.settings.strong_backfill_rows, between=ctx.heartbeat)
+        return 0
+    return commit_backfill(ctx, ctx.lib.vectors.strong_backfill_batch(ctx.lib.settings.strong_backfill_rows,
+                                                                      between=ctx.heartbeat))
 
 
-def strong_vectors_phase(ctx: DreamContext, batch: list[Any]) -> PhaseResult:
+def strong_vectors_phase(ctx: DreamContext, written: int) -> PhaseResult:
     """The strong tier's backfill, a phase of its own: its cost is reported apart from the pass's steady
     work (it is one-time work per row: a library whose rows all have a strong vector pays only the
     lookup), and it runs after every phase that reads vectors, so nothing else in the pass depends on it."""
+    if not ctx.apply:
+        return PhaseResult(dry_vectors_summary(ctx), None)
     vectors = ctx.lib.vectors
     strong_id = vectors.strong_identity() if vectors.embedder() is not None else None
-    written = vectors.store_backfill(batch) if ctx.apply else 0
+    written = written if ctx.apply else 0
     summary: dict[str, Any] = {"applied": ctx.apply, "on": strong_id is not None, "embedded": written,
                                "row_cap": ctx.lib.settings.strong_backfill_rows}
     if strong_id is not None:
@@ -152,6 +206,20 @@ def strong_vectors_phase(ctx: DreamContext, batch: list[Any]) -> PhaseResult:
 
 
 register_phase("vectors", vectors_phase, order=ORDER_FAILURES + 60, prepare=vectors_prepare, kinds=("run",))
+
+
+def ann_prepare(ctx: DreamContext) -> dict[str, Any]:
+    """Bring the saved ANN graphs up to date (issue 35), outside the write lock: built when missing
+    (minutes at a million rows, once), otherwise caught up with the newer vectors and saved now and
+    then. Nothing in a dry run, below ``ann_min_rows`` vectors or without the ``scale`` extra."""
+    return ctx.lib.vectors.save_graphs() if ctx.apply else {}
+
+
+def ann_phase(ctx: DreamContext, done: dict[str, Any]) -> PhaseResult:
+    return PhaseResult({"applied": ctx.apply, "graphs": done}, None)
+
+
+register_phase("ann", ann_phase, order=ORDER_STRONG_VECTORS + 50, prepare=ann_prepare, kinds=("run",))
 
 
 STALE_SHOWN = 10  # stale episodes named in a pass's summary (the count is always exact)

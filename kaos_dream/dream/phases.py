@@ -1,7 +1,9 @@
 """The phase registry: the ordered, named steps of a dream pass.
 
 A phase is ``run(ctx, prepared) -> PhaseResult``. The runner calls the optional ``prepare(ctx)``
-first, outside any transaction (heavy read-only work: it must not hold the write lock), then ``run``
+first, outside any transaction (heavy read-only work, and imports: it must not hold the write lock;
+the vector backfills also store their vectors there, in idempotent chunks of bounded transactions
+of their own, so no dream transaction writes thousands of rows), then ``run``
 inside ``BEGIN IMMEDIATE`` together with the phase's record in ``dream_run_phases``: a phase's writes
 and the fact that it finished commit together, so a run killed at any moment resumes at the first
 unfinished phase and nothing is done twice. ``run`` must write only when ``ctx.apply`` is true,
@@ -32,6 +34,9 @@ ORDER_STRONG_VECTORS = 900  # the strong tier's backfill, after every phase that
 ORDER_DIGEST = 1000
 
 RUN_KINDS = ("run", "consolidate")
+# The most rows a phase writes in one transaction before it yields the lock (``ctx.yield_lock``) or
+# commits a chunk of its own; the vector backfills store at most BACKFILL_COMMIT_ROWS vectors at once.
+MAX_ROWS_PER_TRANSACTION = 256
 
 
 @dataclass
@@ -52,6 +57,11 @@ class DreamContext:
     # backfill at the lowest CPU priority on a busy machine) calls it between steps, so the lease does
     # not lapse while nothing is written. Rate-limited by the runner.
     heartbeat: Callable[[], None] = lambda: None
+    # Inside ``run``: commit the phase's writes so far and take the write lock again, so writers
+    # waiting beside the dream get a turn. For a phase that writes many rows whose writes are
+    # idempotent (a pass killed between two chunks and resumed ends in the same state); it keeps
+    # every dream transaction within :data:`MAX_ROWS_PER_TRANSACTION` rows (issue 33 item 13).
+    yield_lock: Callable[[], None] = lambda: None
 
     @property
     def apply(self) -> bool:

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..clock import MAX_TIMESTAMP, MIN_TIMESTAMP, iso, representable
+from ..due import not_due_message
 from ..errors import InvalidInputError, StoreFaultError
-from ..store import transaction
+from ..store import lock_trace, transaction
 from ..store.connect import connection_path, describe_sqlite_error
 from . import state
 from .phases import DreamContext, phases_for
@@ -76,9 +77,7 @@ def _not_due(lib: DreamHost, mode: str) -> RunOutcome | None:
     due, _ = state.completed_since_marker(lib.conn, state.mark_for(mode))
     if due >= lib.settings.dream_threshold:
         return None
-    last = "applied dream" if mode == "apply" else "dream"
-    return RunOutcome("not-due", message=f"{due} completed episodes since the last {last}; "
-                      f"a pass is due at {lib.settings.dream_threshold} (KAOS_DREAM_THRESHOLD)")
+    return RunOutcome("not-due", message=not_due_message(due, mode, lib.settings.dream_threshold))
 
 
 def default_since(conn: sqlite3.Connection, mode: str) -> float:
@@ -141,7 +140,8 @@ def run_dream(
     if if_due and (not_due := _not_due(lib, mode)) is not None:
         return not_due
     holder = state.new_holder()
-    blocker = _acquire(lib, holder, wait)
+    with lock_trace.labelled("dream:lease"):
+        blocker = _acquire(lib, holder, wait)
     if blocker is not None:
         return RunOutcome("busy", holder=blocker.holder, lease_expires_at=blocker.expires_at,
                           run_id=blocker.run_id,
@@ -153,8 +153,10 @@ def run_dream(
         return not_due
     run_id: int | None = None
     try:
-        run_id, resumed = _start_or_resume(lib, holder, kind, mode, trigger, since)
-        return _execute(lib, holder, run_id, resumed, progress)
+        with lock_trace.labelled("dream:start"):
+            run_id, resumed = _start_or_resume(lib, holder, kind, mode, trigger, since)
+        with lock_trace.labelled("dream:finish"):
+            return _execute(lib, holder, run_id, resumed, progress)
     except StoreFaultError as fault:
         if run_id is None:
             _fail(lib, holder, run_id, fault)
@@ -232,6 +234,10 @@ def _heartbeat(lib: DreamHost, holder: str, run_id: int) -> Callable[[], None]:
     return beat
 
 
+def _no_yield() -> None:
+    """``ctx.yield_lock`` outside a phase's transaction: nothing to yield."""
+
+
 def _execute(lib: DreamHost, holder: str, run_id: int, resumed: bool, progress: Progress | None) -> RunOutcome:
     conn = lib.conn
     run = conn.execute("SELECT * FROM dream_runs WHERE id = ?", (run_id,)).fetchone()
@@ -253,10 +259,16 @@ def _execute(lib: DreamHost, holder: str, run_id: int, resumed: bool, progress: 
             progress(phase.name, position, len(phases))
         t0 = time.perf_counter()
         started = lib.now()
-        prepared = phase.prepare(ctx) if phase.prepare is not None else None
-        with transaction(conn):
+        with lock_trace.labelled(f"dream:{phase.name}:prepare"):
+            prepared = phase.prepare(ctx) if phase.prepare is not None else None
+        tx = transaction(conn)
+        with lock_trace.labelled(f"dream:{phase.name}"), tx:
             state.renew(conn, holder, lib.now(), lib.settings.dream_lease_s, run_id)
-            result = phase.run(ctx, prepared)
+            ctx.yield_lock = tx.cycle
+            try:
+                result = phase.run(ctx, prepared)
+            finally:
+                ctx.yield_lock = _no_yield
             elapsed = (time.perf_counter() - t0) * 1000.0
             conn.execute(
                 "INSERT INTO dream_run_phases (run_id, phase, position, started_at, duration_ms, summary, digest) "

@@ -19,6 +19,10 @@ import sqlite3
 import uuid
 from dataclasses import dataclass
 
+from ..due import ANY_PASS as ANY_PASS
+from ..due import APPLIED_PASS as APPLIED_PASS  # the marks live in ..due; importers of this module keep them
+from ..due import MARKS, completed_since_mark
+from ..due import mark_for as mark_for
 from ..errors import ConflictError
 from ..store import transaction
 
@@ -46,37 +50,9 @@ def current_cycle(conn: sqlite3.Connection) -> int:
     return int(get_state(conn, "cycle"))
 
 
-ANY_PASS = "episodes_marker"
-APPLIED_PASS = "applied_marker"
-MARKS = (ANY_PASS, APPLIED_PASS)
-
-
-# A file written before the applied mark existed: the last completed episode that ended before the
-# last applied pass started (what that pass accounted for), so an upgrade neither loses nor invents work.
-_APPLIED_BEFORE_MARK = (
-    "(SELECT max(a.ended_at) FROM agents a WHERE a.state = 'completed' AND a.ended_at <= "
-    "(SELECT max(r.started_at) FROM dream_runs r WHERE r.status = 'completed' AND r.kind = 'run' "
-    "AND r.mode = 'apply'))"
-)
-
-
-def mark_for(mode: str) -> str:
-    """The mark a pass of ``mode`` counts due episodes from: an applied pass from the last applied one."""
-    return APPLIED_PASS if mode == "apply" else ANY_PASS
-
-
 def completed_since_marker(conn: sqlite3.Connection, mark: str = ANY_PASS) -> tuple[int, float]:
-    """(completed episodes that ended after ``mark``, the mark). Indexed: agents (state, ended_at).
-    One statement: every completing agent asks (the automatic trigger)."""
-    if mark not in MARKS:
-        raise ValueError(f"unknown dream mark {mark!r}")
-    n, marker = conn.execute(
-        "WITH m (v) AS (SELECT coalesce((SELECT value FROM dream_state WHERE key = ?), "
-        + (_APPLIED_BEFORE_MARK if mark == APPLIED_PASS else "NULL") + ", 0.0)) "
-        "SELECT (SELECT count(*) FROM agents WHERE state = 'completed' AND ended_at > m.v), m.v FROM m",
-        (mark,),
-    ).fetchone()
-    return int(n), float(marker)
+    """(completed episodes that ended after ``mark``, the mark): see :func:`kaos_dream.due.completed_since_mark`."""
+    return completed_since_mark(conn, mark)
 
 
 def advance_marker(conn: sqlite3.Connection, marks: tuple[str, ...] = (ANY_PASS,)) -> float:

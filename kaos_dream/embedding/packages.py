@@ -38,6 +38,16 @@ def missing_package(name: str) -> str:
     return f"semantic search is off: {package} is not installed ({hint(name)}); search is lexical only"
 
 
+def fast_tier_off(settings: Settings) -> str:
+    """Why semantic search is off as far as can be told without loading the fast model (its package
+    is not installed, or no model has that name); "" otherwise (``KAOS_SEMANTIC=0`` is not a fault)."""
+    name = settings.embedding_model
+    if name not in KNOWN:
+        return (f"semantic search is off: unknown embedding model {name!r} (known: {', '.join(sorted(KNOWN))}); "
+                "search is lexical only")
+    return missing_package(name)
+
+
 def strong_tier_off(settings: Settings) -> str:
     """Why the strong tier is off, "" when its package is installed (its model may still fail to load)."""
     if not settings.semantic:

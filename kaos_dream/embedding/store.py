@@ -16,6 +16,7 @@ import json
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -24,10 +25,11 @@ from ..errors import InvalidInputError
 from ..store import transaction
 from ..store.helpers import insert_unique
 from ..tokens import identifier_words
+from . import ann
 from .background import at_lowest_priority
 from .base import Embedder
 from .loader import EmbedderUnavailable, identity, load_embedder, semantic_status
-from .packages import OFF, missing_package, strong_tier_off, tier_status
+from .packages import OFF, fast_tier_off, strong_tier_off, tier_status
 
 if TYPE_CHECKING:
     from ..store.context import Context
@@ -93,6 +95,7 @@ class Vectors:
         self._strong: tuple[Embedder | None, str] | None = None
         self._strong_id: tuple[Identity | None] | None = None  # strong_identity's answer, once known
         self._index: dict[tuple[str, str], KindIndex] = {}
+        self._graphs: dict[tuple[str, str], ann.Graph] = {}  # (kind, model id) -> its ANN graph
         self._warm_seq: int | None = None  # the vectors' seq at the last look of warm_before_lock
         self._queries: dict[tuple[str, str], np.ndarray] = {}  # (model id, query) -> vector, newest last
 
@@ -120,7 +123,7 @@ class Vectors:
         if not self._ctx.settings.semantic:
             return ""
         if self._status is None:
-            return missing_package(self._ctx.settings.embedding_model)
+            return fast_tier_off(self._ctx.settings)
         return "" if self._status[0] is not None else self._status[1]
 
     def _strong_name(self) -> str | None:
@@ -191,6 +194,10 @@ class Vectors:
             "SELECT 1 FROM embeddings WHERE model = ? AND model_version = ? AND dim = ? LIMIT 1", model
         ).fetchone() is not None
 
+    def strong_loaded(self) -> bool:
+        """True when this process holds the strong model (loading nothing)."""
+        return self._strong is not None and self._strong[0] is not None
+
     def warm_before_lock(self) -> None:
         """Load the strong model now, outside any write transaction, when a search would load it.
 
@@ -199,7 +206,14 @@ class Vectors:
         write lock, and the other writers' waits ran past their busy timeout (issue 33 item 13).
         Never changes what a search returns."""
         if self.strong_to_load():
-            self.strong()
+            self.load_strong()
+
+    def load_strong(self) -> None:
+        """Load the strong model and run one forward pass (the first one imports what it needs, such
+        as the BLAS thread limits), so that a search inside a write transaction loads nothing."""
+        strong = self.strong()
+        if strong is not None:
+            strong.embed(["warm"])
 
     def _tiers(self) -> list[Embedder]:
         """The models whose vectors reindex and backfill compute: the fast one, then the strong one."""
@@ -214,6 +228,21 @@ class Vectors:
         """The fast vector a new or edited skill gets, computed before its write transaction (None when off)."""
         model = self.embedder()
         return None if model is None else model.embed([skill_text(name, description, tags)])[0]
+
+    def embed_skills(self, rows: list[tuple[str, str, tuple[str, ...]]]) -> np.ndarray | None:
+        """The fast vectors of many (name, description, tags) at once (a bulk import; None when off)."""
+        model = self.embedder()
+        return None if model is None else model.embed([skill_text(n, d, t) for n, d, t in rows])
+
+    def store_many(self, kind: str, ids: list[int], matrix: np.ndarray) -> int:
+        """Write fast vectors of rows that hold none yet (fresh rows), inside the caller's transaction."""
+        fast = self.embedder()
+        if fast is None or not ids:
+            return 0
+        model_id, version, dim = _identity_of(fast)
+        self._conn.executemany(_INSERT, ((kind, i, model_id, version, dim, to_bytes(v))
+                                         for i, v in zip(ids, matrix, strict=True)))
+        return len(ids)
 
     def embed_query(self, model: Embedder, query: str) -> np.ndarray:
         """``model``'s vector of a search query, remembered for the last :data:`QUERY_CACHE` queries:
@@ -385,11 +414,26 @@ class Vectors:
                 continue
             current = {int(r[0]): _text(kind, tuple(r))
                        for r in self._conn.execute(_TEXT_SQL[kind], (json.dumps(sorted({i for i, *_ in items})),))}
-            for entry_id, text, vector, model in items:
-                if current.get(entry_id) == text:
-                    self.store(kind, entry_id, vector, model)
-                    written[model[0]] = written.get(model[0], 0) + 1
+            kept = [(entry_id, vector, model) for entry_id, text, vector, model in items
+                    if current.get(entry_id) == text]
+            self._store_many(kind, kept)
+            for _, _, model in kept:
+                written[model[0]] = written.get(model[0], 0) + 1
         return written
+
+    def _store_many(self, kind: str, items: list[tuple[int, np.ndarray, Identity]]) -> None:
+        """:meth:`store` for many rows of ``kind`` in two statements: every old vector of the row's
+        model deleted, then the new ones inserted in the same order (so the same ``seq`` values as
+        row by row); a 10k-row backfill spent a third of its time in 2 x N single statements."""
+        if not items or self.embedder() is None:
+            return
+        if len({(entry_id, model[0]) for entry_id, _, model in items}) < len(items):  # a row twice: last one wins
+            for entry_id, vector, model in items:
+                self.store(kind, entry_id, vector, model)
+            return
+        self._conn.executemany(_DELETE, [(kind, entry_id, model[0]) for entry_id, _, model in items])
+        self._conn.executemany(_INSERT, [(kind, entry_id, model[0], model[1], model[2], to_bytes(vector))
+                                         for entry_id, vector, model in items])
 
     # -- reading -----------------------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
@@ -419,16 +463,19 @@ class Vectors:
             "SELECT count(*) FROM embeddings WHERE kind = ? AND model = ? AND model_version = ? AND dim = ?",
             (kind, *model)).fetchone()[0])
 
+    def _model_of(self, strong: bool) -> Identity | None:
+        fast = self.embedder()
+        if fast is None:
+            return None
+        return self.strong_identity() if strong else _identity_of(fast)
+
     def index(self, kind: str, *, strong: bool = False) -> KindIndex | None:
         """The current vectors of ``kind`` of the fast model (of the strong one with ``strong``) as one
         matrix, reloaded only when a vector was added or replaced since (``seq`` grew); None when that
         tier is off or holds no vector. The strong index never loads the strong model. A deleted
         row's vector may linger in the cached index: search joins its candidates with the live
         table, so it is never returned."""
-        fast = self.embedder()
-        if fast is None:
-            return None
-        model = self.strong_identity() if strong else _identity_of(fast)
+        model = self._model_of(strong)
         if model is None:
             return None
         model_id, version, dim = model
@@ -450,3 +497,90 @@ class Vectors:
                           {int(i): n for n, i in enumerate(ids)})
         self._index[(kind, model_id)] = built
         return built if len(ids) else None
+
+    # -- the approximate-nearest-neighbour graphs (issue 35 item 4) -----------------------------------
+    def _ann_identity(self, kind: str, strong: bool, vectors: KindIndex | None) -> ann.Identity | None:
+        minimum = self._ctx.settings.ann_min_rows
+        if vectors is None or minimum <= 0 or len(vectors.ids) < minimum or not ann.available():
+            return None
+        model = self._model_of(strong)
+        return None if model is None else ann.Identity(kind, *model)
+
+    def graph(self, kind: str, *, strong: bool = False) -> ann.Graph | None:
+        """The ANN graph over :meth:`index` (``kind``, ``strong``) for a search, or None for exact search:
+        fewer than ``ann_min_rows`` vectors, the setting 0, usearch not installed, or no graph saved yet
+        (a search never builds one, which takes minutes at a million rows, nor writes: the dream's
+        ``ann`` phase and ``kaos skill import-jsonl`` save it). A saved graph behind the database catches up in
+        memory with the newer vectors; one too far behind (half the rows) is not used."""
+        vectors = self.index(kind, strong=strong)
+        ident = self._ann_identity(kind, strong, vectors)
+        if ident is None or vectors is None:
+            return None
+        graph = self._graphs.get((kind, ident.model))
+        if graph is None or graph.ident != ident:
+            folder = ann.folder_of(self._ctx.path)
+            graph = ann.load(folder, ident, vectors.seq) if folder is not None else None
+            if graph is None or not graph.matches(vectors):
+                return None
+            self._graphs[(kind, ident.model)] = graph
+        if vectors.seq > graph.seq:
+            behind = int(self._conn.execute(
+                "SELECT count(*) FROM embeddings WHERE kind = ? AND model = ? AND model_version = ? AND dim = ? "
+                "AND seq > ?", (*ident.params(), graph.seq)).fetchone()[0])
+            if behind * 2 > len(vectors.ids):
+                return None
+            graph.catch_up(self._conn, vectors)
+        return graph
+
+    def _saved_graph_fresh(self, folder: Path, kind: str, strong: bool) -> int | None:
+        """The saved graph's rows when it needs no save: fewer than :data:`.ann.SAVE_AFTER` of its
+        rows are newer than it (searches catch up with those in memory). Read from its meta file and
+        a range count over ``seq``, without loading the vectors."""
+        model = self._model_of(strong)
+        if model is None or self._ctx.settings.ann_min_rows <= 0 or not ann.available():
+            return None
+        meta = ann.saved_meta(folder, ann.Identity(kind, *model))
+        if meta is None:
+            return None
+        newer = int(self._conn.execute(
+            "SELECT count(*) FROM embeddings WHERE seq > ? AND kind = ? AND model = ?", (meta["seq"], kind, model[0]),
+        ).fetchone()[0])
+        last = int(self._conn.execute("SELECT coalesce(max(seq), 0) FROM embeddings").fetchone()[0])
+        if meta["seq"] > last or newer >= max(1, int(ann.SAVE_AFTER * meta["rows"])):
+            return None
+        return int(meta["rows"])
+
+    def save_graphs(self, *, force: bool = False) -> dict[str, Any]:
+        """Bring each kind's and tier's saved graph up to date (built when missing, rebuilt when a fifth
+        of its keys lost their vector or it does not match the database; otherwise caught up and saved
+        once :data:`.ann.SAVE_AFTER` of the rows are newer than the file). Per graph: rows, what was done.
+        Nothing for an in-memory database, a library below ``ann_min_rows`` or without usearch."""
+        folder = ann.folder_of(self._ctx.path)
+        done: dict[str, Any] = {}
+        if folder is None or self.embedder() is None:
+            return done
+        for strong in (False, True):
+            for kind in KINDS:
+                if not force and (fresh := self._saved_graph_fresh(folder, kind, strong)) is not None:
+                    done[f"{'strong' if strong else 'fast'} {kind}"] = {"rows": fresh, "action": "up to date"}
+                    continue  # the pass does not read a million vectors to learn that nothing changed
+                vectors = self.index(kind, strong=strong)
+                ident = self._ann_identity(kind, strong, vectors)
+                if ident is None or vectors is None:
+                    continue
+                graph = self._graphs.get((kind, ident.model))
+                if graph is None or graph.ident != ident:
+                    graph = ann.load(folder, ident, vectors.seq)
+                action = "caught up"
+                if force or graph is None or not graph.matches(vectors):
+                    graph, action = ann.Graph.build(ident, vectors), "built"
+                else:
+                    graph.catch_up(self._conn, vectors)
+                    if graph.dead_share(vectors) > 0.2:
+                        graph, action = ann.Graph.build(ident, vectors), "rebuilt"
+                if graph.should_save(len(vectors.ids)):
+                    graph.save(folder)
+                    action += ", saved"
+                self._graphs[(kind, ident.model)] = graph
+                done[f"{'strong' if strong else 'fast'} {kind}"] = {"rows": len(vectors.ids), "action": action}
+        return done

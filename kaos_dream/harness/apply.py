@@ -52,7 +52,8 @@ def apply_event(lib: Library, event: HarnessEvent) -> bool:
     """Apply ``event`` once: False when its id was applied before (nothing changes)."""
     agent = clean_agent_id(event.session)
     conn = lib.conn
-    with lib.transaction():
+    _load_before_lock(lib, event)
+    with lib.transaction(warm=False):
         conn.execute("INSERT INTO agents (id, name, started_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING",
                      (agent, event.name, event.at))
         kind = event.kind
@@ -74,6 +75,16 @@ def apply_event(lib: Library, event: HarnessEvent) -> bool:
         elif event.kind == "session_end":
             _end(lib, agent, event)
     return True
+
+
+def _load_before_lock(lib: Library, event: HarnessEvent) -> None:
+    """Build (and import) the store this event writes through before the write lock is taken, not
+    under it (issue 33 item 13); only that one: a hook process applies one event and should not pay
+    for the search stack it never uses."""
+    if (event.kind == "tool" and event.failed and event.tool) or event.kind in ("skill", "session_end"):
+        lib.warm_writes()  # a failure's diagnosers; an episode end's gate and validators
+    elif event.kind == "usage":
+        lib.episodes  # noqa: B018
 
 
 def _tool(lib: Library, agent: str, event: HarnessEvent) -> None:

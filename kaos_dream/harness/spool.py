@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import hashlib
 import json
 import os
 import time
@@ -38,6 +37,8 @@ def default_base(db: str) -> str:
     if override:
         return override
     if "://" in db:
+        import hashlib  # here: a file's spool (every hook call, `dream run --if-due`) needs no digest
+
         cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kaos-dream"
         return str(cache / f"hook-spool-{hashlib.sha256(db.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}")
     return f"{db}.hook-spool"

@@ -27,17 +27,18 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from .task import task_hex
 
+if TYPE_CHECKING:  # numpy only for the array form: a lexical search ranks lists (effective_lists)
+    import numpy as np
+    import numpy.typing as npt
+
 HORIZON = 8.0  # half-lives of outcomes read one by one per record
 
-Floats = npt.NDArray[np.float64]
 
 # The newest outcomes of one skill's global record and of one (task, skill) record, newest first, as
 # a string of 0/1 (the subquery's order is the concatenation's order).
@@ -90,10 +91,10 @@ def aged(newest: str, uses: float, successes: float, half_life: float) -> tuple[
 class Effective:
     """Effective successes and outcomes, global and for the query's task, one entry per skill."""
 
-    successes: Floats
-    uses: Floats
-    task_successes: Floats
-    task_uses: Floats
+    successes: npt.NDArray[np.float64]
+    uses: npt.NDArray[np.float64]
+    task_successes: npt.NDArray[np.float64]
+    task_uses: npt.NDArray[np.float64]
 
 
 def effective_records(
@@ -104,24 +105,41 @@ def effective_records(
     half_life: float,
 ) -> Effective:
     """The effective records of ``skill_ids`` whose exact counters are ``counts`` (uses, successes,
-    task uses, task successes). One statement for the skills that have any outcome; with half-life
-    0 the exact counters are returned as they are."""
-    uses, wins, task_uses, task_wins = (np.array(c, dtype=np.float64) for c in counts)
+    task uses, task successes), as arrays: :func:`effective_lists` on lists."""
+    import numpy as np
+
+    uses, wins, task_uses, task_wins = (np.array(c, dtype=np.float64).tolist() for c in counts)
+    ids = [int(i) for i in np.asarray(skill_ids, dtype=np.float64)]
+    wins, uses, task_wins, task_uses = effective_lists(conn, ids, (uses, wins, task_uses, task_wins), task_id,
+                                                       half_life)
+    return Effective(*(np.array(c, dtype=np.float64) for c in (wins, uses, task_wins, task_uses)))
+
+
+def effective_lists(
+    conn: sqlite3.Connection,
+    skill_ids: Sequence[int],
+    counts: tuple[list[float], list[float], list[float], list[float]],
+    task_id: int | None,
+    half_life: float,
+) -> tuple[list[float], list[float], list[float], list[float]]:
+    """(successes, uses, task successes, task uses), effective, of ``skill_ids`` whose exact counters
+    are ``counts`` (uses, successes, task uses, task successes; changed in place). One statement for
+    the skills that have any outcome; with half-life 0 the exact counters are returned as they are."""
+    uses, wins, task_uses, task_wins = counts
     if half_life <= 0:
-        return Effective(wins, uses, task_wins, task_uses)
-    ids = np.asarray(skill_ids, dtype=np.float64)
-    used = np.flatnonzero(uses > 0)
-    if used.size:
-        params = {"n": horizon_of(half_life), "task": task_id, "ids": json.dumps([int(ids[i]) for i in used])}
+        return wins, uses, task_wins, task_uses
+    used = [i for i, n in enumerate(uses) if n > 0]
+    if used:
+        params = {"n": horizon_of(half_life), "task": task_id, "ids": json.dumps([int(skill_ids[i]) for i in used])}
         cursor = conn.cursor()
         cursor.row_factory = None
         found = {int(row[0]): (row[1] or "", row[2] or "") for row in cursor.execute(_BOTH_SQL, params)}
         for i in used:
-            newest, newest_task = found.get(int(ids[i]), ("", ""))
+            newest, newest_task = found.get(int(skill_ids[i]), ("", ""))
             wins[i], uses[i] = aged(newest, uses[i], wins[i], half_life)
             if task_uses[i] > 0:
                 task_wins[i], task_uses[i] = aged(newest_task, task_uses[i], task_wins[i], half_life)
-    return Effective(wins, uses, task_wins, task_uses)
+    return wins, uses, task_wins, task_uses
 
 
 def _record(uses: int, successes: int, eff_uses: float, eff_successes: float) -> dict[str, Any]:
@@ -152,13 +170,15 @@ def skill_record(conn: sqlite3.Connection, skill_id: int, half_life: float, max_
         (skill_id, max_tasks),
     ).fetchall()
     out: dict[str, Any] = {"half_life_outcomes": half_life}
-    glob = effective_records(conn, [skill_id], ([uses], [wins], [0], [0]), None, half_life)
-    out.update(_record(uses, wins, float(glob.uses[0]), float(glob.successes[0])))
+    g_wins, g_uses, _, _ = effective_lists(conn, [skill_id], ([float(uses)], [float(wins)], [0.0], [0.0]), None,
+                                           half_life)
+    out.update(_record(uses, wins, g_uses[0], g_wins[0]))
     out["tasks"] = []
     for task_id, t_uses, t_wins, task, key in tasks:
-        eff = effective_records(conn, [skill_id], ([uses], [wins], [t_uses], [t_wins]), task_id, half_life)
+        _, _, t_eff_wins, t_eff_uses = effective_lists(
+            conn, [skill_id], ([float(uses)], [float(wins)], [float(t_uses)], [float(t_wins)]), task_id, half_life)
         out["tasks"].append(
             {"task": task, "task_hash": task_hex(key),
-             **_record(int(t_uses), int(t_wins), float(eff.task_uses[0]), float(eff.task_successes[0]))}
+             **_record(int(t_uses), int(t_wins), t_eff_uses[0], t_eff_wins[0])}
         )
     return out

@@ -218,7 +218,28 @@ def hybrid_memories(
     return [(rows[i][0], rows[i][1], rows[i][2], rows[i][3], float(scores[i]), rows[i][5]) for i in order]
 
 
-def candidate_pool(
+@dataclass(frozen=True)
+class Rows:
+    """A pool before numpy: ``rows[i]`` holds the :class:`Pool` columns of candidate ``i`` as floats.
+    A search that takes no semantic step ranks these lists (:mod:`.list_ranking`) without numpy;
+    :meth:`pool` gives the matrix the numpy ranking reads, with the same values."""
+
+    kind: str
+    rows: list[list[float]]
+    shown: dict[int, tuple[str, str, bool]] | None = None
+    sql_scores: list[float] | None = None
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def pool(self) -> Pool:
+        import numpy as np
+
+        matrix = np.array(self.rows, dtype=np.float64) if self.rows else np.zeros((0, COLUMNS))
+        return Pool(self.kind, matrix, self.shown, ordered=self.sql_scores is not None, sql_scores=self.sql_scores)
+
+
+def candidate_rows(
     conn: sqlite3.Connection,
     text: str,
     kind: str,
@@ -228,44 +249,50 @@ def candidate_pool(
     task_id: int | None = None,
     include_deprecated: bool = False,
     memory_order: tuple[float, float, float, int] = (0.01, 0.0, 14.0 * 86_400.0, 10),
-) -> Pool:
+) -> Rows:
     """Up to ``pool`` candidates of ``kind`` from the strictest coordination level with at least
     ``pool_min`` matches (or the loosest level). A table with at most ``pool`` rows goes straight to
     the loosest level: its whole match set fits in the pool. For memories ``memory_order`` is
     (floor, now, half-life in seconds, limit) and the pool is the best ``limit`` by weighted score
     (:func:`ranked_memories`). :func:`hybrid_pool` adds semantic neighbours afterwards."""
-    import numpy as np  # here, not at import: opening a library for `kaos skill list` needs none of it
-
     if kind == "memory":
-        return memory_pool(ranked_memories(conn, text, pool=pool, memory_order=memory_order))
+        return memory_rows(ranked_memories(conn, text, pool=pool, memory_order=memory_order))
     if kind != "skill":
         raise ValueError(f"unknown kind {kind!r}")
     sql = _SKILLS.format(deprecated="" if include_deprecated else _NOT_DEPRECATED)
-    rows: list[tuple[Any, ...]] = []
+    found: list[tuple[Any, ...]] = []
     repeat = 1
     if pool > 0:
         cursor = conn.cursor()
-        cursor.row_factory = None  # plain tuples straight into numpy
+        cursor.row_factory = None
         enough = min(pool_min, pool)
         for match, level_repeat in _levels(cursor, kind, text, pool):
             repeat = level_repeat
-            rows = cursor.execute(sql, (match, pool, task_id)).fetchall()
-            if len(rows) >= enough:
+            found = cursor.execute(sql, (match, pool, task_id)).fetchall()
+            if len(found) >= enough:
                 break
-    matrix = np.array(rows, dtype=np.float64) if rows else np.zeros((0, COLUMNS))
+    rows = [[float(v) for v in row] for row in found]
     if repeat != 1:
-        matrix[:, BM25] /= repeat
-    return Pool(kind, matrix)
+        for row in rows:
+            row[BM25] /= repeat
+    return Rows(kind, rows)
+
+
+def candidate_pool(conn: sqlite3.Connection, text: str, kind: str, **options: Any) -> Pool:
+    """:func:`candidate_rows` as a numpy :class:`Pool`."""
+    return candidate_rows(conn, text, kind, **options).pool()
+
+
+def memory_rows(ranked: list[RankedMemory]) -> Rows:
+    """Ranked memories as pool rows (already in final order, scored)."""
+    rows = [[float(r[0]), float(r[3]), float(r[5]), 0.0, 0.0, 0.0, 0.0] for r in ranked]
+    shown = {r[0]: (r[1], r[2], False) for r in ranked}
+    return Rows("memory", rows, shown, sql_scores=[r[4] for r in ranked])
 
 
 def memory_pool(ranked: list[RankedMemory]) -> Pool:
     """Ranked memories as a pool (already in final order, scored)."""
-    import numpy as np
-
-    matrix = (np.array([(r[0], r[3], r[5], 0, 0, 0, 0) for r in ranked], dtype=np.float64)
-              if ranked else np.zeros((0, COLUMNS)))
-    shown = {r[0]: (r[1], r[2], False) for r in ranked}
-    return Pool("memory", matrix, shown, ordered=True, sql_scores=[r[4] for r in ranked])
+    return memory_rows(ranked).pool()
 
 
 def pool_memories(pool: Pool) -> list[RankedMemory]:

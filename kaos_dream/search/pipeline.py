@@ -11,6 +11,7 @@ which writes them in one transaction.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -26,7 +27,8 @@ from .candidates import (
     TASK_USES,
     USES,
     Pool,
-    candidate_pool,
+    Rows,
+    candidate_rows,
     details,
     hybrid_memories,
     hybrid_pool,
@@ -166,14 +168,17 @@ class SearchPipeline:
                 Hit("memory", entry_id, key, snippet, bm25, score / (unit or 1.0))
                 for entry_id, key, snippet, bm25, score, _ in ranked
             ], semantic
-        pools = [
-            candidate_pool(
+        candidates = [
+            candidate_rows(
                 self._ctx.conn, query, k, pool=pool, pool_min=max(s.rank_pool_min, limit), task_id=task_id,
                 include_deprecated=include_deprecated, memory_order=memory_order,
             )
             for k in kinds
         ]
-        semantic = self._semantic(query, {p.kind: best_lexical(p) for p in pools}, include_deprecated)
+        semantic = self._semantic(query, {c.kind: best_lexical(c) for c in candidates}, include_deprecated)
+        if not semantic and rank == "weighted" and explore_seed is None:
+            return self._list_ranked(candidates, task_id, limit), semantic
+        pools = [c.pool() for c in candidates]
         pools = [
             hybrid_pool(self._ctx.conn, p, semantic[p.kind], task_id=task_id, memory_order=memory_order)
             if p.kind in semantic else p
@@ -215,25 +220,59 @@ class SearchPipeline:
             )
         return hits, semantic
 
+    def _list_ranked(self, candidates: list[Rows], task_id: int | None, limit: int) -> list[Hit]:
+        """The weighted top ``limit`` of a search that took no semantic step, ranked on lists
+        (:mod:`.list_ranking`: the same scores and order as the numpy path, without importing numpy)."""
+        from . import list_ranking
+
+        s = self._ctx.settings
+        unit = list_ranking.best_relevance(candidates)
+        scores = [list_ranking.scores(self._ctx.conn, c, unit, task_id=task_id, alpha=s.rank_alpha, z=s.rank_z,
+                                      task_context=s.rank_task_context, half_life=s.evidence_half_life)
+                  for c in candidates]
+        best = list_ranking.top(candidates, scores, limit)
+        shown = {
+            c.kind: c.shown if c.shown is not None
+            else details(self._ctx.conn, c.kind, [int(c.rows[row][ID]) for _, ci, row, _ in best if ci == index])
+            for index, c in enumerate(candidates)
+        }
+        hits: list[Hit] = []
+        for k, ci, row, score in best:
+            values = candidates[ci].rows[row]
+            entry_id = int(values[ID])
+            name, text, deprecated = shown[k][entry_id]
+            hits.append(Hit(k, entry_id, name, text, values[BM25], score, deprecated, int(values[USES]),
+                            int(values[SUCCESSES])))
+        return hits
+
     def _with_relevance(self, query: str, hits: list[Hit], semantic: dict[str, SemanticMatches]) -> list[Hit]:
         """``hits`` with their calibrated relevance: each hit's own word cover and, where the search
         took the semantic path for its kind, its scaled cosine (:mod:`.relevance`)."""
         if not hits:
             return hits
-        return [replace(h, relevance=relevance(*self.evidence(query, h, semantic))) for h in hits]
+        covers = {kind: self._ideal_relevance.coverages(self._ctx.conn, kind, query,
+                                                        [h.id for h in hits if h.kind == kind], smooth=True)
+                  for kind in dict.fromkeys(h.kind for h in hits)}
+        return [replace(h, relevance=relevance(covers[h.kind][h.id], self._scaled(h, semantic))) for h in hits]
 
     def evidence(self, query: str, hit: Hit, semantic: dict[str, SemanticMatches]) -> tuple[float, float | None]:
         """(cover, z) of one hit: the IDF-weighted share of the query's words it holds, and its scaled
         cosine where the search took the semantic path for its kind (None otherwise, or when the
         entry has no vector yet). What :func:`.relevance.relevance` reads; the bench fits on it."""
-        import numpy as np
-
         cover = self._ideal_relevance.coverage(self._ctx.conn, hit.kind, query, hit.id, smooth=True)
+        return cover, self._scaled(hit, semantic)
+
+    @staticmethod
+    def _scaled(hit: Hit, semantic: dict[str, SemanticMatches]) -> float | None:
+        """The hit's scaled cosine z, where the search took the semantic path for its kind and the
+        entry has a vector (None otherwise)."""
         matches = semantic.get(hit.kind)
         if matches is None:
-            return cover, None
+            return None
+        import numpy as np  # only here: a search that took no semantic step needs none
+
         scaled = float(matches.scaled_of(np.array([hit.id], dtype=np.int64))[0])
-        return cover, (scaled if scaled > -1.0 else None)  # -1: no vector
+        return scaled if scaled > -1.0 else None  # -1: no vector
 
     def _task_id(self, text: str) -> int | None:
         """The stored key of ``text``'s task context (``None``: no content words, or no outcome has
@@ -268,7 +307,9 @@ class SearchPipeline:
             return {}
         conn = self._ctx.conn
         covers = {k: self._ideal_relevance.coverage(conn, k, query, best_id) for k, best_id in best_lexical.items()}
-        wanted = [k for k in best_lexical if gate(covers[k]) > 0.0]
+        # A kind with no entry at all has no neighbour to add: it loads neither the vectors nor a model
+        # (an empty memory table would load both, and numpy, for every skill search).
+        wanted = [k for k in best_lexical if gate(covers[k]) > 0.0 and has_entries(conn, k)]
         vectors = self._vectors() if wanted else None
         model = vectors.embedder() if vectors is not None else None
         if vectors is None or model is None:
@@ -292,9 +333,9 @@ class SearchPipeline:
         for k in wanted:
             tiers = []
             if k in fast_kinds and vector is not None and vector.any():
-                tiers.append(Tier(indexes[k], vector, fusion))
+                tiers.append(Tier(indexes[k], vector, fusion, vectors.graph(k)))
             if strong_vector is not None and k in strong_indexes and strong_vector.any():
-                tiers.append(Tier(strong_indexes[k], strong_vector, strong_fusion))
+                tiers.append(Tier(strong_indexes[k], strong_vector, strong_fusion, vectors.graph(k, strong=True)))
             if tiers:
                 out[k] = semantic_matches(conn, k, tiers, s.semantic_k, s.semantic_weight,
                                           self._ideal_relevance(conn, k, query), covers[k],
@@ -302,10 +343,38 @@ class SearchPipeline:
         return out
 
 
-def best_lexical(pool: Pool) -> int | None:
-    """Id of the pool's best lexical match (highest BM25, ties by id), None for an empty pool."""
-    if not len(pool):
+_ANY_ENTRY = {"skill": "SELECT 1 FROM skills LIMIT 1", "memory": "SELECT 1 FROM memories LIMIT 1"}
+
+
+def has_entries(conn: sqlite3.Connection, kind: str) -> bool:
+    """Whether the library holds any entry of ``kind`` (one probe)."""
+    return conn.execute(_ANY_ENTRY[kind]).fetchone() is not None
+
+
+def best_lexical(candidates: Rows) -> int | None:
+    """Id of the best lexical match (highest BM25, ties by id), None when there is no candidate."""
+    if not len(candidates):
         return None
-    m = pool.matrix
-    rows = (m[:, BM25] == m[:, BM25].max()).nonzero()[0]
-    return int(m[rows, ID].min())
+    return int(min(candidates.rows, key=lambda row: (-row[BM25], row[ID]))[ID])
+
+
+def warm_search_stack(vectors: Vectors | None) -> None:
+    """Load what a process's first search loads on first use, outside any write lock: the ranking
+    and evidence modules (numpy), and with ``vectors`` the fast embedding model (one embedding, which
+    loads its tokenizer) and, when the library holds strong vectors, the strong one. A search inside
+    ``lib.transaction()`` then loads nothing while holding the lock (issue 33 item 13). Writes nothing
+    and changes no search result (the query cache is not touched)."""
+    import numpy.ma  # noqa: F401 - numpy loads it on the first np.unique (strong-tier layout), under the lock
+
+    from ..plasticity import evidence  # noqa: F401 - imported by ranking's first use
+    from . import ranking  # noqa: F401 - numpy and the scoring
+
+    if vectors is None:
+        return
+    fast = vectors.embedder()
+    if fast is None:
+        return
+    fast.embed(["warm"])
+    vectors.warm_before_lock()
+    if vectors.strong_loaded():
+        vectors.load_strong()

@@ -48,6 +48,7 @@ from .query import content_tokens, tokenize
 if TYPE_CHECKING:  # numpy loads with the first search that needs it, not with the library
     import numpy as np
 
+    from ..embedding.ann import Graph
     from ..embedding.store import KindIndex
 
 # The columns of skills_fts and memories_fts (migration 0001), as their content tables hold them.
@@ -79,6 +80,7 @@ class Tier:
     index: KindIndex
     query: np.ndarray
     fusion: Fusion
+    graph: Graph | None = None  # an ANN graph over ``index`` (a large library, issue 35), or exact search
 
 
 @dataclass(frozen=True)
@@ -95,17 +97,23 @@ class SemanticMatches:
     weight: float
     gate: float  # :func:`gate` of the coverage of the lexical pool's best match
     strong_rows: int  # how many of ``ids`` the strong tier scored
+    # Set when the ANN graph chose ``ids`` (only its candidates were scored): the tiers score any other id.
+    tiers: tuple[Tier, ...] | None = None
 
     def scaled_of(self, ids: np.ndarray) -> np.ndarray:
         """z of each id (−1, adding nothing, for an entry with no current vector)."""
         import numpy as np
         wanted = np.asarray(ids, dtype=np.int64)
         out = np.full(len(wanted), -1.0, dtype=np.float64)
-        if not len(self.ids) or not len(wanted):
+        if not len(wanted):
             return out
-        pos = np.minimum(np.searchsorted(self.ids, wanted), len(self.ids) - 1)
-        found = self.ids[pos] == wanted
-        out[found] = self.scaled[pos[found]]
+        found = np.zeros(len(wanted), dtype=bool)
+        if len(self.ids):
+            pos = np.minimum(np.searchsorted(self.ids, wanted), len(self.ids) - 1)
+            found = self.ids[pos] == wanted
+            out[found] = self.scaled[pos[found]]
+        if self.tiers is not None and not found.all():
+            out[~found] = scaled_for(list(self.tiers), wanted[~found])
         return out
 
     def fuse(self, bm25: np.ndarray, ids: np.ndarray) -> np.ndarray:
@@ -201,6 +209,30 @@ class IdealRelevance:
         row = conn.execute(f"SELECT {columns} FROM {table} WHERE id = ?", (entry_id,)).fetchone()
         if row is None or total <= 0:
             return 0.0
+        return self._cover(conn, kind, idfs, total, tuple(row))
+
+    def coverages(self, conn: sqlite3.Connection, kind: str, text: str, ids: list[int], *,
+                  smooth: bool = False) -> dict[int, float]:
+        """:meth:`coverage` of each of ``ids`` (a search's hits) with one read of the IDFs and one of
+        the entries' rows: on PostgreSQL every statement is a round trip, and a search showing ten
+        hits made twenty of them here."""
+        out = dict.fromkeys(ids, 0.0)
+        tokens = content_tokens(text)
+        if not ids or not tokens:
+            return out
+        idfs = self._idfs(conn, kind, tokens, smooth=smooth)
+        total = sum(idfs.values())
+        if total <= 0:
+            return out
+        table, columns = _INDEXED[kind]
+        wanted = "[" + ",".join(str(int(i)) for i in ids) + "]"
+        for row in conn.execute(f"SELECT id, {columns} FROM {table} WHERE id IN (SELECT value FROM json_each(?))",
+                                (wanted,)).fetchall():
+            out[int(row[0])] = self._cover(conn, kind, idfs, total, tuple(row)[1:])
+        return out
+
+    def _cover(self, conn: sqlite3.Connection, kind: str, idfs: dict[str, float], total: float,
+               row: tuple[object, ...]) -> float:
         text_of_entry = " ".join(str(c) for c in row if c is not None)
         held = self._held.get((kind, text_of_entry))
         if held is None:  # keyed by the text itself, so an edited entry can never reuse stale terms
@@ -268,6 +300,43 @@ def combined(tiers: list[Tier]) -> tuple[np.ndarray, np.ndarray, int]:
     return ids, out, replaced
 
 
+def scaled_for(tiers: list[Tier], ids: np.ndarray) -> np.ndarray:
+    """z of each of ``ids`` by the same rule as :func:`combined` (a later tier's z replaces an earlier
+    one's; −1 for an id no tier holds), computed from those rows only."""
+    import numpy as np
+    ids = np.asarray(ids, dtype=np.int64)
+    out = np.full(len(ids), -1.0, dtype=np.float64)
+    for tier in tiers:
+        held = tier.index.ids
+        if not len(held) or not len(ids):
+            continue
+        pos = np.minimum(np.searchsorted(held, ids), len(held) - 1)
+        hit = held[pos] == ids
+        if hit.any():
+            rows = tier.index.matrix[pos[hit]]
+            cos = np.einsum("ij,j->i", rows, np.asarray(tier.query, dtype=np.float32)).astype(np.float64)
+            out[hit] = tier.fusion.scaled(cos)
+    return out
+
+
+def graph_candidates(tiers: list[Tier], k: int) -> np.ndarray:
+    """Ids worth scoring exactly: each tier's graph's nearest (a tier without a graph, a small one,
+    gives its exact top), ascending. At least :data:`~kaos_dream.embedding.ann.MIN_CANDIDATES` a tier."""
+    import numpy as np
+
+    from ..embedding.ann import MIN_CANDIDATES
+    count = max(MIN_CANDIDATES, 4 * k)
+    parts = []
+    for tier in tiers:
+        if tier.graph is not None:
+            parts.append(tier.graph.candidates(tier.query, count))
+        else:
+            cos = cosines(tier.index, tier.query)
+            take = min(count, len(cos))
+            parts.append(tier.index.ids[np.argpartition(-cos, take - 1)[:take]] if take else tier.index.ids[:0])
+    return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+
+
 def nearest(
     conn: sqlite3.Connection,
     kind: str,
@@ -309,7 +378,19 @@ def semantic_matches(
     include_deprecated: bool = False,
 ) -> SemanticMatches:
     """The neighbours of one kind and how they are scored (``cover``: of the lexical pool's best match;
-    ``tiers``: fast first, then strong)."""
+    ``tiers``: fast first, then strong). With an ANN graph on a tier, only the graph's candidates are
+    scored; when too few of them are live (many deprecated), the exact scan answers instead."""
+    if any(t.graph is not None for t in tiers):
+        ids = graph_candidates(tiers, k)
+        scaled = scaled_for(tiers, ids)
+        held = ids[scaled > -1.0]  # a key whose vector is gone (a deleted row) is no candidate
+        scaled = scaled[scaled > -1.0]
+        top = nearest(conn, kind, held, scaled, k, include_deprecated=include_deprecated)
+        if len(top) >= k or len(held) >= max(len(t.index.ids) for t in tiers):
+            top = [(i, z) for i, z in top if z > 0.0]
+            strong_rows = sum(len(t.index.ids) for t in tiers[1:])
+            return SemanticMatches(kind, held, scaled, top, reference, weight, gate(cover), strong_rows,
+                                   tuple(tiers))
     ids, scaled, strong_rows = combined(tiers)
     top = nearest(conn, kind, ids, scaled, k, include_deprecated=include_deprecated)
     top = [(i, z) for i, z in top if z > 0.0]  # at or below τ a neighbour would add nothing

@@ -11,11 +11,14 @@ import contextlib
 import os
 import sqlite3
 import stat
+import sys
+import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from ..errors import StoreError, StoreFaultError
+from . import lock_trace
 from .lock_retry import retry_begin
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -337,25 +340,30 @@ class transaction:  # noqa: N801 - called like the function it replaced: ``with 
     it, and the generator machinery cost about as much as one more SQL statement.
     """
 
-    __slots__ = ("_conn", "_owned")
+    __slots__ = ("_changes", "_conn", "_modules", "_owned", "_retries", "_t0")
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
         self._owned = False
+        self._t0 = 0.0
 
     def __enter__(self) -> sqlite3.Connection:
         conn = self._conn
         if conn.in_transaction:
             return conn
+        retries = 0
         try:
             begin = getattr(conn, "begin_immediate", None)
             if begin is None:  # a plain connection (a scratch copy): SQLite's own busy handler
                 conn.execute("BEGIN IMMEDIATE")
             else:
-                begin()
+                retries = begin()
         except sqlite3.Error as exc:
             raise (as_fault(exc, connection_path(conn)) or exc) from exc
         self._owned = True
+        if lock_trace.TRACE.path is not None:
+            self._t0, self._retries, self._modules = time.perf_counter(), retries, len(sys.modules)
+            self._changes = conn.total_changes if isinstance(conn, sqlite3.Connection) else 0
         return conn
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
@@ -365,16 +373,39 @@ class transaction:  # noqa: N801 - called like the function it replaced: ``with 
         conn = self._conn
         if exc is not None:
             _rollback_quietly(conn)
+            if self._t0:
+                self._trace(time.perf_counter(), ok=False)
             fault = as_fault(exc, connection_path(conn)) if isinstance(exc, sqlite3.Error) else None
             if fault is not None:
                 raise fault from exc
             return  # the exception propagates unchanged
+        committing = time.perf_counter() if self._t0 else 0.0
         try:
             # Still inside the transaction: a library connection's Python-level execute has nothing to do.
             (_execute if isinstance(conn, sqlite3.Connection) else type(conn).execute)(conn, "COMMIT")
         except sqlite3.Error as commit_exc:
             _rollback_quietly(conn)
             raise (as_fault(commit_exc, connection_path(conn)) or commit_exc) from commit_exc
+        finally:
+            if self._t0:
+                self._trace(committing, ok=True)
+
+    def cycle(self) -> None:
+        """Commit what this transaction wrote so far and take the write lock again (by the same fair
+        retry): a long writer lets the writers waiting beside it take a turn between its chunks. Does
+        nothing when this object joined an enclosing transaction rather than opening it."""
+        if not self._owned:
+            return
+        self.__exit__(None, None, None)
+        self.__enter__()
+
+    def _trace(self, committing: float, ok: bool) -> None:
+        """One line of the lock trace (:mod:`.lock_trace`), when it is on."""
+        now = time.perf_counter()
+        conn = self._conn
+        rows = conn.total_changes - self._changes if isinstance(conn, sqlite3.Connection) else 0
+        lock_trace.record(now - self._t0, now - committing, rows, self._retries, ok, len(sys.modules) - self._modules)
+        self._t0 = 0.0
 
 
 def _rollback_quietly(conn: sqlite3.Connection) -> None:

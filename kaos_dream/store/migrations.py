@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import SchemaOutdatedError, SchemaTooNewError, StoreError
+from ..tokens import identifier_index_words
 from .connect import transaction
 
 _NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
@@ -163,6 +164,9 @@ def apply_migrations(
 
 def apply_one(conn: sqlite3.Connection, migration: Migration, now: float, path: str = "database") -> bool:
     """Run one migration atomically with its record; ``False`` if another process got there first."""
+    # The Python a migration's SQL may call (0022 fills the identifier words of existing names); only
+    # migrations call it, never the schema, so other SQLite clients can still write the file.
+    conn.create_function("kaos_identifier_index_words", 1, identifier_index_words, deterministic=True)
     with transaction(conn):
         current = schema_version(conn)
         check_not_newer(current, path)

@@ -29,14 +29,13 @@ here and in :mod:`.translate`:
   with the same fault until the caller rolls it back, so its first half cannot be committed alone.
 * **Full text.** Writers never see the index: at ``COMMIT`` the connection (re)indexes every skill and
   memory the transaction inserted or edited (:func:`.fulltext.index_entry`), in the same transaction.
-  A search's FTS5 subquery is evaluated by :func:`.fulltext.bm25_candidates` (:mod:`.translate`).
+  A search's FTS5 subquery is ranked by the server (:func:`.fulltext.ranking_sql`, :mod:`.translate`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -54,7 +53,6 @@ WRITE_LOCK_KEY = int.from_bytes(hashlib.sha256(b"kaos-dream writer").digest()[:8
 
 _WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
 _FTS_TABLES = {"skills": "skill", "memories": "memory"}
-_FTS_COLUMNS = {kind: spec[4] for kind, spec in fulltext.KINDS.items()}
 _CATALOG_SQL = """
 SELECT c.table_name, c.column_name, c.is_identity, c.data_type
 FROM information_schema.columns AS c
@@ -577,10 +575,7 @@ class PgConnection:
             if isinstance(value, int) and value < 0:
                 bound[name] = None  # LIMIT NULL: no limit, as SQLite's LIMIT -1
         for match in t.fulltext:
-            limit = int(bound[match.limit]) if match.limit is not None else 1 << 62
-            pairs = self._call(fulltext.bm25_candidates, self.raw, match.kind, str(bound[match.match]), limit,
-                               include_deprecated=not match.live_only)
-            bound[match.slot] = json.dumps([[i, s] for i, s in pairs])
+            bound.update(fulltext.ranking_params(str(bound[match.match]), match.slot))
         return bound
 
     def _pragma(self, cursor: PgCursor, sql: str) -> bool:
@@ -909,12 +904,17 @@ class PgConnection:
                        f"FROM {table}",
                        (table, column))
 
+    def flush_fulltext(self) -> None:
+        """Index now, in the open transaction, what it wrote so far (a migration inside an import
+        needs it: see :func:`.transfer.migrate_inside`)."""
+        self._flush_fulltext()
+
     def _flush_fulltext(self) -> None:
         """Index, in the committing transaction, every skill or memory written without an index row."""
         for kind, ids in sorted(self._dirty.items(), key=lambda item: item[0]):
             table = fulltext.KINDS[kind][3]
             fts = fulltext.KINDS[kind][0]
-            cols = ", ".join(f"e.{c}" for c in _FTS_COLUMNS[kind])
+            cols = ", ".join(fulltext.sources(kind, self.catalog.columns.get(table, ())))
             sql = (f"SELECT e.id, {cols} FROM {table} AS e WHERE NOT EXISTS "
                    f"(SELECT 1 FROM {fts} AS f WHERE f.id = e.id)")
             params: tuple[Any, ...] = ()

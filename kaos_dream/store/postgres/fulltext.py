@@ -16,9 +16,11 @@ in the transaction that writes the entry; a deferred check refuses to commit an 
 index row. Postings are inserted in term order so two writers lock vocabulary rows in the same
 order (no deadlock; writers of one kind serialise on the totals row, as all SQLite writers do).
 
-Scoring. :func:`bm25_candidates` takes the same FTS5 expression the SQLite path runs (quoted
-phrases, AND, OR, parentheses: what ``search.query`` and ``search.candidates`` build), matches it on
-the GIN index, and computes per matching row what FTS5's ``bm25()`` computes::
+Scoring. :func:`ranking_sql` (inlined by :mod:`.translate` into a search's statement) and
+:func:`bm25_candidates` take the same FTS5 expression the SQLite path runs (quoted phrases, AND, OR,
+parentheses: what ``search.query`` and ``search.candidates`` build); the client compiles it into
+arrays, and the server matches it on the GIN index and computes per matching row what FTS5's
+``bm25()`` computes, returning only the best ids and scores::
 
     score = - sum over the expression's phrases p (in order) of
             idf(p) * f(p) * (k1 + 1) / (f(p) + k1 * (1 - b + b * D / avgdl))
@@ -28,7 +30,7 @@ f(p) = the row's occurrences of p weighted by column, D = the row's tokens over 
 avgdl = all tokens / N. As in FTS5, a phrase inside an AND group the row does not satisfy counts
 zero for that row (FTS5 clears the position lists of an AND node that does not match), so a
 coordination level "any 2 of a, b, c" gives a row holding only a and b the score of a and b once.
-The sum runs in phrase order from 0.0, as FTS5's loop does.
+The sum runs in phrase order, as FTS5's loop does (``sum(... ORDER BY phrase)``).
 
 Known difference: a quoted phrase that FTS5 cuts into several terms (only possible for text whose
 letters Python and Unicode 6.1 classify differently) is matched as the AND of its terms, with f the
@@ -37,7 +39,6 @@ smallest of their counts, instead of as an adjacent sequence.
 
 from __future__ import annotations
 
-import math
 import sqlite3
 import threading
 from collections.abc import Sequence
@@ -51,6 +52,7 @@ TOKENIZE = "porter unicode61"  # must equal skills_fts / memories_fts in store/m
 K1 = 1.2
 B = 0.75
 IDF_FLOOR = 1e-6
+PHRASE_CACHE_ENTRIES = 4096  # query phrases whose terms are remembered (a phrase is a word or two)
 MAX_LEXEME_BYTES = 2046  # tsvector's limit; longer terms are still counted, never matched by a query
 
 # Per kind: the index tables, the indexed columns in FTS5's order, and the totals row.
@@ -59,6 +61,19 @@ KINDS = {
     "memory": ("memories_fts", "memories_fts_postings", "memories_fts_vocab", "memories", ("key", "content", "kind")),
 }
 POSTGRES_ONLY_TABLES = ("fulltext_totals",) + tuple(t for spec in KINDS.values() for t in spec[:3])
+# What each indexed column reads from the entry's row ``e``: the name (key) followed by its identifier
+# words (migration 0022), exactly as SQLite's ``<kind>_fts_source`` view and triggers give it to FTS5.
+SOURCES = {
+    "skill": ("e.name || ' ' || e.name_words", "e.description", "e.tags"),
+    "memory": ("e.key || ' ' || e.key_words", "e.content", "e.kind"),
+}
+
+
+def sources(kind: str, columns: Sequence[str]) -> tuple[str, ...]:
+    """:data:`SOURCES` for a table with ``columns``; before migration 0022 (an older export being
+    loaded, then upgraded) the name alone, as the index read it then."""
+    names = KINDS[kind][4]
+    return SOURCES[kind] if f"{names[0]}_words" in columns else tuple(f"e.{c}" for c in names)
 
 
 class Tokenizer:
@@ -68,6 +83,7 @@ class Tokenizer:
         self.tokenize = tokenize
         self.columns = columns
         self._local = threading.local()
+        self._phrases: dict[str, tuple[str, ...]] = {}
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -98,8 +114,15 @@ class Tokenizer:
         return out
 
     def phrase(self, text: str) -> list[str]:
-        """The terms FTS5 makes of one quoted query phrase."""
-        return self.terms([text] + [""] * (self.columns - 1))[0]
+        """The terms FTS5 makes of one quoted query phrase (remembered: a search's coordination levels
+        repeat each query word in many phrases, and each tokenising is a SQLite insert and rollback)."""
+        found = self._phrases.get(text)
+        if found is None:
+            found = tuple(self.terms([text] + [""] * (self.columns - 1))[0])
+            if len(self._phrases) >= PHRASE_CACHE_ENTRIES:
+                self._phrases.clear()
+            self._phrases[text] = found
+        return list(found)
 
 
 TOKENIZER = Tokenizer()
@@ -284,39 +307,117 @@ def compile_expression(expression: str, tokenizer: Tokenizer = TOKENIZER) -> Com
 
 # --- scoring ---------------------------------------------------------------------------------------
 
-# Two round trips, each one index-driven set operation: the statistics (N, the average length, each
-# leaf's document count), then the matching rows with their AND-group guards and the postings of the
-# query's terms. The sum itself runs here, in Python floats (IEEE doubles, as float8), in the order
-# and with the grouping of FTS5's loop; scoring it in SQL cost one correlated postings lookup per
-# (row, phrase) pair: 55 ms for a 300-row match on a loaded machine.
-_STATISTICS = """
-SELECT t.docs, t.tokens,
-       (SELECT coalesce(array_agg(coalesce(v.docs, 0) ORDER BY u.i), '{{}}')
-        FROM unnest(%(singles)s::text[]) WITH ORDINALITY AS u (term, i)
-        LEFT JOIN {vocab} AS v ON v.term = u.term) AS single_docs,
-       (SELECT coalesce(array_agg((SELECT count(*) FROM {fts} AS f WHERE f.document @@ u.q::tsquery)
-                                  ORDER BY u.i), '{{}}')
-        FROM unnest(%(phrases)s::text[]) WITH ORDINALITY AS u (q, i)) AS phrase_docs
-FROM fulltext_totals AS t WHERE t.name = %(totals)s
-"""
-
-_MATCHES = """
-WITH g AS MATERIALIZED (
-    SELECT u.q::tsquery AS q, u.i FROM unnest(%(guards)s::text[]) WITH ORDINALITY AS u (q, i)
+# One statement, run by the server; the client sends the compiled expression (its phrases as
+# arrays) and receives ``(id, bm25)`` of the best rows only. The steps:
+#   leaves: each phrase's document count (the vocabulary row of a one-term phrase, a GIN count of a
+#           longer one) and its idf;
+#   matched: the rows the expression's tsquery matches on the GIN index (deprecated skills left out);
+#   freq:   the postings of the query's terms in those rows, grouped per (row, phrase): the phrase's
+#           column-weighted frequency (the smallest of its terms' for a longer phrase);
+#   the sum over a row's phrases, in phrase order (``sum(... ORDER BY leaf)`` adds them one by one
+#   from the first, as FTS5's loop does from 0.0), of idf * f * (k1 + 1) / (f + k1 * (1 - b + b * D /
+#   avgdl)); a phrase whose AND group the row does not satisfy is left out (FTS5 counts it zero).
+# Every operation is IEEE float8 with the grouping FTS5 uses, and the constants arrive as float8
+# parameters, so the scores are FTS5's own; the engines' contract is the top-k set, though, so a
+# last-bit difference (another libm's ln) would not break it. Earlier this ran as two statements
+# with the postings shipped to the client and summed in Python (2-3x the client CPU per search).
+_RANKING = """(
+WITH {p}totals AS (
+    SELECT t.docs::float8 AS n,
+           CASE WHEN t.docs > 0 THEN t.tokens::float8 / t.docs::float8 ELSE float8 '1' END AS avgdl
+    FROM fulltext_totals AS t WHERE t.name = '{totals}'
+), {p}leaves AS MATERIALIZED (
+    SELECT l.i, l.size, l.guard::tsquery AS guard,
+           CASE WHEN (tt.n - d.docs + %({p}half)s) / (d.docs + %({p}half)s) <= 1 THEN %({p}idf_floor)s
+                ELSE ln((tt.n - d.docs + %({p}half)s) / (d.docs + %({p}half)s)) END AS idf
+    FROM unnest(%({p}first)s::text[], %({p}phrase)s::text[], %({p}guard)s::text[], %({p}size)s::int[])
+         WITH ORDINALITY AS l (first, phrase, guard, size, i)
+    CROSS JOIN {p}totals AS tt
+    CROSS JOIN LATERAL (
+        SELECT CASE WHEN l.size = 1
+                    THEN coalesce((SELECT v.docs FROM {vocab} AS v WHERE v.term = l.first), 0)
+                    ELSE (SELECT count(*) FROM {fts} AS x WHERE x.document @@ l.phrase::tsquery) END::float8 AS docs
+    ) AS d
+), {p}matched AS MATERIALIZED (
+    SELECT f.id, f.length::float8 AS length, f.document FROM {fts} AS f
+    WHERE f.document @@ %({p}match)s::tsquery {filter}
+), {p}freq AS (
+    SELECT p.id, u.leaf,
+           min((p.tf[1] * %({p}w1)s + p.tf[2] * %({p}w2)s) + p.tf[3] * %({p}w3)s) AS f, count(*) AS present
+    FROM unnest(%({p}terms)s::text[], %({p}term_leaf)s::bigint[]) AS u (term, leaf)
+    JOIN {postings} AS p ON p.term = u.term
+    JOIN {p}matched AS m ON m.id = p.id
+    GROUP BY p.id, u.leaf
 )
-SELECT f.id, f.length,
-       (SELECT coalesce(array_agg(f.document @@ g.q ORDER BY g.i), '{{}}') FROM g) AS guards,
-       coalesce(p.terms, '{{}}'), coalesce(p.tf1, '{{}}'), coalesce(p.tf2, '{{}}'), coalesce(p.tf3, '{{}}')
-FROM {fts} AS f
-CROSS JOIN LATERAL (
-    SELECT array_agg(p.term) AS terms, array_agg(p.tf[1]) AS tf1, array_agg(p.tf[2]) AS tf2,
-           array_agg(p.tf[3]) AS tf3
-    FROM {postings} AS p WHERE p.id = f.id AND p.term = ANY (%(terms)s::text[])
-) AS p
-WHERE f.document @@ %(match)s::tsquery {filter}
-"""
+SELECT m.id AS id,
+       -coalesce(sum(l.idf * ((q.f * %({p}k1p1)s)
+                              / (q.f + %({p}k1)s * (%({p}one)s - %({p}b)s + %({p}b)s * m.length / tt.avgdl)))
+                     ORDER BY l.i), float8 '0') AS b
+FROM {p}matched AS m
+CROSS JOIN {p}totals AS tt
+LEFT JOIN ({p}freq AS q JOIN {p}leaves AS l ON l.i = q.leaf AND q.present = l.size)
+       ON q.id = m.id AND (l.guard IS NULL OR m.document @@ l.guard)
+GROUP BY m.id
+ORDER BY b, m.id
+LIMIT {limit}
+)"""
 
 _NOT_DEPRECATED = "AND f.id NOT IN (SELECT id FROM skills WHERE deprecated = 1)"
+
+
+def ranking_sql(kind: str, prefix: str, *, limit: str | None, live_only: bool) -> str:
+    """A parenthesised subquery yielding ``(id, b)``, the best rows of ``kind`` by FTS5's ``bm25()``
+    (lower is better, ties by id), for the parameters :func:`ranking_params` fills under ``prefix``.
+    ``limit`` names the parameter holding the row limit (None: every match)."""
+    fts, postings, vocab, table, _names = KINDS[kind]
+    return _RANKING.format(
+        p=prefix, totals=table, fts=fts, postings=postings, vocab=vocab,
+        filter=_NOT_DEPRECATED if live_only and kind == "skill" else "",
+        limit="ALL" if limit is None else f"%({limit})s",
+    )
+
+
+def _array(values: Sequence[str | int | None]) -> str:
+    """A PostgreSQL array literal (``{"a","b",NULL}``), sent as one string the SQL casts: the
+    connection's fast lane writes strings as literals itself, while a Python list went through
+    psycopg's slower client-side binding (about a tenth of a search's client CPU)."""
+    items = []
+    for value in values:
+        if value is None:
+            items.append("NULL")
+        elif isinstance(value, int):
+            items.append(str(value))
+        else:
+            items.append('"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"')
+    return "{" + ",".join(items) + "}"
+
+
+def ranking_params(expression: str, prefix: str, *, weights: Sequence[float] = (1.0, 1.0, 1.0),
+                   tokenizer: Tokenizer = TOKENIZER) -> dict[str, object]:
+    """The parameters of :func:`ranking_sql` for one FTS5 ``expression`` (a NULL tsquery, which
+    matches nothing, when no phrase of it has a term)."""
+    if len(weights) != 3:
+        raise ValueError(f"expected 3 column weights, got {len(weights)}")
+    compiled = compile_expression(expression, tokenizer)
+    leaves = compiled.leaves if compiled is not None else ()
+    w1, w2, w3 = (float(w) for w in weights)
+    terms: list[str] = []
+    term_leaf: list[int] = []
+    for i, leaf in enumerate(leaves, start=1):
+        terms.extend(leaf.terms)
+        term_leaf.extend([i] * len(leaf.terms))
+    p = prefix
+    return {
+        f"{p}match": None if compiled is None else compiled.match,
+        f"{p}first": _array([leaf.terms[0] for leaf in leaves]),
+        f"{p}phrase": _array([" & ".join(_lexeme(t) for t in leaf.terms) for leaf in leaves]),
+        f"{p}guard": _array([leaf.guard for leaf in leaves]),
+        f"{p}size": _array([len(leaf.terms) for leaf in leaves]),
+        f"{p}terms": _array(terms), f"{p}term_leaf": _array(term_leaf),
+        f"{p}w1": w1, f"{p}w2": w2, f"{p}w3": w3,
+        f"{p}k1": K1, f"{p}k1p1": K1 + 1.0, f"{p}b": B, f"{p}one": 1.0, f"{p}half": 0.5,
+        f"{p}idf_floor": IDF_FLOOR,
+    }
 
 
 def bm25_candidates(
@@ -331,48 +432,15 @@ def bm25_candidates(
 ) -> list[tuple[int, float]]:
     """``(id, bm25)`` of the best ``limit`` rows matching the FTS5 ``expression``, as
     ``SELECT rowid, bm25(<kind>_fts, *weights) ... MATCH expression ORDER BY 2, rowid LIMIT limit``
-    returns them on SQLite (FTS5's sign: lower is better)."""
-    fts, postings, vocab, _table, names = KINDS[kind]
+    returns them on SQLite (FTS5's sign: lower is better), ranked by the server."""
+    names = KINDS[kind][4]
     if len(weights) != len(names):
         raise ValueError(f"{kind} has {len(names)} indexed columns, got {len(weights)} weights")
-    compiled = compile_expression(expression, tokenizer)
-    if compiled is None or limit <= 0:
+    if limit <= 0:
         return []
-    leaves = compiled.leaves
-    singles = [leaf.terms[0] for leaf in leaves if len(leaf.terms) == 1]
-    phrases = [" & ".join(_lexeme(t) for t in leaf.terms) for leaf in leaves if len(leaf.terms) > 1]
-    stats = conn.execute(_STATISTICS.format(fts=fts, vocab=vocab).encode("utf-8"),
-                         {"totals": KINDS[kind][3], "singles": singles, "phrases": phrases}).fetchone()
-    n = float(stats[0])
-    avgdl = float(stats[1]) / n if stats[0] > 0 else 1.0
-    single_docs, phrase_docs = iter(stats[2]), iter(stats[3])
-    idfs = []
-    for leaf in leaves:
-        hit = float(next(single_docs) if len(leaf.terms) == 1 else next(phrase_docs))
-        value = math.log((n - hit + 0.5) / (hit + 0.5))
-        idfs.append(IDF_FLOOR if value <= 0 else value)
-    deprecated = "" if include_deprecated or kind != "skill" else _NOT_DEPRECATED
-    terms = sorted({t for leaf in leaves for t in leaf.terms})
-    guards = sorted({leaf.guard for leaf in leaves if leaf.guard is not None})  # each AND group once
-    guard_of = [None if leaf.guard is None else guards.index(leaf.guard) for leaf in leaves]
-    rows = conn.execute(_MATCHES.format(fts=fts, postings=postings, filter=deprecated).encode("utf-8"), {
-        "match": compiled.match, "guards": guards, "terms": terms,
-    }).fetchall()
-    w1, w2, w3 = (float(w) for w in weights)
-    k1p1 = K1 + 1.0
-    scored: list[tuple[float, int]] = []
-    for entry_id, length, held, p_terms, tf1, tf2, tf3 in rows:
-        freq = {t: a * w1 + b * w2 + c * w3 for t, a, b, c in zip(p_terms, tf1, tf2, tf3, strict=True)}
-        norm = K1 * (1.0 - B + B * float(length) / avgdl)
-        total = 0.0
-        for leaf, idf, guard in zip(leaves, idfs, guard_of, strict=True):
-            if guard is not None and not held[guard]:
-                f = 0.0
-            elif len(leaf.terms) == 1:
-                f = freq.get(leaf.terms[0], 0.0)
-            else:
-                f = min(freq[t] for t in leaf.terms) if all(t in freq for t in leaf.terms) else 0.0
-            total += idf * ((f * k1p1) / (f + norm))
-        scored.append((-total, int(entry_id)))
-    scored.sort()
-    return [(i, score) for score, i in scored[:limit]]
+    params = ranking_params(expression, "r_", weights=weights, tokenizer=tokenizer)
+    if params["r_match"] is None:
+        return []
+    params["r_limit"] = limit
+    sql = "SELECT id, b FROM " + ranking_sql(kind, "r_", limit="r_limit", live_only=not include_deprecated) + " AS r"
+    return [(int(i), float(b)) for i, b in conn.execute(sql.encode("utf-8"), params).fetchall()]

@@ -60,6 +60,33 @@ def _load() -> tuple[PgMigration, ...]:
 
 
 MIGRATIONS: tuple[PgMigration, ...] = _load()
+
+
+def _identifier_words(conn: psycopg.Connection) -> None:
+    """0022: fill the identifier words of every existing name and key (the splitter is Python, so SQL
+    alone cannot; SQLite's runner calls the same function). Each entry given words lost its index row
+    to the stale trigger and is reindexed here; the others' index is unchanged (their words are empty,
+    and a trailing space adds no term)."""
+    from ...tokens import identifier_index_words
+    from . import fulltext
+
+    for kind, (fts, _postings, _vocab, table, names) in sorted(fulltext.KINDS.items()):
+        column = names[0]
+        with conn.cursor() as cursor:
+            cursor.executemany(
+                f"UPDATE {table} SET {column}_words = %s WHERE id = %s",
+                [(identifier_index_words(name), entry_id)
+                 for entry_id, name in conn.execute(f"SELECT id, {column} FROM {table} ORDER BY id").fetchall()
+                 if identifier_index_words(name)],
+            )
+        rows = conn.execute(f"SELECT e.id, {', '.join(fulltext.SOURCES[kind])} FROM {table} AS e "
+                            f"WHERE NOT EXISTS (SELECT 1 FROM {fts} AS f WHERE f.id = e.id) ORDER BY e.id")
+        for row in rows.fetchall():
+            fulltext.index_entry(conn, kind, int(row[0]), list(row[1:]))
+
+
+# Python run after a migration's SQL, in its transaction, keyed by name (renumbering keeps them).
+PYTHON_STEPS = {"identifier_words": _identifier_words}
 LATEST_VERSION: int = len(MIGRATIONS)
 
 
@@ -142,6 +169,9 @@ def apply_one(conn: psycopg.Connection, migration: PgMigration, now: float, show
             if current != migration.version - 1:
                 raise StoreError(f"{shown}: cannot apply migration {migration.version} on schema version {current}")
             conn.execute(migration.script.encode("utf-8"))  # no parameters: the whole script in one round trip
+            step = PYTHON_STEPS.get(migration.name)
+            if step is not None:
+                step(conn)
             conn.execute("INSERT INTO schema_migrations (version, name, applied_at) VALUES (%s, %s, %s)",
                          (migration.version, migration.name, now))
     except psycopg.errors.InsufficientPrivilege as exc:

@@ -81,7 +81,14 @@ def migrate_inside(conn: PgConnection, now: float, upto: int | None = None) -> N
     conn.sync()  # the steps below use the psycopg connection itself: the BEGIN must be on the server
     for migration in MIGRATIONS[schema_version_of(conn):upto]:
         with server_errors(conn.kaos_path):
+            # Rows loaded in this transaction leave deferred "has an index row" checks pending, and
+            # PostgreSQL refuses to ALTER a table with pending trigger events: index them and run the
+            # checks now, then defer again for the step's own writes.
+            conn.flush_fulltext()
+            conn.raw.execute("SET CONSTRAINTS ALL IMMEDIATE")
+            conn.raw.execute("SET CONSTRAINTS ALL DEFERRED")
             apply_one(conn.raw, migration, now, conn.kaos_path)
+        conn.refresh_catalog()  # the next step's flush reads the columns this one added
     conn.refresh_catalog()
 
 

@@ -16,8 +16,9 @@ rule here, applied once per distinct statement (translations are cached by the c
 * an ``INSERT`` into a table with an identity column gets ``RETURNING id`` (the cursor's
   ``lastrowid``);
 * a full-text candidate subquery (``SELECT rowid AS id, bm25(x_fts) AS b FROM x_fts WHERE x_fts
-  MATCH ? … ORDER BY b, rowid [LIMIT ?]``) becomes a JSON list of ``(id, bm25)`` pairs that the
-  connection computes with :func:`..fulltext.bm25_candidates` (same statistics as FTS5).
+  MATCH ? … ORDER BY b, rowid [LIMIT ?]``) becomes the server-side BM25 ranking of
+  :func:`..fulltext.ranking_sql` (same statistics as FTS5), whose parameters the connection fills from
+  the FTS5 expression when it binds the statement.
 
 Anything SQLite-only that has no rule here (``PRAGMA``, ``sqlite_master``, virtual tables) is not
 translated: those call sites have their own PostgreSQL code.
@@ -27,6 +28,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+
+from .fulltext import ranking_sql
 
 _TOKEN = re.compile(
     r"""(?P<str>'(?:[^']|'')*')
@@ -60,7 +63,7 @@ class FullTextMatch:
     match: str
     limit: str | None
     live_only: bool
-    slot: str  # the parameter that receives the JSON list of (id, bm25)
+    slot: str  # the prefix of the ranking's parameters (fulltext.ranking_params)
 
 
 @dataclass(frozen=True)
@@ -382,11 +385,10 @@ def translate(sql: str, catalog: Catalog, *, many: bool = False) -> Translation:
     matches: list[FullTextMatch] = []
 
     def fulltext(m: re.Match[str]) -> str:
-        slot = f"kaos_fts_{len(matches)}"
+        slot = f"kaos_fts_{len(matches)}_"
         kind = "skill" if m.group("kind").lower() == "skills" else "memory"
         matches.append(FullTextMatch(kind, m.group("match"), m.group("limit"), bool(m.group("live")), slot))
-        return (f"(SELECT (e.value->>0)::bigint AS id, (e.value->>1)::float8 AS b "
-                f"FROM json_array_elements(%({slot})s::json) AS e (value))")
+        return ranking_sql(kind, slot, limit=m.group("limit"), live_only=bool(m.group("live")))
 
     text = _FTS.sub(fulltext, text)
     limits = tuple(dict.fromkeys(re.findall(r"\bLIMIT\s+%\((\w+)\)s", text, re.I)))

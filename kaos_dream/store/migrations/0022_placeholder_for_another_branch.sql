@@ -1,2 +1,0 @@
--- Placeholder on branch r33sec only: number 22 belongs to another branch's migration, merged by the
--- lead. This file does nothing; delete it when that migration is merged (0023 applies on 0021 or 0022).
