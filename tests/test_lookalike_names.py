@@ -227,3 +227,19 @@ def test_racing_processes_add_at_most_one_of_a_look_alike_set(library_target: st
     assert all("looks like the existing skill" in err or "already exists" in err for code, err in results if code)
     stored = [row[0] for row in query(library_target, "SELECT name FROM skills")]
     assert len(stored) == 1 and stored[0] in spellings
+
+
+def test_bulk_import_refuses_look_alikes_in_the_file_and_against_the_library(tmp_path: Path) -> None:
+    """`skill import-jsonl`: a file whose names look alike is refused before a library file exists; a name
+    that looks like a library skill is refused before any row is written."""
+    within = tmp_path / "within.jsonl"
+    within.write_text('{"name": "deploy-prod"}\n' + json.dumps({"name": CYRILLIC}) + "\n", encoding="utf-8")
+    db = tmp_path / "lib.db"
+    _one_error_line(run_kaos("skill", "import-jsonl", str(within), db=db), "looks like the name on line 1")
+    assert not db.exists()
+    assert run_kaos("skill", "add", "deploy-prod", db=db).returncode == 0
+    against = tmp_path / "against.jsonl"
+    against.write_text('{"name": "rotate-logs"}\n' + json.dumps({"name": HYPHEN}) + "\n", encoding="utf-8")
+    _one_error_line(run_kaos("skill", "import-jsonl", str(against), db=db),
+                    "looks like the existing skill 'deploy-prod'", "U+2010")
+    assert _names(db) == ["deploy-prod"]
