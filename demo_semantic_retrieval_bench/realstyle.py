@@ -20,6 +20,7 @@ imply; the constants live in kaos_dream/search/relevance.py.
 
     python demo_semantic_retrieval_bench/realstyle.py          # ~2 min: realstyle.json/.md/.svg
     python demo_semantic_retrieval_bench/realstyle.py --fit    # also print refitted constants
+    python demo_semantic_retrieval_bench/realstyle.py --sets tuning --fit   # iterate without the held-out sets
 """
 
 from __future__ import annotations
@@ -48,6 +49,10 @@ LIMIT = 10
 GOALS = {"r1": 0.85, "r5": 0.95, "r5_no_shared": 0.90, "no_answer_empty": 0.90, "answerable_lost": 0.03,
          "calibration_gap": 0.10, "calibration_min_hits": 20}
 TUNING = ("realstyle", "workload-tuning", "workload-exact")
+# The tuning sets searched with semantic search off: what the lexical model learns from besides the
+# searches whose best lexical match held the query (a library without vectors still gets a relevance).
+TUNING_LEXICAL = ("realstyle-lexical", "workload-tuning-lexical")
+LEXICAL_ONLY = Settings(semantic=False)
 
 
 def load_realstyle(path: Path) -> tuple[list[dict[str, Any]], list[tuple[int, str]], list[str]]:
@@ -70,10 +75,10 @@ def build(path: Path, skills: list[dict[str, Any]]) -> list[int]:
 
 
 def observe(path: Path, ids: list[int], skills: list[dict[str, Any]], pairs: list[tuple[int, str]],
-            no_answer: list[str]) -> dict[str, Any]:
+            no_answer: list[str], settings: Settings | None = None) -> dict[str, Any]:
     """Every query's top 10 at min relevance 0: rank of the right skill, and per hit (cover, z, right)."""
     queries: list[dict[str, Any]] = []
-    with Library(path, clock=ManualClock(T0 + 7200), settings=Settings(), readonly=True) as lib:
+    with Library(path, clock=ManualClock(T0 + 7200), settings=settings or Settings(), readonly=True) as lib:
         pipeline = lib.search
         for target, q in [*pairs, *((None, q) for q in no_answer)]:
             hits = pipeline(q, kind="skill", limit=LIMIT, min_relevance=0.0)
@@ -87,7 +92,7 @@ def observe(path: Path, ids: list[int], skills: list[dict[str, Any]], pairs: lis
             rank = next((n for n, r in enumerate(rows) if r["right"]), None)
             queries.append({"query": q, "answerable": target is not None, "rank": rank, "hits": rows,
                             "no_shared_word": target is not None and not shares_word(skills[target], q)})
-    return {"queries": queries}
+    return {"queries": queries, "lexical_only": settings is not None and not settings.semantic}
 
 
 def summary(obs: dict[str, Any], threshold: float) -> dict[str, Any]:
@@ -187,14 +192,20 @@ def svg(rows: list[dict[str, Any]], title: str) -> str:
     return "\n".join(parts) + "\n"
 
 
-def logistic_fit(x: np.ndarray, y: np.ndarray, ridge: float = 1e-3) -> np.ndarray:
-    """Weights (last one the intercept) of a logistic regression by IRLS with a small ridge."""
+RIDGE = 1e-2  # on the weights, not the intercept
+
+
+def logistic_fit(x: np.ndarray, y: np.ndarray, ridge: float = RIDGE) -> np.ndarray:
+    """Weights (last one the intercept) of a logistic regression by IRLS (at most 100 Newton steps,
+    from zero: deterministic) with a small ridge on the weights."""
     a = np.hstack([x, np.ones((len(x), 1))])
     w = np.zeros(a.shape[1])
+    penalty = np.full(a.shape[1], ridge)
+    penalty[-1] = 0.0
     for _ in range(100):
         p = 1 / (1 + np.exp(-(a @ w)))
-        g = a.T @ (p - y) + ridge * w
-        hess = (a * (p * (1 - p))[:, None]).T @ a + ridge * np.eye(a.shape[1])
+        g = a.T @ (p - y) + penalty * w
+        hess = (a * (p * (1 - p))[:, None]).T @ a + np.diag(penalty) + 1e-9 * np.eye(a.shape[1])
         step = np.linalg.solve(hess, g)
         w -= step
         if np.abs(step).max() < 1e-9:
@@ -203,30 +214,33 @@ def logistic_fit(x: np.ndarray, y: np.ndarray, ridge: float = 1e-3) -> np.ndarra
 
 
 def fit(observations: list[dict[str, Any]]) -> dict[str, Any]:
-    """Refit both logistic curves on every top-10 hit of the tuning observations, and the threshold:
-    the largest (in steps of 0.005) that drops the right skill of at most 3 % of their answerable
-    queries under the refitted curves."""
-    lexical = [(h["cover"], h["right"]) for obs in observations for q in obs["queries"] for h in q["hits"]
-               if h["cover"] > 0 or h["z"] is None]
-    with_z = [(min(max(h["z"], rel.Z_RANGE[0]), rel.Z_RANGE[1]), h["right"])
-              for obs in observations for q in obs["queries"] for h in q["hits"] if h["z"] is not None]
-    a, b = np.array(lexical, dtype=float), np.array(with_z, dtype=float)
-    lex = tuple(round(float(v), 2) for v in logistic_fit(a[:, :1], a[:, 1]))
-    sem = tuple(round(float(v), 2) for v in logistic_fit(b[:, :1], b[:, 1]))
+    """Refit both relevance models on every top-10 hit of the tuning observations, and the threshold:
+    the largest (in steps of 0.005) that drops the right skill of at most 3 % of the answerable
+    queries of the default searches under the refitted models. The lexical model learns from every
+    hit without a z (searches that took no semantic path, and the sets searched with semantic search
+    off), the semantic one from every hit with a z."""
+    hits = [h for obs in observations for q in obs["queries"] for h in q["hits"]]
+    lexical = np.array([(h["cover"], h["right"]) for h in hits if h["z"] is None], dtype=float)
+    semantic = np.array([[*rel.semantic_features(h["cover"], h["z"]), h["right"]] for h in hits if h["z"] is not None],
+                        dtype=float)
+    lex = tuple(round(float(v), 2) for v in logistic_fit(lexical[:, :1], lexical[:, -1], ridge=RIDGE))
+    sem = tuple(round(float(v), 2) for v in logistic_fit(semantic[:, :-1], semantic[:, -1], ridge=RIDGE))
+    default = [obs for obs in observations if not obs.get("lexical_only")]
     right = [rel.relevance(q["hits"][q["rank"]]["cover"], q["hits"][q["rank"]]["z"], lexical=lex, semantic=sem)
-             for obs in observations for q in obs["queries"] if q["answerable"] and q["rank"] is not None]
-    answerable = sum(q["answerable"] for obs in observations for q in obs["queries"])
+             for obs in default for q in obs["queries"] if q["answerable"] and q["rank"] is not None]
+    answerable = sum(q["answerable"] for obs in default for q in obs["queries"])
     threshold = 0.0
     for step in range(1, 200):
         t = step * 0.005
         if sum(r < t for r in right) > GOALS["answerable_lost"] * answerable:
             break
         threshold = round(t, 3)
-    return {"rows_lexical": len(lexical), "rows_with_cosine": len(with_z), "lexical": lex, "semantic": sem,
+    return {"rows_lexical": len(lexical), "rows_with_cosine": len(semantic), "lexical": lex, "semantic": sem,
             "min_relevance": threshold}
 
 
-def run_sets(blind_files: list[Path]) -> dict[str, dict[str, Any]]:
+def run_sets(blind_files: list[Path], *, tuning_only: bool = False) -> dict[str, dict[str, Any]]:
+    """Observe every set (``tuning_only``: the tuning sets alone, no held-out query is searched)."""
     observed: dict[str, dict[str, Any]] = {}
     skills, pairs, no_answer = load_realstyle(HERE / "realstyle.json")
     wskills, wsets = load_sets()
@@ -234,9 +248,11 @@ def run_sets(blind_files: list[Path]) -> dict[str, dict[str, Any]]:
         path = Path(tmp) / "realstyle.db"
         ids = build(path, skills)
         observed["realstyle"] = observe(path, ids, skills, pairs, no_answer)
+        observed["realstyle-lexical"] = observe(path, ids, skills, pairs, no_answer, LEXICAL_ONLY)
         wpath = Path(tmp) / "workload.db"
         wids = build(wpath, wskills)
-        for name in ("tuning", "blind", "blind2", "exact"):
+        observed["workload-tuning-lexical"] = observe(wpath, wids, wskills, wsets["tuning"], no_answer, LEXICAL_ONLY)
+        for name in ("tuning", "exact") if tuning_only else ("tuning", "blind", "blind2", "exact"):
             observed[f"workload-{name}"] = observe(wpath, wids, wskills, wsets[name],
                                                    no_answer if name == "tuning" else [])
         for n, blind in enumerate(blind_files):
@@ -256,7 +272,11 @@ def render(results: dict[str, Any]) -> str:
         lines.append(f"| {name} | {s['answerable']} ({s['no_shared_word']}) | {s['no_answer']} | {s['r1']} | {s['r5']} "
                      f"| {s['mrr']} | {s['r1_no_shared']} / {s['r5_no_shared']} | {s['no_answer_empty']} "
                      f"| {s['answerable_lost']} |")
-    for label, rows in (("tuning sets", results["reliability_tuning"]), ("blind sets", results["reliability_blind"])):
+    for label, rows in (("tuning sets", results["reliability_tuning"]),
+                        ("tuning sets searched with semantic search off", results["reliability_lexical_only"]),
+                        ("blind sets", results["reliability_blind"])):
+        if not any(r["hits"] for r in rows):
+            continue
         lines += ["", f"## Reliability, {label} (every top-10 hit)", "",
                   "| relevance decile | hits | mean relevance | observed precision | gap |", "|---|---|---|---|---|"]
         for r in rows:
@@ -276,13 +296,17 @@ def render(results: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--fit", action="store_true", help="refit the relevance constants on the tuning sets")
+    parser.add_argument("--sets", choices=("all", "tuning"), default="all",
+                        help="tuning: search only the tuning sets (while iterating; results go to "
+                             "realstyle_results_tuning.*, the committed results stay those of a full run)")
     parser.add_argument("--blind", type=Path, action="append", default=[],
                         help="an extra blind set in realstyle.json's format (default: realstyle_blind*.json here)")
     benchkit.add_standard_args(parser, here=HERE)
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    blind_files = args.blind or sorted(HERE.glob("realstyle_blind*.json"))
-    observed = run_sets(blind_files)
+    tuning_only = args.sets == "tuning"
+    blind_files = [] if tuning_only else args.blind or sorted(HERE.glob("realstyle_blind*.json"))
+    observed = run_sets(blind_files, tuning_only=tuning_only)
     threshold = Settings().min_relevance
     results: dict[str, Any] = {
         "strong_tier": HAS_MINILM, "threshold": threshold,
@@ -290,10 +314,11 @@ def main(argv: list[str] | None = None) -> int:
         "sets": {name: summary(obs, threshold) for name, obs in observed.items()},
         "threshold_sweep_tuning": sweep([observed[n] for n in TUNING]),
         "reliability_tuning": reliability([observed[n] for n in TUNING]),
-        "reliability_blind": reliability([o for n, o in observed.items() if n not in TUNING]),
+        "reliability_lexical_only": reliability([observed[n] for n in TUNING_LEXICAL]),
+        "reliability_blind": reliability([o for n, o in observed.items() if n not in TUNING + TUNING_LEXICAL]),
     }
     if args.fit:
-        results["fit"] = fit([observed[n] for n in TUNING])
+        results["fit"] = fit([observed[n] for n in TUNING + TUNING_LEXICAL])
     goals: dict[str, bool] = {}
     for name in ["realstyle", *(p.stem for p in blind_files)]:
         s = results["sets"][name]
@@ -305,19 +330,20 @@ def main(argv: list[str] | None = None) -> int:
             s["no_answer_empty"] is not None and s["no_answer_empty"] >= GOALS["no_answer_empty"])
         goals[f"{name}: answerable lost <= {GOALS['answerable_lost']} ({s['answerable_lost']})"] = (
             s["answerable_lost"] <= GOALS["answerable_lost"])
-    for label in ("reliability_tuning", "reliability_blind"):
+    for label in ("reliability_tuning", "reliability_lexical_only", *(() if tuning_only else ("reliability_blind",))):
         bad = [r["decile"] for r in results[label]
                if r["hits"] >= GOALS["calibration_min_hits"] and r["gap"] > GOALS["calibration_gap"]]
         goals[f"{label}: every decile with >= 20 hits within 0.10 (off: {bad or 'none'})"] = not bad
-    b2 = results["sets"]["workload-blind2"]["r5"]
-    goals[f"no regression: blind2 R@5 >= 0.95 after backfill ({b2})"] = b2 >= 0.95
+    if not tuning_only:
+        b2 = results["sets"]["workload-blind2"]["r5"]
+        goals[f"no regression: blind2 R@5 >= 0.95 after backfill ({b2})"] = b2 >= 0.95
     ex = results["sets"]["workload-exact"]["r1"]
     goals[f"no regression: exact queries R@1 = 1.0 ({ex})"] = ex == 1.0
     results["goals"] = goals
     results["pass"] = all(goals.values())
     results["seconds"] = round(time.perf_counter() - started, 1)
     stem = benchkit.results_stem(args)
-    base = stem.with_name("realstyle_results")
+    base = stem.with_name("realstyle_results_tuning" if tuning_only else "realstyle_results")
     base.with_suffix(".json").write_text(json.dumps({**results, "observed": observed}) + "\n")
     base.with_suffix(".md").write_text(render(results))
     base.with_suffix(".svg").write_text(svg(results["reliability_tuning"], "relevance vs observed precision (tuning)"))

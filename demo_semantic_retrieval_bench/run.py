@@ -525,7 +525,7 @@ def render(results: dict[str, Any]) -> str:
             lines[-1] += (f" One real `dream run --apply` pass over this library (strong model, real vectors): "
                           f"{d['seconds']} s, {d['strong_rows']} rows embedded ({d['ms_per_row']} ms per row, the "
                           f"whole pass included), {d['strong_missing_after']} left for later passes or "
-                          f"`kaos db reindex` (per pass at most {d['row_cap']} rows and about {d['time_budget_s']} s).")
+                          f"`kaos db reindex` (per pass at most {d['row_cap']} rows).")
     a = results["skill_add"]
     lines += ["", f"`skill add` p50 with the shipped settings (fast tier embedded on the add; the strong tier is "
               f"installed and never runs on a write): {a['p50_ms_on']} ms, {a['p50_ms_off']} ms with semantic "

@@ -196,7 +196,7 @@ class Settings:
     strong_backfill_rows: int = 1024
     # Search returns no hit whose calibrated relevance (search/relevance.py) is below this
     # (KAOS_MIN_RELEVANCE, 0 keeps every hit); the default was chosen on the tuning sets.
-    min_relevance: float = 0.02
+    min_relevance: float = 0.025
     ltp_eta: float = 0.1  # Hebbian strengthening rate at episode end (half for skill x memory pairs)
     # MCP server (kaos mcp serve): the episodes a server may act on besides those it started
     # (comma-separated ids, KAOS_MCP_AGENTS), and the longest text skill_apply returns (KAOS_MCP_MAX_RENDER_CHARS;

@@ -15,6 +15,7 @@ from kaos_dream.agent_tools import search as tool_search
 from kaos_dream.embedding.store import KindIndex
 from kaos_dream.errors import InvalidInputError
 from kaos_dream.search import relevance as rel
+from kaos_dream.search import semantic
 from kaos_dream.search.semantic import Fusion, SemanticMatches, Tier, combined, layout, strong_covers
 
 from .conftest import T0
@@ -84,7 +85,12 @@ def test_relevance_curves() -> None:
     assert rel.relevance(0.0, None) < 0.01
     assert rel.relevance(0.0, 1.5) > 0.9  # a close paraphrase holding no word
     assert rel.relevance(0.0, -0.5) < 0.01
-    assert rel.relevance(0.5, 0.2) == max(rel.relevance(0.5, None), rel.relevance(0.0, 0.2))
+    # the semantic model reads cover too: of two hits with the same z, the one whose z owes part of
+    # itself to shared words is less often the answer; holding every word still counts in full
+    assert rel.relevance(0.5, 0.8) < rel.relevance(0.0, 0.8)
+    assert rel.relevance(1.0, 0.0) == rel.relevance(1.0, None) > 0.95
+    assert rel.relevance(0.0, 0.2) < rel.relevance(0.0, 0.5) < rel.relevance(0.0, 1.0) < rel.relevance(0.0, 3.0)
+    assert rel.relevance(0.0, 9.0) == rel.relevance(0.0, 3.0)  # z clipped
     assert rel.relevance(0.0, float("nan")) == rel.relevance(0.0, None)
 
 
@@ -129,10 +135,33 @@ def test_fusion_keeps_a_lexical_matchs_cosine() -> None:
     m = _matches([1, 2, 3], [1.0, 0.0, 0.5])
     fused = m.fuse(np.array([0.2, 3.0, 0.0]), np.array([1, 2, 3]))
     # skill 1 matched one word (bm25 0.2) but its cosine is a full match: it keeps the semantic term
-    assert fused.tolist() == pytest.approx([0.9 * 4.0 * 1.0, 3.0, 0.9 * 4.0 * 0.5])
+    # (plus the small share of z that orders ties past a full match)
+    tie = semantic.TIE_SHARE * 4.0
+    assert fused.tolist() == pytest.approx([0.9 * 4.0 * 1.0 + tie, 3.0, 0.9 * 4.0 * 0.5 + 0.5 * tie])
     # no semantic evidence (gate 0: the best lexical match holds the query): the lexical order stands
     assert _matches([1, 2, 3], [1.0, 0.0, 0.5], gate=0.0).fuse(
         np.array([0.2, 3.0, 0.0]), np.array([1, 2, 3])).tolist() == pytest.approx([0.2, 3.0, 0.0])
+
+
+def test_neighbours_past_a_full_match_are_ordered_by_closeness_not_by_id() -> None:
+    m = _matches([1, 2, 3], [1.2, 1.5, 0.3], gate=0.5)
+    fused = m.fuse(np.zeros(3), np.array([1, 2, 3]))
+    assert fused[1] > fused[0] > fused[2]  # both clip to a full match; the closer one (id 2) wins
+    assert _matches([1, 2], [1.0, 5.0]).fuse(np.zeros(2), np.array([1, 2]))[1] == pytest.approx(
+        0.9 * 4.0 + semantic.TIE_SHARE * 4.0 * semantic.Z_CAP)  # the extra share is capped
+
+
+def test_a_blend_tier_mixes_the_fast_z_into_rows_holding_both_vectors() -> None:
+    fast = _index([1, 2], seq=1, dim=4, seed=3)
+    query = fast.matrix[0].copy()  # the fast tier sees row 1 as an exact match, z = (1 - 0.1) / 0.4
+    fusion = semantic.Fusion(threshold=0.1, full=0.5)
+    z_fast = fusion.scaled(fast.matrix.astype(np.float64) @ query.astype(np.float64))
+    m = SemanticMatches("skill", np.array([1, 2, 3], dtype=np.int64), np.array([0.2, 0.4, 0.6]), [], reference=4.0,
+                        weight=0.9, gate=1.0, strong_rows=3, blend=semantic.Tier(fast, query, fusion))
+    got = m.scaled_of(np.array([1, 2, 3, 9]))
+    assert got[:2] == pytest.approx((np.array([0.2, 0.4]) + semantic.FAST_BLEND * z_fast) / (1 + semantic.FAST_BLEND),
+                                    abs=1e-6)
+    assert got[2] == pytest.approx(0.6) and got[3] == -1.0  # no fast vector: strong alone; no vector: -1
 
 
 def _index(ids: list[int], seq: int, dim: int = 4, seed: int = 0) -> KindIndex:

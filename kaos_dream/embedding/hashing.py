@@ -29,6 +29,7 @@ class HashingEmbedder:
     model_id = "hash-trigram-256"
     model_version = "1"
     dim = DIM
+    spelling_only = True  # relates spelling, not meaning: never blended into a strong tier's z
 
     def embed(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), DIM), dtype=np.float32)

@@ -324,7 +324,12 @@ class SearchPipeline:
         # A backfilled kind is scored by the strong tier alone: the fast tier neither embeds nor scans.
         fast_kinds = [k for k in wanted if indexes[k] is not None and not (
             strong is not None and k in strong_indexes and strong_covers(strong_indexes[k], indexes[k]))]
-        vector = vectors.embed_query(model, query) if fast_kinds else None
+        # The fast query vector is also wanted where the strong tier scans alone: the candidates it
+        # scores get both models' blended z (:func:`.semantic.blended`; no second scan).
+        # A spelling-only fast model (hash-trigram) says nothing about meaning and is not blended.
+        blends = [k for k in wanted if k not in fast_kinds and indexes[k] is not None and k in strong_indexes
+                  and not getattr(model, "spelling_only", False)]
+        vector = vectors.embed_query(model, query) if fast_kinds or blends else None
         strong_vector = vectors.embed_query(strong, query) if strong is not None else None
         fusion = Fusion(weight=s.semantic_weight, threshold=s.semantic_threshold, full=s.semantic_full)
         strong_fusion = Fusion(weight=s.semantic_weight, threshold=s.strong_semantic_threshold,
@@ -336,10 +341,12 @@ class SearchPipeline:
                 tiers.append(Tier(indexes[k], vector, fusion, vectors.graph(k)))
             if strong_vector is not None and k in strong_indexes and strong_vector.any():
                 tiers.append(Tier(strong_indexes[k], strong_vector, strong_fusion, vectors.graph(k, strong=True)))
+            blend = (Tier(indexes[k], vector, fusion) if k in blends and vector is not None and vector.any()
+                     else None)
             if tiers:
                 out[k] = semantic_matches(conn, k, tiers, s.semantic_k, s.semantic_weight,
                                           self._ideal_relevance(conn, k, query), covers[k],
-                                          include_deprecated=include_deprecated)
+                                          include_deprecated=include_deprecated, blend=blend)
         return out
 
 
@@ -366,8 +373,8 @@ def warm_search_stack(vectors: Vectors | None) -> None:
     and changes no search result (the query cache is not touched)."""
     import numpy.ma  # noqa: F401 - numpy loads it on the first np.unique (strong-tier layout), under the lock
 
-    from ..plasticity import evidence  # noqa: F401 - imported by ranking's first use
-    from . import ranking  # noqa: F401 - numpy and the scoring
+    from ..plasticity import evidence, usage  # noqa: F401 - imported by the rankings' first use
+    from . import list_ranking, ranking  # noqa: F401 - the scoring (numpy's and the plain-float one)
 
     if vectors is None:
         return
