@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from . import limits
 from .clock import iso, representable
 from .episode_cost import EpisodeCost
 from .episodes import END_STATES, clean_agent_id
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 SEARCH_KINDS = ("all", "skill", "memory")
 DIRECTIONS = ("out", "in", "both")
 MAX_LIMIT = 100
-MAX_OUTCOMES = 1000  # outcomes in one record_outcomes call: a step's worth, not a bulk import
+MAX_OUTCOMES = limits.OUTCOMES
 
 
 class EpisodeScope:

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from . import limits
 from .errors import ConflictError, InvalidInputError, NotFoundError
 from .memories import parse_metadata
 from .names import clean_label
@@ -30,8 +31,8 @@ if TYPE_CHECKING:
     from .store.context import StoreContext
 
 ENTRY_KINDS = ("intent", "vote", "decision", "commit", "abort", "result")
-MAX_ACTION = 2_000
-MAX_AGENT = 200
+MAX_ACTION = limits.ACTION
+MAX_AGENT = limits.NAME
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,8 @@ class CoordinationLog:
     # -- appending --------------------------------------------------------------------------------
     def _append(self, kind: str, agent: str, **values: Any) -> LogEntry:
         meta = values.pop("meta", None)
+        if isinstance(values.get("reason"), str):
+            limits.capped(values["reason"], "reason", limits.REASON)
         columns = {
             "kind": kind,
             "agent": agent,

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import hooks
+from . import hooks, limits
 from .episode_cost import EpisodeCost
 from .errors import ConflictError, InvalidInputError, NotFoundError
 from .names import clean_agent_id, clean_principal
@@ -112,7 +112,9 @@ def clean_citations(citations: Iterable[Sequence[str] | str]) -> tuple[tuple[str
     """Citations as ``(kind, ref)`` pairs, from tuples or the CLI's ``"KIND:REF"`` strings
     (``"skill:csv-to-parquet"``); duplicates dropped, order kept."""
     out: list[tuple[str, str]] = []
-    for item in citations:
+    given = list(citations)
+    limits.capped_count(given, "citations", limits.CITATIONS)
+    for item in given:
         if isinstance(item, str):  # "skill:NAME" (a bare two-letter string must not pass as a pair)
             kind_text, sep, ref_text = item.partition(":")
             if not sep:
@@ -125,6 +127,7 @@ def clean_citations(citations: Iterable[Sequence[str] | str]) -> tuple[tuple[str
             raise InvalidInputError(f"citation kind {kind!r} must be one of {', '.join(CITATION_KINDS)}")
         if not ref:
             raise InvalidInputError("a citation must name what it cites")
+        limits.capped(ref, "a citation's reference", limits.REF)
         if (kind, ref) not in out:
             out.append((kind, ref))
     return tuple(out)
@@ -268,6 +271,12 @@ def _outcome_item(
         raise InvalidInputError(f"outcome {n}: agent must be a string")
     if task is not None and not isinstance(task, str):
         raise InvalidInputError(f"outcome {n}: task must be a string")
+    try:
+        limits.capped_optional(task, "task", limits.TASK)
+        if isinstance(skill, str):
+            limits.capped(skill, "skill", limits.REF)
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"outcome {n}: {exc}") from None
     agent_id = None
     if agent is not None:
         agent_id = cleaned.get(agent)
@@ -329,7 +338,7 @@ class Episodes:
         agent_id = clean_agent_id(agent_id) if agent_id is not None else uuid.uuid4().hex
         who = clean_principal(principal) if principal is not None else self._ctx.principal
         if name is not None:
-            name = name.strip() or None
+            name = limits.capped(name.strip(), "the episode's name", limits.NAME) or None
         settings = self._ctx.settings
         cap = settings.principal_max_open_episodes
         with transaction(self._conn):
@@ -450,6 +459,7 @@ class Episodes:
             raise InvalidInputError(f"end state must be one of {', '.join(END_STATES)}")
         cost = (cost or EpisodeCost()).checked()
         agent_id = clean_agent_id(agent_id)
+        limits.capped_optional(conclusion, "conclusion", limits.CONCLUSION)
         cited = clean_citations(citations)
         auto = self._ctx.settings.dream_auto
         if auto and not self._conn.in_transaction:
@@ -591,6 +601,7 @@ class Episodes:
         is missing does the full path (resolve, register, store the task) run."""
         if not isinstance(success, bool):
             raise InvalidInputError("success must be True or False")
+        limits.capped_optional(task, "task", limits.TASK)
         conn = self._ctx.conn
         known = self._known_agents()
         # A known id was cleaned when it was registered, and cleaning a clean id changes nothing.

@@ -353,8 +353,10 @@ class Library(AbstractContextManager["Library"]):
         """Stored values `db import` now refuses (an older import let them in; issue 33 item 3)."""
         from .store.catalogue import data_tables
         from .store.import_values import stored_value_problems
+        from .store.lookalikes import skeleton_problems
 
-        return stored_value_problems(self.conn, [(t.name, t.columns) for t in data_tables(self.conn)])
+        values = stored_value_problems(self.conn, [(t.name, t.columns) for t in data_tables(self.conn)])
+        return values + skeleton_problems(self.conn)
 
     def _check_fulltext(self) -> list[str]:
         """FTS5's integrity-check is phrased as an INSERT, so it needs a writable connection. A

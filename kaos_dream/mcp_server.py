@@ -50,14 +50,13 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp_types import ToolAnnotations
 from pydantic import Field, ValidationError
 
-from . import __version__
+from . import __version__, limits
 from . import agent_tools as tools
+from .agent_skills.bundle import MAX_FILE_READ
 from .episode_cost import MAX_COUNT, MAX_DURATION_S, EpisodeCost
 from .errors import KaosError
 from .failures.records import MAX_TOOL_CHARS
 from .library import Library
-from .names import MAX_SKILL_NAME
-from .skills import MAX_TEXT
 from .store.connect import connection_path, describe_sqlite_error
 
 log = logging.getLogger("kaos_dream.mcp")
@@ -81,16 +80,21 @@ SEARCH = WRITE  # reads, unless record_hits is set
 
 Agent = Annotated[
     str | None,
-    Field(description="Your episode (agent) id, from agent_start; telemetry is attributed to it.", max_length=200),
+    Field(description="Your episode (agent) id, from agent_start; telemetry is attributed to it.",
+          max_length=limits.NAME),
 ]
 Limit = Annotated[int, Field(ge=0, le=tools.MAX_LIMIT, description="At most this many results.")]
-# Every free-text field has the cap the library enforces for the CLI too (issue 33 item 5; docs/cli.md
-# lists them): a field past it is refused by the schema before any library call.
+# Every field has the cap the library enforces for the CLI too (kaos_dream/limits.py, issue 33 item 5;
+# docs/cli.md and docs/mcp.md list them): the schema declares it, so a client sees it, and a field past it
+# is refused before any library call. What a schema cannot say (metadata's size in bytes, the fields
+# inside record_outcomes' items) the library refuses as a tool error with the same message as the CLI's.
 Tool = Annotated[str, Field(description="The tool or command that failed, e.g. 'http_get' or 'pytest'.",
                             max_length=MAX_TOOL_CHARS)]
 Message = Annotated[str, Field(description="The error text (a traceback is fine; it is normalised).",
-                               max_length=MAX_TEXT)]
-SkillRef = Annotated[str, Field(description="Skill name or id.", max_length=MAX_SKILL_NAME)]
+                               max_length=limits.TEXT)]
+SkillRef = Annotated[str, Field(description="Skill name or id.", max_length=limits.REF)]
+Task = Annotated[str | None, Field(description="The task it was applied to (default: your latest search that "
+                                   "returned this skill).", max_length=limits.TASK)]
 
 
 class LibraryGate:
@@ -173,7 +177,8 @@ def build_server(lib: Library, agents: Iterable[str] = ()) -> KaosMCPServer:
     server = KaosMCPServer("kaos-dream", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
 
     def search(
-        query: Annotated[str, Field(description="Any text; it is made safe for full-text search.")],
+        query: Annotated[str, Field(description="Any text; it is made safe for full-text search.",
+                                    max_length=limits.QUERY)],
         kind: Annotated[Literal["all", "skill", "memory"], Field(description="What to search.")] = "all",
         limit: Limit = 10,
         rank: Annotated[
@@ -202,7 +207,8 @@ def build_server(lib: Library, agents: Iterable[str] = ()) -> KaosMCPServer:
         ] = False,
         agent: Agent = None,
         task: Annotated[
-            str | None, Field(description="Rank by outcomes on this task (default: the query itself).")
+            str | None, Field(description="Rank by outcomes on this task (default: the query itself).",
+                              max_length=limits.TASK)
         ] = None,
         min_relevance: Annotated[
             float | None, Field(ge=0.0, le=1.0, description="Leave out results whose relevance (the calibrated "
@@ -220,10 +226,7 @@ def build_server(lib: Library, agents: Iterable[str] = ()) -> KaosMCPServer:
         skill: SkillRef,
         success: Annotated[bool, Field(description="Did applying the skill work?")],
         agent: Agent = None,
-        task: Annotated[
-            str | None, Field(description="The task it was applied to (default: your latest search that "
-                              "returned this skill).")
-        ] = None,
+        task: Task = None,
     ) -> dict[str, Any]:
         """Report whether applying a skill worked. Proven skills rise in search, failing ones sink."""
         return gate.call_as(agent, "record outcomes for it", tools.record_outcome, skill, success, agent=agent,
@@ -232,8 +235,9 @@ def build_server(lib: Library, agents: Iterable[str] = ()) -> KaosMCPServer:
     def record_outcomes(
         outcomes: Annotated[
             list[dict[str, Any]],
-            Field(description='Each {"skill": name or id, "success": true or false, "task": optional text}.',
-                  max_length=tools.MAX_OUTCOMES),
+            Field(description='Each {"skill": name or id, "success": true or false, "task": optional text} '
+                  f'(skill at most {limits.REF} characters, task at most {limits.TASK}).',
+                  max_length=limits.OUTCOMES),
         ],
         agent: Agent = None,
     ) -> dict[str, Any]:
@@ -243,9 +247,9 @@ def build_server(lib: Library, agents: Iterable[str] = ()) -> KaosMCPServer:
 
     def agent_start(
         agent: Annotated[
-            str | None, Field(description="Episode id to use (default: a new random id).", max_length=200)
+            str | None, Field(description="Episode id to use (default: a new random id).", max_length=limits.NAME)
         ] = None,
-        name: Annotated[str | None, Field(description="A label for people.")] = None,
+        name: Annotated[str | None, Field(description="A label for people.", max_length=limits.NAME)] = None,
     ) -> dict[str, Any]:
         """Start an episode (agent session); returns its id. Pass it as agent= to the other tools, and end
         it with agent_end."""
@@ -254,20 +258,27 @@ def build_server(lib: Library, agents: Iterable[str] = ()) -> KaosMCPServer:
         return started
 
     def agent_end(
-        agent: Annotated[str, Field(description="The episode id from agent_start.", max_length=200)],
+        agent: Annotated[str, Field(description="The episode id from agent_start.", max_length=limits.NAME)],
         state: Annotated[Literal["completed", "failed", "killed"], Field(description="How the episode ended.")],
-        conclusion: Annotated[str | None, Field(description="What you concluded or produced.")] = None,
+        conclusion: Annotated[str | None, Field(description="What you concluded or produced.",
+                                                max_length=limits.CONCLUSION)] = None,
         citations: Annotated[
-            list[str], Field(description="What you relied on, as KIND:REF (skill:NAME, memory:KEY, failure:ID).")
+            list[Annotated[str, Field(max_length=limits.NODE)]],
+            Field(description="What you relied on, as KIND:REF (skill:NAME, memory:KEY, failure:ID).",
+                  max_length=limits.CITATIONS)
         ] = [],  # noqa: B006  (pydantic copies defaults; this is the schema's default, never mutated)
         tool: Annotated[
-            str | None, Field(description="With state=failed: the tool whose failure ended the episode.")
+            str | None, Field(description="With state=failed: the tool whose failure ended the episode.",
+                              max_length=MAX_TOOL_CHARS)
         ] = None,
         message: Annotated[
-            str | None, Field(description="With state=failed: that failure's error text (as in failure_record).")
+            str | None, Field(description="With state=failed: that failure's error text (as in failure_record).",
+                              max_length=limits.TEXT)
         ] = None,
-        error_tool: Annotated[str | None, Field(description="Older name of tool, still accepted.")] = None,
-        error: Annotated[str | None, Field(description="Older name of message, still accepted.")] = None,
+        error_tool: Annotated[str | None, Field(description="Older name of tool, still accepted.",
+                                                max_length=MAX_TOOL_CHARS)] = None,
+        error: Annotated[str | None, Field(description="Older name of message, still accepted.",
+                                           max_length=limits.TEXT)] = None,
         tokens_in: Annotated[
             int | None, Field(ge=0, le=MAX_COUNT, description="Input tokens the episode used.")] = None,
         tokens_out: Annotated[
@@ -288,9 +299,9 @@ def build_server(lib: Library, agents: Iterable[str] = ()) -> KaosMCPServer:
 
     def fix_outcome(
         failure: Annotated[str, Field(description="The failure's fingerprint id or hash prefix (from "
-                                      "failure_record or failure_lookup).", max_length=200)],
+                                      "failure_record or failure_lookup).", max_length=limits.REF)],
         worked: Annotated[bool, Field(description="Did applying the suggested fix work?")],
-        agent: Annotated[str, Field(description="Your episode id, from agent_start.", max_length=200)],
+        agent: Annotated[str, Field(description="Your episode id, from agent_start.", max_length=limits.NAME)],
     ) -> dict[str, Any]:
         """Report whether the fix failure_record or failure_lookup suggested worked for you. A fix that
         keeps failing is withdrawn, so the next agent gets the diagnosis instead of a bad fix."""
@@ -315,7 +326,8 @@ def build_server(lib: Library, agents: Iterable[str] = ()) -> KaosMCPServer:
         return gate.call(tools.alerts_check, include_acked=include_acked)
 
     def related(
-        node: Annotated[str, Field(description="KIND:REF, e.g. skill:csv-to-parquet, memory:s3-throttle, failure:12.")],
+        node: Annotated[str, Field(description="KIND:REF, e.g. skill:csv-to-parquet, memory:s3-throttle, failure:12.",
+                                   max_length=limits.NODE)],
         relation: Annotated[
             Literal["co_occurs_with", "caused", "enabled", "prevented", "fact", "meta"] | None,
             Field(description="Only this relation."),
@@ -338,8 +350,10 @@ def build_server(lib: Library, agents: Iterable[str] = ()) -> KaosMCPServer:
 
     def skill_file(
         skill: SkillRef,
-        path: Annotated[str, Field(description="The bundled file's path inside the skill, as skill_get lists it.")],
-        max_bytes: Annotated[int | None, Field(description="Return at most this many bytes (cap 262144).")] = None,
+        path: Annotated[str, Field(description="The bundled file's path inside the skill, as skill_get lists it.",
+                                   max_length=limits.PATH)],
+        max_bytes: Annotated[int | None, Field(description=f"Return at most this many bytes (cap {MAX_FILE_READ}; "
+                                               "a larger value returns that many).")] = None,
     ) -> dict[str, Any]:
         """One bundled file of a skill (scripts/, references/, assets/): UTF-8 text as text, other bytes as
         base64; truncated says the file is longer than what was returned. Read-only."""
@@ -348,8 +362,10 @@ def build_server(lib: Library, agents: Iterable[str] = ()) -> KaosMCPServer:
     def skill_apply(
         skill: SkillRef,
         params: Annotated[
-            dict[str, str | int | float | bool] | None,
-            Field(description="Values for the template's {placeholders}; every placeholder is required."),
+            dict[Annotated[str, Field(max_length=limits.NAME)],
+                 Annotated[str, Field(max_length=limits.PARAM_VALUE)] | int | float | bool] | None,
+            Field(description="Values for the template's {placeholders}; every placeholder is required.",
+                  max_length=limits.PARAMS),
         ] = None,
     ) -> dict[str, Any]:
         """Render a skill's template with parameters. Records nothing: report how it went with
@@ -357,12 +373,14 @@ def build_server(lib: Library, agents: Iterable[str] = ()) -> KaosMCPServer:
         return gate.call(tools.skill_apply, skill, params)
 
     def memory_add(
-        content: Annotated[str, Field(description="The observation, result or note.", max_length=MAX_TEXT)],
+        content: Annotated[str, Field(description="The observation, result or note.", max_length=limits.TEXT)],
         kind: Annotated[str, Field(description="A label such as note, insight, result.",
-                                   max_length=MAX_SKILL_NAME)] = "note",
+                                   max_length=limits.NAME)] = "note",
         key: Annotated[str | None, Field(description="Unique key (default: derived from kind and content).",
-                                         max_length=MAX_SKILL_NAME)] = None,
-        metadata: Annotated[dict[str, Any] | None, Field(description="A JSON object stored with it.")] = None,
+                                         max_length=limits.NAME)] = None,
+        metadata: Annotated[dict[str, Any] | None, Field(
+            description=f"A JSON object stored with it (at most {limits.METADATA_BYTES} bytes as compact JSON).")
+        ] = None,
     ) -> dict[str, Any]:
         """Store a memory for later searches."""
         return gate.call(tools.memory_add, content, kind=kind, key=key, metadata=metadata)

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from . import limits
 from .errors import InvalidInputError
 from .names import clean_label
 from .skills import MAX_NAME, Entries, clean_text
@@ -50,7 +51,7 @@ def _finite_float(text: str) -> float:
     return value
 
 
-MAX_METADATA_BYTES = 65_536  # a memory's metadata as compact UTF-8 JSON: labels and ids, not payloads
+MAX_METADATA_BYTES = limits.METADATA_BYTES
 
 
 def parse_metadata(metadata: str | Mapping[str, Any] | None) -> dict[str, Any]:
@@ -58,6 +59,9 @@ def parse_metadata(metadata: str | Mapping[str, Any] | None) -> dict[str, Any]:
     if metadata is None:
         return {}
     if isinstance(metadata, str):
+        if len(metadata) > 4 * MAX_METADATA_BYTES:  # not parsed at all: even pretty-printed, it is too big
+            raise InvalidInputError(f"metadata is {len(metadata)} characters of JSON; the limit is "
+                                    f"{MAX_METADATA_BYTES} bytes")
         try:
             value = json.loads(metadata, parse_constant=_reject_constant, parse_float=_finite_float)
         except json.JSONDecodeError as exc:

@@ -12,9 +12,10 @@ import getpass
 import socket
 import unicodedata
 
+from . import limits
 from .errors import InvalidInputError
 
-MAX_AGENT_ID = 200
+MAX_AGENT_ID = limits.NAME
 
 
 def first_unprintable(text: str) -> str | None:
@@ -47,7 +48,7 @@ def clean_label(value: str, what: str, limit: int, *, one_rule: bool = False) ->
     return cleaned
 
 
-MAX_SKILL_NAME = 200
+MAX_SKILL_NAME = limits.NAME
 
 
 def clean_skill_name(name: str) -> str:
@@ -63,7 +64,7 @@ def clean_agent_id(agent_id: str) -> str:
     return clean_label(agent_id, "agent id", MAX_AGENT_ID)
 
 
-MAX_PRINCIPAL = 200
+MAX_PRINCIPAL = limits.NAME
 
 
 def clean_principal(principal: str, what: str = "principal") -> str:
@@ -93,3 +94,45 @@ def effective_principal(pinned: str) -> str:
     if pinned.strip():
         return clean_principal(pinned, "the principal (--principal, KAOS_PRINCIPAL)")
     return default_principal()
+
+
+_PROTOTYPES: dict[str, str] | None = None
+
+
+def _prototypes() -> dict[str, str]:
+    """Unicode's confusables data (UTS #39) as ``source character -> prototype string``.
+
+    confusable_homoglyphs (MIT) ships Unicode's confusables.txt as a table that lists every pair in
+    both directions, so the direction is recovered here from what the standard guarantees: a source
+    is one code point with exactly one target, and a prototype is never itself a source. A character
+    with two or more partners, or one used inside a multi-character prototype (``rn`` for ``m``), is a
+    prototype; of an isolated pair either one may stand for both, and the lower code point does.
+    Loaded on first use (about 0.1 s): only writes of a skill name need it.
+    """
+    global _PROTOTYPES
+    if _PROTOTYPES is None:
+        from confusable_homoglyphs.utils import load
+
+        table: dict[str, list[str]] = {}
+        for key, partners in load("confusables.json").items():
+            # right-to-left characters are stored wrapped in U+200E marks; the data is the character
+            table.setdefault(key.replace("\u200e", ""), []).extend(p["c"].replace("\u200e", "") for p in partners)
+        inside = {c for key, partners in table.items() for t in (key, *partners) if len(t) > 1 for c in t}
+        mapping: dict[str, str] = {}
+        for key, partners in table.items():
+            if len(key) != 1 or len(partners) != 1 or key in inside:
+                continue
+            target = partners[0]
+            if len(target) > 1 or len(table.get(target, ())) > 1 or target in inside or ord(target) < ord(key):
+                mapping[key] = target
+        _PROTOTYPES = mapping
+    return _PROTOTYPES
+
+
+def confusable_skeleton(text: str) -> str:
+    """The Unicode TR39 skeleton of ``text``: NFD, each character replaced by its prototype, NFD again.
+    Two names look alike exactly when their skeletons are equal (``dеploy`` with a Cyrillic ``е``,
+    ``deploy‐prod`` with U+2010, ``café`` composed or decomposed)."""
+    mapping = _prototypes()
+    decomposed = unicodedata.normalize("NFD", text)
+    return unicodedata.normalize("NFD", "".join(mapping.get(c, c) for c in decomposed))

@@ -14,6 +14,7 @@ import sqlite3
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from . import limits
 from .errors import InvalidInputError, NotFoundError
 from .store import transaction
 
@@ -96,10 +97,14 @@ class Policies:
 
     def get(self, ref: int | str) -> Policy:
         """One policy by id or action key; NotFoundError when there is none."""
+        if isinstance(ref, str):
+            limits.capped(ref, "the policy reference", limits.ACTION)
         if isinstance(ref, str) and not ref.strip().isdigit():
             from .coordination import normalise_action
 
             row = self._conn.execute("SELECT * FROM policies WHERE action_key = ?", (normalise_action(ref),)).fetchone()
+        elif int(ref) > 2**63 - 1:  # no row has such an id (and SQLite cannot bind it)
+            row = None
         else:
             row = self._conn.execute("SELECT * FROM policies WHERE id = ?", (int(ref),)).fetchone()
         if row is None:
@@ -107,6 +112,8 @@ class Policies:
         return Policy.from_row(row)
 
     def _set_status(self, ref: int | str, status: str, by: str, reason: str | None) -> Policy:
+        limits.capped_optional(reason, "reason", limits.REASON)
+        limits.capped(by, "by", limits.NAME)
         with transaction(self._conn):
             policy = self.get(ref)
             self._conn.execute(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING
 
+from . import limits
 from .errors import InvalidInputError, NotFoundError
 from .names import first_unprintable
 from .store import transaction
@@ -13,8 +14,8 @@ from .store import transaction
 if TYPE_CHECKING:
     from .store.context import StoreContext
 
-MAX_KEY = 100
-MAX_VALUE = 4_000
+MAX_KEY = limits.PREFERENCE_KEY
+MAX_VALUE = limits.PREFERENCE_VALUE
 
 
 class Preferences:

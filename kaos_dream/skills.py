@@ -14,10 +14,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
+from . import limits
 from .errors import ConflictError, InvalidInputError
 from .names import MAX_SKILL_NAME, clean_skill_name, first_unprintable
 from .store import transaction
 from .store.helpers import resolve_ref
+from .store.lookalikes import claim_name, prefill_skeletons
 from .store.records import as_dict, from_row
 from .tokens import identifier_index_words
 
@@ -28,7 +30,7 @@ if TYPE_CHECKING:
     from .store.context import StoreContext
 
 MAX_NAME = MAX_SKILL_NAME
-MAX_TEXT = 1_000_000
+MAX_TEXT = limits.TEXT
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}|\{|\}")
 # What reads as a format field: braces around a word with no spaces. ``{{``/``}}`` are matched first so
 # escaped braces never look like one; ``{}`` and braces around spaced text (code, JSON) stay literal.
@@ -74,7 +76,9 @@ def clean_text(value: str, what: str) -> str:
 
 def clean_tags(tags: Iterable[str]) -> tuple[str, ...]:
     seen: list[str] = []
-    for tag in tags:
+    given = list(tags)
+    limits.capped_count(given, "tags", limits.TAGS)
+    for tag in given:
         t = tag.strip()
         if not t:
             raise InvalidInputError("tags must not be empty")
@@ -86,6 +90,14 @@ def clean_tags(tags: Iterable[str]) -> tuple[str, ...]:
         if t not in seen:
             seen.append(t)
     return tuple(seen)
+
+
+def check_params(params: Mapping[str, str]) -> None:
+    """The parameters of one apply within their caps (:mod:`.limits`): how many, each name and value."""
+    limits.capped_count(params, "parameters", limits.PARAMS)
+    for key, value in params.items():
+        limits.capped(key, "a parameter name", limits.NAME)
+        limits.capped(value, f"parameter {key!r}", limits.PARAM_VALUE)
 
 
 def template_parameters(template: str) -> tuple[str, ...]:
@@ -210,14 +222,18 @@ class Skills(Entries[Skill]):
         tag_list = clean_tags(tags)
         vector = self._vectors().embed_skill(name, description, tag_list)  # before the write lock is taken
         now = self._ctx.now()
-        skill_id = self._vectors().add_entry(
-            "skill",
-            vector,
-            "INSERT INTO skills (name, name_words, description, template, tags, created_at, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (name, identifier_index_words(name), description, template, json.dumps(list(tag_list)), now, now),
-            f"a skill named {name!r} already exists",
-        )
+        prefill_skeletons(self._conn)  # an upgraded library's names, in short transactions of their own
+        with transaction(self._conn):  # the look-alike check and the insert under one write lock
+            skeleton = claim_name(self._conn, name)
+            skill_id = self._vectors().add_entry(
+                "skill",
+                vector,
+                "INSERT INTO skills (name, name_words, name_skeleton, description, template, tags, created_at, "
+                "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (name, identifier_index_words(name), skeleton, description, template, json.dumps(list(tag_list)),
+                 now, now),
+                f"a skill named {name!r} already exists",
+            )
         return self.get(skill_id)
 
     def list(
@@ -281,8 +297,12 @@ class Skills(Entries[Skill]):
         embedded = {"name", "description", "tags"} & set(changes)
         if embedded:
             self._vectors().embedder()  # load the model (once) before the write lock is taken
+        if "name" in changes:
+            prefill_skeletons(self._conn)
         with transaction(self._conn):
             skill_id = self.resolve_id(ref)
+            if "name" in changes:
+                changes["name_skeleton"] = claim_name(self._conn, changes["name"], exclude_id=skill_id)
             changes["updated_at"] = self._ctx.now()
             assignments = ", ".join(f"{column} = ?" for column in changes)
             try:
@@ -332,4 +352,5 @@ class Skills(Entries[Skill]):
 
     def render(self, ref: int | str, params: Mapping[str, str], max_chars: int | None = None) -> str:
         """The skill's template with ``params`` filled in (at most ``max_chars``); a missing parameter is an error."""
+        check_params(params)
         return render_template(self.get(ref).template, params, max_chars)

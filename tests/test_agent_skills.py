@@ -234,7 +234,22 @@ def test_duplicate_names_and_case_or_unicode_variants(tmp_path: Path, library: L
     library.skills.add("Deploy-App", "hand-added")
     write_skill(tmp_path / "c", "deploy-app")
     found = problems_of(library, tmp_path / "c")
-    assert any("differs only by case or Unicode form from the library's skill 'Deploy-App'" in p for p in found)
+    assert any("differs only by case, Unicode form or look-alike characters from the library's skill 'Deploy-App'"
+               in p for p in found), found
+
+
+def test_a_folder_whose_name_looks_like_a_library_skill_is_refused(tmp_path: Path, db_path: Path) -> None:
+    """Issue 33 item 4: 'ship-app' and a hand-added 'ѕhip-app' (Cyrillic dze) print the same, so an import
+    of the first beside the second is refused, naming the library's skill, and nothing is written."""
+    lookalike = "\u0455hip-app"
+    added = run_kaos_in_process("skill", "add", lookalike, db=db_path)
+    assert added.returncode == 0, added.stderr
+    write_skill(tmp_path / "tree", "ship-app")
+    result = run_kaos_in_process("skill", "import", str(tmp_path / "tree"), db=db_path)
+    assert result.returncode == 1
+    assert f"look-alike characters from the library's skill {lookalike!r}" in result.stderr, result.stderr
+    listed = run_kaos_in_process("skill", "list", "--json", db=db_path)
+    assert [s["name"] for s in json.loads(listed.stdout)] == [lookalike]
 
 
 def test_one_invalid_folder_imports_nothing_and_skip_invalid_imports_the_rest(tmp_path: Path, db_path: Path) -> None:

@@ -37,9 +37,17 @@ def test_unknown_agent_is_registered_as_an_ended_session(lib: Library) -> None:
 
 
 def test_huge_message_is_accepted_and_stored_bounded(lib: Library) -> None:
-    message = (
-        "Traceback (most recent call last):\n" + '  File "x.py", line 1, in f\n    g()\n' * 200_000 + "KeyError: 'k'\n"
-    )
+    """A message up to the text cap (1,000,000 characters, issue 33 item 5: the CLI and MCP cap it alike)
+    is accepted and stored as a bounded sample plus the whole message's hash; one past it is refused."""
+    from kaos_dream import limits
+    from kaos_dream.errors import InvalidInputError
+
+    frame = '  File "x.py", line 1, in f\n    g()\n'
+    head, tail = "Traceback (most recent call last):\n", "KeyError: 'k'\n"
+    message = head + frame * ((limits.TEXT - len(head) - len(tail)) // len(frame)) + tail
+    assert len(message) <= limits.TEXT
+    with pytest.raises(InvalidInputError, match="the limit is 1000000"):
+        lib.failures.record("py", message + "x" * (limits.TEXT + 1 - len(message)))
     rec = lib.failures.record("py", message)
     row = lib.conn.execute("SELECT message_sample, message_chars, message_hash FROM failure_occurrences").fetchone()
     assert row["message_chars"] == len(message) and len(row["message_sample"]) <= lib.settings.failure_sample_chars

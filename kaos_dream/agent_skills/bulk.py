@@ -28,8 +28,10 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from ..errors import InvalidInputError
+from ..names import confusable_skeleton
 from ..skills import check_template, clean_name, clean_tags, clean_text
 from ..store import transaction
+from ..store.lookalikes import lookalike_message, lookalike_of, prefill_skeletons
 
 if TYPE_CHECKING:
     from ..library import Library
@@ -98,6 +100,7 @@ def check_file(path: Path) -> int:
     problems: list[str] = []
     total = rows = 0
     seen: set[bytes] = set()
+    looks: dict[bytes, int] = {}  # confusable skeleton's digest -> the line that had it first
     for number, line in _lines(path):
         rows += 1
         try:
@@ -114,6 +117,12 @@ def check_file(path: Path) -> int:
                 problems.append(f"{path}:{number}: the name {name[:60]!r} appears earlier in the file")
             continue
         seen.add(digest)
+        first = looks.setdefault(hashlib.blake2b(confusable_skeleton(name).encode(), digest_size=8).digest(), number)
+        if first != number:
+            total += 1
+            if len(problems) < SHOWN_PROBLEMS:
+                problems.append(f"{path}:{number}: the name {name[:60]!r} looks like the name on line {first} "
+                                "(the same Unicode confusable skeleton)")
     if total:
         raise BulkProblemsError(problems, total)
     return rows
@@ -137,12 +146,24 @@ def spooled(stream: IO[bytes]) -> Path:
     return Path(spool.name)
 
 
+def _refuse_lookalikes(lib: Library, source: Path) -> None:
+    """Before anything is written: no name of the file looks like a skill the library holds under another
+    spelling (issue 33 item 4; one index lookup a name; :func:`check_file` compares the file's own names)."""
+    prefill_skeletons(lib.conn)
+    for number, line in _lines(source):
+        name = _parse(line)[0]
+        other = lookalike_of(lib.conn, name, confusable_skeleton(name))
+        if other is not None:
+            raise InvalidInputError(f"{source}:{number}: {lookalike_message(name, other)}; nothing written")
+
+
 def bulk_import(lib: Library, source: Path, *, checked: bool = False) -> BulkResult:
     """Add the skills of a JSON-lines file (``checked``: :func:`check_file` already passed, as the CLI
     runs it before it opens, and so creates, the library)."""
     if not source.is_file():
         raise InvalidInputError(f"{source}: no such file")
     rows = check_file(source) if not checked else sum(1 for _ in _lines(source))
+    _refuse_lookalikes(lib, source)
     vectors = lib.vectors
     model = vectors.embedder()
     conn = lib.conn
@@ -159,9 +180,10 @@ def bulk_import(lib: Library, source: Path, *, checked: bool = False) -> BulkRes
                 "SELECT name FROM skills WHERE name IN (SELECT value FROM json_each(?))", (names,))}
             keep = [i for i, b in enumerate(fresh) if b[0] not in held_now]  # another writer may have added one
             conn.executemany(
-                "INSERT INTO skills (name, description, template, tags, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                ((fresh[i][0], fresh[i][1], fresh[i][2], json.dumps(list(fresh[i][3])), now, now) for i in keep))
+                "INSERT INTO skills (name, name_skeleton, description, template, tags, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                ((fresh[i][0], confusable_skeleton(fresh[i][0]), fresh[i][1], fresh[i][2],
+                  json.dumps(list(fresh[i][3])), now, now) for i in keep))
             if embedded is not None and keep:
                 ids = dict(conn.execute("SELECT name, id FROM skills WHERE name IN (SELECT value FROM json_each(?))",
                                         (json.dumps([fresh[i][0] for i in keep]),)).fetchall())

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import InvalidInputError, NotFoundError
+from ..limits import PATH, capped
 
 MAX_FILE_READ = 256 * 1024  # bytes of one bundled file handed to an agent in one call
 
@@ -19,8 +20,9 @@ def bundled_file(conn: Any, skill_id: int, skill_name: str, path: str,
                  max_bytes: int = MAX_FILE_READ) -> dict[str, Any]:
     """One bundled file: UTF-8 text as ``text``, anything else base64 as ``base64``; at most
     ``max_bytes`` of it (``truncated`` says when there was more)."""
-    if max_bytes <= 0:
-        raise InvalidInputError("max_bytes must be positive")
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
+        raise InvalidInputError("max_bytes must be a positive whole number")
+    capped(path, "the bundled file's path", PATH)
     row = conn.execute("SELECT size, sha256, substr(content, 1, ?) FROM skill_files WHERE skill_id = ? AND path = ?",
                        (max_bytes, skill_id, path)).fetchone()
     if row is None:

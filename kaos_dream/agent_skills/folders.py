@@ -17,6 +17,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..limits import PATH
 from .format import MAX_SKILL_MD_BYTES, Problem
 
 SKILL_FILE = "SKILL.md"
@@ -24,7 +25,7 @@ MAX_DEPTH = 16  # folders below a given PATH (and inside one skill): real trees 
 MAX_FILE_BYTES = 5 * 1024 * 1024  # one bundled file
 MAX_BUNDLE_BYTES = 20 * 1024 * 1024  # all bundled files of one skill together
 MAX_FILES = 500  # bundled files of one skill
-MAX_PATH_CHARS = 1024  # one bundled file's relative path
+MAX_PATH_CHARS = PATH  # one bundled file's relative path
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInputError
+from ..names import confusable_skeleton
 from ..skills import clean_tags
 from ..store import transaction
+from ..store.lookalikes import claim_name, prefill_skeletons
 from ..tokens import identifier_index_words
 from .folders import FolderBytes, find_skill_folders, read_folder, show
 from .format import Problem, SkillDocument, folder_digest, parse_skill_md
@@ -98,8 +100,9 @@ class _Folder:
 
 
 def skeleton(name: str) -> str:
-    """What two names that differ only by case or Unicode form have in common."""
-    return unicodedata.normalize("NFKC", name).casefold()
+    """What two names that differ only by case, Unicode form or look-alike characters (a Cyrillic ``е``,
+    U+2010 for ``-``: the TR39 confusable skeleton) have in common."""
+    return confusable_skeleton(unicodedata.normalize("NFKC", name).casefold())
 
 
 def _state(conn: Any) -> dict[str, _Existing]:
@@ -152,6 +155,8 @@ def import_skills(lib: Library, paths: Iterable[str | Path], *, sync: bool = Fal
         result.changes = plan
         return result
     vectors = _embed(lib, valid, plan, state, extra_tags)
+    if any(change.action == "added" for change in plan):
+        prefill_skeletons(lib.conn)
     with transaction(lib.conn):
         state = _state(lib.conn)  # as it is under the lock
         for item in valid:  # a folder judged unchanged outside the lock may not be any more
@@ -193,14 +198,15 @@ def _name_clashes(folders: list[_Folder], state: dict[str, _Existing]) -> list[P
         key = skeleton(item.name)
         first = seen.get(key)
         if first is not None:
-            same = "the same name" if first.name == item.name else "a name differing only by case or Unicode form"
+            same = ("the same name" if first.name == item.name
+                    else "a name differing only by case, Unicode form or look-alike characters")
             problems.append(Problem(where, 0, f"skill {item.name!r} has {same} as {show(first.bytes.folder)}"))
             continue
         seen[key] = item
         other = existing.get(key)
         if other is not None and other != item.name:
-            problems.append(Problem(where, 0, f"skill {item.name!r} differs only by case or Unicode form "
-                                              f"from the library's skill {other!r}"))
+            problems.append(Problem(where, 0, f"skill {item.name!r} differs only by case, Unicode form or look-alike "
+                                              f"characters from the library's skill {other!r}"))
     return problems
 
 
@@ -273,9 +279,10 @@ def _apply(lib: Library, change: Change, item: _Folder | None, existing: _Existi
     tags = _tags_for(item, existing, extra)
     if existing is None:
         cur = conn.execute(
-            "INSERT INTO skills (name, name_words, description, template, tags, created_at, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (doc.name, identifier_index_words(doc.name), doc.description, doc.body, json.dumps(list(tags)), now, now))
+            "INSERT INTO skills (name, name_words, name_skeleton, description, template, tags, created_at, "
+            "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (doc.name, identifier_index_words(doc.name), claim_name(conn, doc.name), doc.description, doc.body,
+             json.dumps(list(tags)), now, now))
         skill_id = int(cur.lastrowid)
         embedded = True
     else:

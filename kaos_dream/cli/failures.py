@@ -84,7 +84,8 @@ def record(
     """Record a failure: fingerprint it, diagnose it on first sight, check for a systemic incident.
 
     Example: kaos failure record --tool http_get --agent a7 "HTTP 429 Too Many Requests"
-    (long tracebacks: some_command 2>&1 | kaos failure record --tool pytest -;
+    (long tracebacks: some_command 2>&1 | tail -c 1000000 | kaos failure record --tool pytest -, as a
+    message holds at most 1,000,000 characters;
     a message starting with "-": kaos failure record --tool sh -- "-bash: jq: command not found")
     """
     text = read_message(message)

@@ -36,7 +36,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..names import confusable_skeleton
 from ..skills import MAX_NAME
+from ..store.lookalikes import fill_skeletons
 from ..tokens import identifier_index_words
 from .phases import MAX_ROWS_PER_TRANSACTION, ORDER_PROPOSALS, DreamContext, PhaseResult, register_phase
 
@@ -276,12 +278,17 @@ def reconcile(
     return counts
 
 
-def _promoted_name(conn: sqlite3.Connection, key: str, memory_id: int) -> str:
+def _promoted_name(conn: sqlite3.Connection, key: str, memory_id: int) -> tuple[str, str]:
+    """A free name for the promoted skill and its skeleton: none taken, none a look-alike of a taken one."""
+    fill_skeletons(conn)
     for name in (f"promoted-{key}", f"promoted-{key}-{memory_id}"):
         name = name[:MAX_NAME]
-        if conn.execute("SELECT 1 FROM skills WHERE name = ?", (name,)).fetchone() is None:
-            return name
-    return f"promoted-memory-{memory_id}"
+        skeleton = confusable_skeleton(name)
+        taken = conn.execute("SELECT 1 FROM skills WHERE name = ? OR name_skeleton = ?", (name, skeleton)).fetchone()
+        if taken is None:
+            return name, skeleton
+    name = f"promoted-memory-{memory_id}"
+    return name, confusable_skeleton(name)
 
 
 def promote_memory(conn: sqlite3.Connection, proposal_id: int, memory_id: int, now: float) -> dict[str, Any] | None:
@@ -290,11 +297,12 @@ def promote_memory(conn: sqlite3.Connection, proposal_id: int, memory_id: int, n
     if mem is None:
         supersede(conn, proposal_id, now, "the memory was deleted")
         return None
-    name = _promoted_name(conn, mem["key"], mem["id"])
+    name, skeleton = _promoted_name(conn, mem["key"], mem["id"])
     cur = conn.execute(
-        "INSERT INTO skills (name, name_words, description, template, tags, created_at, updated_at) "
-        "VALUES (?, ?, ?, '', ?, ?, ?)",
-        (name, identifier_index_words(name), mem["content"], json.dumps(["promoted", mem["kind"]]), now, now),
+        "INSERT INTO skills (name, name_words, name_skeleton, description, template, tags, created_at, updated_at) "
+        "VALUES (?, ?, ?, ?, '', ?, ?, ?)",
+        (name, identifier_index_words(name), skeleton, mem["content"], json.dumps(["promoted", mem["kind"]]), now,
+         now),
     )
     return {"skill_id": cur.lastrowid, "name": name}
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from .. import limits
 from ..errors import InvalidInputError, NotFoundError
 from ..settings import Settings
 
-MAX_SUMMARY_CHARS = 2000
+MAX_SUMMARY_CHARS = limits.DIAGNOSIS
 
 
 def _fix_dict(row: sqlite3.Row | None) -> dict[str, Any] | None:

@@ -13,6 +13,7 @@ import sqlite3
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from .. import limits
 from ..errors import InvalidInputError, NotFoundError
 from ..llm import LLMClient
 from ..names import clean_agent_id
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from ..skills import Skills
     from ..store.context import StoreContext
 
-MAX_TOOL_CHARS = 200
+MAX_TOOL_CHARS = limits.NAME
 MAX_KEY_TEXT = 2000
 FUTURE_TOLERANCE_S = 60.0
 
@@ -133,7 +134,7 @@ def clean_tool(tool: str) -> str:
 def clean_message(message: str) -> str:
     if not isinstance(message, str) or not message.strip():
         raise InvalidInputError("a failure needs a non-empty error message")
-    return message
+    return limits.capped(message, "the error message", limits.TEXT)
 
 
 def fingerprint_dict(row: sqlite3.Row) -> dict[str, Any]:
@@ -159,8 +160,8 @@ class Failures:
 
     # -- writing ----------------------------------------------------------------------------------
     def record(self, tool: str, message: str, agent: str | None = None, *, at: float | None = None) -> Recorded:
-        """Record one failure of ``tool`` (by ``agent``, at ``at`` — default now). Any message size is
-        accepted; a bounded sample and the full message's hash are stored."""
+        """Record one failure of ``tool`` (by ``agent``, at ``at`` — default now). A message up to the text
+        cap (:data:`..limits.TEXT`) is accepted; a bounded sample and the full message's hash are stored."""
         tool = clean_tool(tool)
         message = clean_message(message)
         agent = checked_agent(agent)
@@ -277,9 +278,11 @@ class Failures:
         never replace it), so an empty root cause would stay forever."""
         if category not in CATEGORIES:
             raise InvalidInputError(f"category must be one of {', '.join(CATEGORIES)}")
-        for what, value in (("root cause", root_cause), ("suggested action", suggested_action), ("--by", by)):
+        for what, value, cap in (("root cause", root_cause, limits.DIAGNOSIS),
+                                 ("suggested action", suggested_action, limits.DIAGNOSIS), ("--by", by, limits.NAME)):
             if value is not None and not value.strip():
                 raise InvalidInputError(f"{what} must not be empty or only whitespace")
+            limits.capped_optional(value, what, cap)
         with transaction(self.conn):
             fp = self.get(ref)
             diagnosis = Diagnosis(
@@ -337,7 +340,7 @@ class Failures:
     # -- reading ----------------------------------------------------------------------------------
     def resolve_id(self, ref: int | str) -> int:
         """A fingerprint id from its integer id or a hash prefix of at least 6 hex characters."""
-        text = str(ref).strip()
+        text = limits.capped(str(ref).strip(), "the failure reference", limits.REF)
         if text.isdigit():
             row = self.conn.execute("SELECT id FROM failure_fingerprints WHERE id = ?", (int(text),)).fetchone()
             if row is None:

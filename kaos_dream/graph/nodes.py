@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from ..errors import InvalidInputError, NotFoundError
+from ..limits import NODE, capped
 
 KINDS = ("skill", "memory", "failure")
 NODE_TABLES = {"skill": "skills", "memory": "memories", "failure": "failure_fingerprints"}
@@ -39,6 +40,7 @@ def make_node(kind: str, node_id: int) -> Node:
 
 def split_node(text: str) -> tuple[str, str]:
     """``"skill:csv-to-parquet"`` -> ``("skill", "csv-to-parquet")``; a clear error otherwise."""
+    capped(text, "a graph node", NODE)
     kind, sep, ref = text.partition(":")
     kind, ref = kind.strip().lower(), ref.strip()
     if not sep or kind not in KINDS or not ref:

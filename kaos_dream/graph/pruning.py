@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import InvalidInputError, NotFoundError
+from ..limits import QUERY, capped
 from ..store import transaction
 from .activation import DEFAULT_BETA, spread
 from .arrays import EdgeList, GraphArrays, load_edge_list
@@ -131,6 +132,7 @@ def record_query(lib: Context, query: str, seeds: dict[Node, float], target: Nod
     """Add a query to the log whose retrieval quality sparsification must preserve (write path)."""
     if not seeds:
         raise InvalidInputError("a recorded query needs at least one seed node")
+    capped(query, "query", QUERY)
     payload = json.dumps([[n.kind, n.id, float(w)] for n, w in sorted(seeds.items())])
     with transaction(lib.conn):
         cur = lib.conn.execute(

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from .. import limits
 from ..errors import InvalidInputError
 from ..plasticity.task import task_hash, task_key
 from .candidates import (
@@ -90,6 +91,8 @@ class SearchPipeline:
         """
         if limit < 0:
             raise InvalidInputError("limit must not be negative")
+        limits.capped(query, "query", limits.QUERY)
+        limits.capped_optional(task, "task", limits.TASK)
         rank = rank or self._ctx.settings.rank
         if rank not in RANKS:
             raise InvalidInputError(f"unknown rank {rank!r}: use weighted, wilson or bm25")

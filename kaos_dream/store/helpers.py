@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..errors import ConflictError
+from ..limits import REF, capped
 
 
 def rows(conn: sqlite3.Connection, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
@@ -35,7 +36,7 @@ def resolve_ref(conn: sqlite3.Connection, table: str, label_column: str, ref: in
     if isinstance(ref, int):
         row = conn.execute(f"SELECT id FROM {table} WHERE id = ?", (ref,)).fetchone()
     else:
-        text = ref.strip()
+        text = capped(ref.strip(), f"the {noun} reference", REF)
         row = conn.execute(f"SELECT id FROM {table} WHERE {label_column} = ?", (text,)).fetchone()
         if row is None and text.isdigit():
             row = conn.execute(f"SELECT id FROM {table} WHERE id = ?", (int(text),)).fetchone()

@@ -72,7 +72,9 @@ def value_problem(table: str, column: str, value: Any, texts: frozenset[str]) ->
         except InvalidInputError as exc:
             return f"skill name {value[:60]!r} is one `kaos skill add` refuses: {exc}"
         if cleaned != value:
-            return f"skill name {value[:60]!r} is one `kaos skill add` refuses: it has leading or trailing spaces"
+            why = ("it has leading or trailing spaces" if value != value.strip()
+                   else "it is not in Unicode NFC form (`kaos skill add` stores the composed spelling)")
+            return f"skill name {value[:60]!r} is one `kaos skill add` refuses: {why}"
     return None
 
 

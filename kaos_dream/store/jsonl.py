@@ -57,6 +57,7 @@ from .dialect import is_postgres
 from .engine import mask, parse_db
 from .files import file_mode, finish_as_rollback_journal, open_copy_source, staged_file
 from .import_values import row_problem, text_columns
+from .lookalikes import check_loaded_skeletons
 from .migrations import LATEST_VERSION, MIGRATIONS, apply_migrations, check_ownership, schema_version
 
 FORMAT = "kaos-dream-export"
@@ -663,6 +664,8 @@ def _load(conn: Any, version: int, tables: dict[str, dict[str, Any]], header_raw
         conn.execute(f'DELETE FROM "{name}"')
         _insert(conn, inserts[name], name, held.pop(name), "the export's rows")
     _check_counters(conn, version)
+    # look-alike names, as `skill add` refuses them (issue 33 item 4); older schemas store no skeleton
+    check_loaded_skeletons(conn, stored="name_skeleton" in specs["skills"].columns)
     rebuild_fulltext(conn)
     broken = broken_reference(conn)
     if broken:
