@@ -80,7 +80,7 @@ REAL_SETS = (("corpus_real.jsonl", "tuning", "written for issue 34; first sight 
              ("corpus_real_blind.jsonl", "seen", "98 messages, 35 tools, 67 groups by an independent writer, blind "
                                                  "at ffda360 (94.9 %, precision 1.0, recall 0.562); its misses were "
                                                  "studied for round 2, frozen at c61d307"),
-             ("corpus_real_blind2.jsonl", "blind", "commissioned after round 2's freeze at c61d307; measured only"))
+             ("corpus_real_blind2.jsonl", "blind", "written by an independent writer (who saw neither code nor data) while round 2 ended; first measured on the frozen c61d307 merged into main; measured only"))
 REAL_GOALS = {"precision": 0.95, "recall": 0.90, "accuracy": 0.95, "wrong": 0.03}
 # What normalising and diagnosing costs on crafted input (issue 34: 1 MB <= 0.2 s CPU)
 ADVERSARIAL_UNITS = ("1.2.3.", "a.b-", "a/", "a-", "1,", "\n", "[{(", "a$")
