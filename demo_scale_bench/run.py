@@ -53,6 +53,10 @@ sys.path.insert(0, str(HERE))
 
 import corpus  # noqa: E402
 
+from kaos_dream import benchkit  # noqa: E402
+
+SEED = 7  # the generated library (corpus.py); its queries use SEED + 10; --seed moves both
+
 T0 = 1_767_225_600.0
 QUERIES = 200
 GOALS = {"lexical_p50_ms": 30.0, "semantic_p50_ms": 50.0, "recall_at_10": 0.95, "dream_floor_ratio": 2.0,
@@ -68,7 +72,7 @@ def settings(**extra: Any) -> Any:
 
 def build(n: int, cache: Path) -> Path:
     """The cached library of ``n`` skills with their fast vectors (built once)."""
-    db = cache / f"library-{n}-topics.db"
+    db = cache / f"library-{n}-{SEED}-topics.db"
     if db.exists():
         return db
     from kaos_dream import Library, ManualClock
@@ -76,12 +80,12 @@ def build(n: int, cache: Path) -> Path:
     from kaos_dream.embedding.store import to_bytes
     from kaos_dream.store import transaction
 
-    matrix = corpus.vectors(n, cache)
+    matrix = corpus.vectors(n, cache, SEED)
     model = load_embedder("wordllama")
     part = db.with_suffix(".part")
     part.unlink(missing_ok=True)
     lib = Library(part, clock=ManualClock(T0), settings=settings(semantic=False))
-    rows = corpus.skills(n)
+    rows = corpus.skills(n, SEED)
     done = 0
     while done < n:
         chunk = [next(rows) for _ in range(min(50_000, n - done))]
@@ -136,7 +140,7 @@ def search_step(db: Path, n: int, mode: str) -> dict[str, Any]:
     rng = random.Random(5)
     if mode == "lexical":
         lexical = []
-        for i, s in enumerate(corpus.skills(n)):
+        for i, s in enumerate(corpus.skills(n, SEED)):
             if i % max(1, n // QUERIES) == 0:
                 lexical.append(" ".join(rng.sample(str(s["description"]).split()[:-1], 2)))
         with Library(db, settings=settings(semantic=False)) as lib:
@@ -145,7 +149,7 @@ def search_step(db: Path, n: int, mode: str) -> dict[str, Any]:
     # Words no skill holds: every search takes the semantic path (as a paraphrase does). Anchored
     # queries, holding three words of a skill, mostly did not: their best lexical match covers the
     # query and the search never embeds it (run 1, results_run1.md); vocabulary words did not either.
-    queries = corpus.semantic_queries(QUERIES)
+    queries = corpus.semantic_queries(QUERIES, SEED + 10)
     out: dict[str, Any] = {}
     with Library(db, settings=settings(ann_min_rows=0 if mode == "exact" else 20_000)) as lib:
         times, tops = _timed(lib, queries)
@@ -208,7 +212,7 @@ def import_step(rows: int, cache: Path) -> dict[str, Any]:
     try:
         src = tmp / "skills.jsonl"
         with src.open("w") as f:
-            for s in corpus.skills(rows):
+            for s in corpus.skills(rows, SEED):
                 f.write(json.dumps(s) + "\n")
         env = {**os.environ, "PYTHONPATH": str(REPO), "KAOS_STRONG_EMBEDDING_MODEL": "none"}
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -233,7 +237,8 @@ def _rss_mb() -> float:
 
 
 def child(step: str, n: int, cache: Path) -> dict[str, Any]:
-    proc = subprocess.run([sys.executable, __file__, "--child", step, "--n", str(n), "--cache", str(cache)],
+    proc = subprocess.run([sys.executable, __file__, "--child", step, "--n", str(n), "--cache", str(cache),
+                           "--seed", str(SEED)],
                           capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"{step} at {n}: {proc.stderr.strip()[-2000:]}")
@@ -279,18 +284,21 @@ def write_markdown(path: Path, res: dict[str, Any]) -> None:
 
 
 def main() -> int:
+    global SEED
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     p.add_argument("--quick", action="store_true", help="20k skills only")
     p.add_argument("--import-rows", type=int, default=100_000, help="0: no import measure")
     p.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "kaos-scale-bench")
     p.add_argument("--out", type=Path, default=HERE)
+    benchkit.add_standard_args(p, here=HERE, seed=SEED)  # --seed (the generated library), --junit
     p.add_argument("--child", help=argparse.SUPPRESS)
     p.add_argument("--n", type=int, help=argparse.SUPPRESS)
     a = p.parse_args()
+    SEED = a.seed
     if a.child:
         a.cache.mkdir(parents=True, exist_ok=True)
-        db = a.cache / f"library-{a.n}-topics.db"
+        db = a.cache / f"library-{a.n}-{SEED}-topics.db"
         step = {"build": lambda: {"db": str(build(a.n, a.cache))}, "graph": lambda: graph_step(db),
                 "lexical": lambda: search_step(db, a.n, "lexical"), "ann": lambda: search_step(db, a.n, "ann"),
                 "exact": lambda: search_step(db, a.n, "exact"), "dream": lambda: dream_step(db),
@@ -315,7 +323,7 @@ def main() -> int:
     (a.out / f"{name}.json").write_text(json.dumps(res, indent=2) + "\n")
     write_markdown(a.out / f"{name}.md", res)
     print(f"missed: {res['missed'] or 'none'}")
-    return 1 if res["missed"] else 0
+    return benchkit.finish(a, "demo_scale_bench", benchkit.Checks.from_mapping(checks))
 
 
 if __name__ == "__main__":

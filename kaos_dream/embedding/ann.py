@@ -37,12 +37,19 @@ import os
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from .store import KindIndex
+
+class KindIndex(Protocol):
+    """What a graph reads of one kind's loaded vectors (:class:`.store.KindIndex` has it; named here
+    rather than imported, so this module and the store that uses it do not import each other)."""
+
+    ids: np.ndarray
+    matrix: np.ndarray
+    seq: int
+    row_of: dict[int, int]
 
 DEFAULT_MIN_ROWS = 200_000  # below this many vectors exact search is affordable (~30 ms at 100k) and exact
 CONNECTIVITY = 16  # HNSW links per node (M)
