@@ -193,7 +193,7 @@ def test_an_export_from_before_schema_22_imports_with_its_names_split_sqlite(tmp
     db = str(tmp_path / "imported.db")
     done = kaos("--db", db, "db", "import", str(EXPORT_V21))
     assert done.returncode == 0, done.stderr
-    assert "upgraded to 22" in done.stdout + done.stderr
+    assert "schema version 21 in the export, upgraded to" in done.stdout + done.stderr
     with Library(db, settings=_settings()) as lib:
         assert _first(lib, "block placer") == "pipeBlockPlacer"
         assert lib.check() == []
