@@ -15,9 +15,11 @@ import shutil
 import subprocess
 import time
 import urllib.request
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 import websocket
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
@@ -115,6 +117,21 @@ class Chromium:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+
+
+def chromium_fixture(profile: str) -> Callable[..., Iterator[Chromium]]:
+    """A module-scoped ``browser`` fixture: one headless Chromium in a fresh ``profile`` folder,
+    shared by the module's tests and closed after them (the module skips when none is installed)."""
+
+    @pytest.fixture(scope="module")
+    def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Chromium]:
+        binary = find_browser()
+        assert binary is not None
+        chromium = Chromium(binary, tmp_path_factory.mktemp(profile))
+        yield chromium
+        chromium.close()
+
+    return browser
 
 
 def open_report(browser: Chromium, path: Path, width: int = 1200, height: int = 900) -> Page:

@@ -13,7 +13,6 @@ import os
 import random
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,7 @@ from kaos_dream import Library, ManualClock, Settings
 from kaos_dream.demo import build_demo_library
 from kaos_dream.graph.nodes import Node
 
-from .browser import Chromium, find_browser, open_report, problems
+from .browser import Chromium, chromium_fixture, find_browser, open_report, problems
 from .conftest import run_kaos
 
 BROWSER = find_browser()
@@ -49,12 +48,7 @@ LAYOUT = """
 """
 
 
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Chromium]:
-    assert BROWSER is not None
-    chromium = Chromium(BROWSER, tmp_path_factory.mktemp("chromium-graph-profile"))
-    yield chromium
-    chromium.close()
+browser = chromium_fixture("chromium-graph-profile")
 
 
 def library_200(path: Path) -> int:

@@ -11,7 +11,6 @@ SQL no longer matches its hand-written form's key (it would silently take the lo
 
 from __future__ import annotations
 
-import multiprocessing
 from dataclasses import replace
 from typing import Any
 
@@ -21,6 +20,7 @@ from kaos_dream import Library, Settings
 from kaos_dream.errors import StoreFaultError
 from kaos_dream.store.postgres import adapter, hot
 from tests.pg_server import PgServer, needs_postgres
+from tests.processes import run_workers
 
 pytestmark = needs_postgres
 FRESH = "kubectl: error: You must be logged in to the server (Unauthorized)"  # nobody has recorded it yet
@@ -62,16 +62,9 @@ def test_hot_paths_complete_while_another_session_holds_the_write_lock(pg_server
             lib.close()
 
 
-def _hammer(url: str, worker: int, skill: int, rounds: int, out: Any) -> None:
+def _hammer(url: str, worker: int, skill: int, rounds: int) -> dict[str, list[Any]]:
     """One real process: per round an episode, an outcome, a failure record, an intent and a vote;
-    an exception is reported (as text) instead of the rows."""
-    try:
-        _rounds(url, worker, skill, rounds, out)
-    except Exception as exc:
-        out.put({"error": f"worker {worker}: {type(exc).__name__}: {exc}"})
-
-
-def _rounds(url: str, worker: int, skill: int, rounds: int, out: Any) -> None:
+    returns the ids and positions it wrote."""
     lib = Library(url, settings=replace(Settings.from_env(), systemic_threshold=5, dream_auto=False))
     wrote: dict[str, list[Any]] = {"outcomes": [], "occurrences": [], "positions": [], "alerts": []}
     for n in range(rounds):
@@ -86,7 +79,7 @@ def _rounds(url: str, worker: int, skill: int, rounds: int, out: Any) -> None:
         intent = lib.log.intent(agent, f"restart pool {worker}-{n}")
         wrote["positions"] += [intent.position, lib.log.vote(f"reviewer-{worker}", intent.position, True).position]
     lib.close()
-    out.put(wrote)
+    return wrote
 
 
 def test_real_processes_on_one_skill_fingerprint_and_log_lose_and_double_nothing(pg_server: PgServer) -> None:
@@ -94,16 +87,7 @@ def test_real_processes_on_one_skill_fingerprint_and_log_lose_and_double_nothing
     url = pg_server.socket_url(database)
     skill = seeded(url, skills=1)[0]
     workers, rounds = 4, 25
-    ctx = multiprocessing.get_context("spawn")
-    out = ctx.Queue()
-    procs = [ctx.Process(target=_hammer, args=(url, w, skill, rounds, out)) for w in range(workers)]
-    for p in procs:
-        p.start()
-    reports = [out.get(timeout=300) for _ in procs]
-    assert not [r["error"] for r in reports if "error" in r]
-    for p in procs:
-        p.join(timeout=60)
-        assert p.exitcode == 0
+    reports = run_workers(_hammer, [(url, w, skill, rounds) for w in range(workers)])
     outcomes = [i for r in reports for i in r["outcomes"]]
     occurrences = [i for r in reports for i in r["occurrences"]]
     positions = sorted(i for r in reports for i in r["positions"])

@@ -11,7 +11,6 @@ the co-activation count and the edge's activations are exact, nothing doubled.
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 from dataclasses import replace
 from typing import Any
 
@@ -21,6 +20,7 @@ from kaos_dream import Library, Settings
 from kaos_dream.errors import StoreFaultError
 from kaos_dream.store.postgres import adapter
 from tests.pg_server import PgServer, needs_postgres
+from tests.processes import run_workers
 
 pytestmark = needs_postgres
 
@@ -91,14 +91,12 @@ def test_an_end_that_needs_more_than_the_hot_statements_runs_again_under_the_exc
         assert lib.conn.execute("SELECT count(*) FROM episode_gates").fetchone()[0] == 1
 
 
-def _ender(url: str, worker: int, agents: list[str], out: Any) -> None:
-    try:
-        lib = _library(url)
-        changed = [a for a in agents if lib.episodes.complete(a, f"ended by {worker}").changed]
-        out.put({"changed": changed, "stats": dict(lib.conn.lock_stats)})
-        lib.close()
-    except Exception as exc:
-        out.put({"error": f"worker {worker}: {type(exc).__name__}: {exc}"})
+def _ender(url: str, worker: int, agents: list[str]) -> dict[str, Any]:
+    lib = _library(url)
+    changed = [a for a in agents if lib.episodes.complete(a, f"ended by {worker}").changed]
+    report = {"changed": changed, "stats": dict(lib.conn.lock_stats)}
+    lib.close()
+    return report
 
 
 def test_real_processes_ending_the_same_episodes_end_each_once_and_count_exactly(pg_server: PgServer) -> None:
@@ -106,17 +104,8 @@ def test_real_processes_ending_the_same_episodes_end_each_once_and_count_exactly
     url = pg_server.socket_url(database)
     workers, count = 4, 30
     ids, agents = _episodes(url, count, "race")
-    ctx = multiprocessing.get_context("spawn")
-    out = ctx.Queue()
     # Each process walks the episodes from another starting point, so ends of one episode collide.
-    procs = [ctx.Process(target=_ender, args=(url, w, agents[w * 7:] + agents[:w * 7], out)) for w in range(workers)]
-    for p in procs:
-        p.start()
-    reports = [out.get(timeout=300) for _ in procs]
-    assert not [r["error"] for r in reports if "error" in r]
-    for p in procs:
-        p.join(timeout=60)
-        assert p.exitcode == 0
+    reports = run_workers(_ender, [(url, w, agents[w * 7:] + agents[:w * 7]) for w in range(workers)])
     changed = [a for r in reports for a in r["changed"]]
     assert sorted(changed) == sorted(agents)  # every episode ended, none twice
     assert all(r["stats"]["locked"] == 0 and r["stats"]["shared"] == count for r in reports)
@@ -136,19 +125,17 @@ def test_real_processes_ending_the_same_episodes_end_each_once_and_count_exactly
         assert activations == count
 
 
-def _adder(url: str, worker: int, count: int, out: Any) -> None:
-    try:
-        from kaos_dream.errors import ConflictError
+def _adder(url: str, worker: int, count: int) -> dict[str, Any]:
+    from kaos_dream.errors import ConflictError
 
-        lib = _library(url)
-        ids = [lib.memories.add(f"worker {worker} note {n}: rotate the helm keys weekly", key=f"w{worker}-{n}").id
-               for n in range(count)]
-        with contextlib.suppress(ConflictError):  # one worker's runbook wins the key
-            ids.append(lib.memories.add(f"the shared runbook, as worker {worker} wrote it", key="runbook").id)
-        out.put({"ids": ids, "stats": dict(lib.conn.lock_stats)})
-        lib.close()
-    except Exception as exc:
-        out.put({"error": f"worker {worker}: {type(exc).__name__}: {exc}"})
+    lib = _library(url)
+    ids = [lib.memories.add(f"worker {worker} note {n}: rotate the helm keys weekly", key=f"w{worker}-{n}").id
+           for n in range(count)]
+    with contextlib.suppress(ConflictError):  # one worker's runbook wins the key
+        ids.append(lib.memories.add(f"the shared runbook, as worker {worker} wrote it", key="runbook").id)
+    report = {"ids": ids, "stats": dict(lib.conn.lock_stats)}
+    lib.close()
+    return report
 
 
 def test_memory_adds_share_the_write_lock_and_real_processes_lose_and_double_nothing(pg_server: PgServer) -> None:
@@ -166,16 +153,7 @@ def test_memory_adds_share_the_write_lock_and_real_processes_lose_and_double_not
         assert lib.conn.lock_stats["locked"] == 0 and lib.conn.lock_stats["shared"] == 2
         assert [m.key for m in lib.memories.list()] == ["beside"]
     workers, count = 4, 15
-    ctx = multiprocessing.get_context("spawn")
-    out = ctx.Queue()
-    procs = [ctx.Process(target=_adder, args=(url, w, count, out)) for w in range(workers)]
-    for p in procs:
-        p.start()
-    reports = [out.get(timeout=300) for _ in procs]
-    assert not [r["error"] for r in reports if "error" in r]
-    for p in procs:
-        p.join(timeout=60)
-        assert p.exitcode == 0
+    reports = run_workers(_adder, [(url, w, count) for w in range(workers)])
     ids = [i for r in reports for i in r["ids"]]
     assert len(ids) == len(set(ids)) == workers * count + 1  # one runbook won, the others were told
     assert all(r["stats"]["locked"] == 0 for r in reports)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import io
 import os
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ from PIL import Image
 
 from kaos_dream.demo import build_demo_library
 
-from .browser import Chromium, find_browser, open_report, problems, requests
+from .browser import Chromium, chromium_fixture, find_browser, open_report, problems, requests
 from .conftest import run_kaos
 from .report_libraries import HOSTILE, RTL_OVERRIDE, hostile_library
 
@@ -34,12 +33,7 @@ Array.from(document.querySelectorAll("figure.chart")).map(function (f) {
 """
 
 
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Chromium]:
-    assert BROWSER is not None
-    chromium = Chromium(BROWSER, tmp_path_factory.mktemp("chromium-profile"))
-    yield chromium
-    chromium.close()
+browser = chromium_fixture("chromium-profile")
 
 
 def render(db: Path, out: Path) -> Path:
